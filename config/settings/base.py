@@ -1,0 +1,173 @@
+"""Settings shared by every environment. Everything that differs comes from the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from config.settings.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+# Everything the app writes at run time (SQLite file, media, embedded broker) lives under var/.
+VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
+
+SECRET_KEY = env_str("SECRET_KEY", "insecure-local-development-key-change-me")
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_htmx",
+    "annotation",
+    "evaluation",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def database_config(url: str | None, var_dir: Path) -> dict:
+    """SQLite under var/ unless DATABASE_URL names another database."""
+    if url:
+        return dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+    return {"ENGINE": "django.db.backends.sqlite3", "NAME": var_dir / "db.sqlite3"}
+
+
+DATABASES = {"default": database_config(env_str("DATABASE_URL"), VAR_DIR)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+MEDIA_URL = "media/"
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Images of a sample are small PNGs, but a benchmark import may carry large scans.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Adaptive tool-use VLM benchmark platform API",
+    "DESCRIPTION": "Benchmarks, submissions, leaderboards and the visual tool registry.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+
+def celery_broker_url(url: str | None, var_dir: Path) -> str:
+    """Redis or RabbitMQ when CELERY_BROKER_URL is set, else kombu's filesystem transport."""
+    return url or "filesystem://"
+
+
+def celery_broker_options(url: str | None, var_dir: Path) -> dict:
+    if url:
+        # Redis re-delivers an unacknowledged task after this many seconds; keep it above the
+        # longest task so a slow task is not run twice while its worker is alive.
+        return {"visibility_timeout": 3600} if url.startswith(("redis://", "rediss://")) else {}
+    folder = var_dir / "broker"
+    return {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processed"),
+        "store_processed": False,
+    }
+
+
+CELERY_BROKER_URL = celery_broker_url(env_str("CELERY_BROKER_URL"), VAR_DIR)
+CELERY_BROKER_TRANSPORT_OPTIONS = celery_broker_options(env_str("CELERY_BROKER_URL"), VAR_DIR)
+CELERY_RESULT_BACKEND = None  # results live in our own tables, not in Celery's backend
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = False  # only the unit-test settings may turn this on
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1800, minimum=1)
+
+# Judges (see docs/judges.md). Without OPENAI_BASE_URL/OPENAI_API_KEY the offline judge is used.
+JUDGE_OPENAI_MODEL = env_str("JUDGE_OPENAI_MODEL", "gpt-4o-mini")
+JUDGE_OPENAI_BASE_URL = env_str("JUDGE_OPENAI_BASE_URL")
+JUDGE_OPENAI_API_KEY = env_str("JUDGE_OPENAI_API_KEY")
+JUDGE_OPENAI_TIMEOUT = env_int("JUDGE_OPENAI_TIMEOUT", 60, minimum=1)
+JUDGE_OPENAI_CONCURRENCY = env_int("JUDGE_OPENAI_CONCURRENCY", 4, minimum=1)
+JUDGE_OPENAI_MAX_RETRIES = env_int("JUDGE_OPENAI_MAX_RETRIES", 3, minimum=0)
+
+# Benchmark import limits.
+BENCHMARK_IMPORT_MAX_ERRORS = env_int("BENCHMARK_IMPORT_MAX_ERRORS", 50, minimum=1)
+IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 64_000_000, minimum=1)
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "leaderboard@localhost")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,64 @@
+"""Small, typed readers for settings that come from the environment.
+
+Kept free of Django so that they can be unit-tested on their own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+
+class ImproperlyConfiguredEnv(RuntimeError):
+    """A required environment variable is missing or malformed."""
+
+
+def env_str(name: str, default: str | None = None, *, environ: Mapping[str, str] | None = None) -> str | None:
+    environ = os.environ if environ is None else environ
+    value = environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return value.strip()
+
+
+def env_required(name: str, *, environ: Mapping[str, str] | None = None) -> str:
+    value = env_str(name, environ=environ)
+    if value is None:
+        raise ImproperlyConfiguredEnv(f"The environment variable {name} must be set.")
+    return value
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def env_bool(name: str, default: bool, *, environ: Mapping[str, str] | None = None) -> bool:
+    value = env_str(name, environ=environ)
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfiguredEnv(f"{name}={value!r} is not a boolean (use one of 1/0, true/false, yes/no, on/off).")
+
+
+def env_int(name: str, default: int, *, environ: Mapping[str, str] | None = None, minimum: int | None = None) -> int:
+    value = env_str(name, environ=environ)
+    if value is None:
+        return default
+    try:
+        parsed = int(value)
+    except ValueError:
+        raise ImproperlyConfiguredEnv(f"{name}={value!r} is not a whole number.") from None
+    if minimum is not None and parsed < minimum:
+        raise ImproperlyConfiguredEnv(f"{name}={parsed} is below the minimum {minimum}.")
+    return parsed
+
+
+def env_list(name: str, default: list[str] | None = None, *, environ: Mapping[str, str] | None = None) -> list[str]:
+    value = env_str(name, environ=environ)
+    if value is None:
+        return list(default or [])
+    return [item.strip() for item in value.split(",") if item.strip()]

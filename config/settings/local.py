@@ -1,0 +1,6 @@
+"""Local development: the run command uses these. SQLite and the embedded broker by default."""
+
+from config.settings.base import *  # noqa: F401,F403
+from config.settings.env import env_bool
+
+DEBUG = env_bool("DEBUG", True)

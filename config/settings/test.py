@@ -1,0 +1,20 @@
+"""The test suite. Uses DATABASE_URL / CELERY_BROKER_URL when set (CI), the embedded defaults otherwise.
+
+Unit tests run Celery tasks eagerly; integration tests start a real worker process and turn
+eager mode off for themselves (see evaluation/tests/conftest.py).
+"""
+
+from config.settings.base import *  # noqa: F401,F403
+from config.settings.base import VAR_DIR
+
+DEBUG = False
+SECRET_KEY = "test-secret-key-not-for-production"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+MEDIA_ROOT = VAR_DIR / "test-media"
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
