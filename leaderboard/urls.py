@@ -1,4 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from leaderboard import views
 
 app_name = "leaderboard"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.home, name="home"),
+]

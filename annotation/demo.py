@@ -1,0 +1,55 @@
+"""The demo data: the generated demo benchmark (fixtures/demo) and demo accounts (see README)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from annotation.services import ImportSummary, benchmark_import
+
+DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
+DEMO_SLUG = "adaptmm-demo"
+ROLE_GROUPS = ("annotators", "reviewers", "researchers")
+
+
+@dataclass(frozen=True, slots=True)
+class DemoAccount:
+    username: str
+    password: str
+    groups: tuple[str, ...] = ()
+    is_staff: bool = False
+    is_superuser: bool = False
+
+
+# Demo only: these passwords are printed in the README on purpose.
+DEMO_ACCOUNTS = (
+    DemoAccount("admin", "admin-demo", is_staff=True, is_superuser=True),
+    DemoAccount("annotator1", "annotator1-demo", groups=("annotators",)),
+    DemoAccount("annotator2", "annotator2-demo", groups=("annotators",)),
+    DemoAccount("reviewer", "reviewer-demo", groups=("reviewers",)),
+    DemoAccount("researcher", "researcher-demo", groups=("researchers",)),
+)
+
+
+def demo_accounts_ensure() -> None:
+    """Create (or reset) the demo accounts; safe to run again."""
+    user_model = get_user_model()
+    with transaction.atomic():
+        groups = {name: Group.objects.get_or_create(name=name)[0] for name in ROLE_GROUPS}
+        for account in DEMO_ACCOUNTS:
+            user, _ = user_model.objects.get_or_create(username=account.username)
+            user.is_staff = account.is_staff
+            user.is_superuser = account.is_superuser
+            user.email = f"{account.username}@example.org"
+            user.set_password(account.password)
+            user.save()
+            user.groups.set([groups[g] for g in account.groups])
+
+
+def demo_benchmark_load(progress=None) -> ImportSummary:
+    return benchmark_import(path=DEMO_DIR / "benchmark.jsonl", slug=DEMO_SLUG, progress=progress)

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from annotation.demo import DEMO_ACCOUNTS, demo_accounts_ensure, demo_benchmark_load
+
+
+class Command(BaseCommand):
+    help = "Load the demo benchmark and the demo accounts. Safe to run twice."
+
+    def handle(self, *args: object, **options: object) -> None:
+        summary = demo_benchmark_load()
+        self.stdout.write(f"Demo benchmark: {summary}")
+        demo_accounts_ensure()
+        names = ", ".join(f"{a.username}/{a.password}" for a in DEMO_ACCOUNTS)
+        self.stdout.write(self.style.SUCCESS(f"Demo accounts ready: {names}"))

@@ -1,0 +1,326 @@
+"""Writes of the annotation app: importing and exporting benchmarks."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from annotation.benchmark_format import (
+    JSONL_NAME,
+    MANIFEST_NAME,
+    BenchmarkBundle,
+    SampleRecord,
+    open_benchmark_source,
+    read_benchmark,
+)
+from annotation.models import (
+    Annotation,
+    AnnotationStatus,
+    Benchmark,
+    Category,
+    Domain,
+    KeyStep,
+    ReferenceToolCall,
+    Region,
+    Sample,
+)
+from annotation.selectors import approved_annotations_for_export
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    benchmark: Benchmark
+    created: int
+    updated: int
+    unchanged: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.benchmark.slug}: {self.created} created, {self.updated} updated, "
+            f"{self.unchanged} unchanged ({self.created + self.updated + self.unchanged} samples in the file)"
+        )
+
+
+def benchmark_import(
+    *,
+    path: Path,
+    slug: str,
+    name: str | None = None,
+    images_dir: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ImportSummary:
+    """Validate the whole file first, then write it in one transaction; updates samples by uid.
+
+    Raises BenchmarkFileError (nothing written) when any line is invalid.
+    `progress(stage, done, total)` is called as lines are read and samples written.
+    """
+    with open_benchmark_source(Path(path), images_dir) as source:
+        total_bytes = source.jsonl.stat().st_size
+        read = 0
+
+        def on_line(n_bytes: int) -> None:
+            nonlocal read
+            read += n_bytes
+            if progress is not None:
+                progress("validate", read, total_bytes)
+
+        bundle = read_benchmark(
+            source,
+            max_errors=settings.BENCHMARK_IMPORT_MAX_ERRORS,
+            max_pixels=settings.IMAGE_MAX_PIXELS,
+            progress=on_line,
+        )
+        # Images are stored under their content hash, so files written before a failed
+        # transaction never replace an image that a committed row still points to.
+        image_names = {record.uid: _store_image(slug, record) for record in bundle.samples}
+        return _write_bundle(bundle, slug=slug, name=name, image_names=image_names, progress=progress)
+
+
+def _store_image(slug: str, record: SampleRecord) -> str:
+    name = f"benchmarks/{slug}/{record.image_sha256[:2]}/{record.image_sha256}{record.image_ext}"
+    if not default_storage.exists(name):
+        with record.image_path.open("rb") as handle:
+            saved = default_storage.save(name, handle)
+        assert saved == name, f"storage renamed {name} to {saved}"
+    return name
+
+
+@transaction.atomic
+def _write_bundle(
+    bundle: BenchmarkBundle,
+    *,
+    slug: str,
+    name: str | None,
+    image_names: dict[str, str],
+    progress: Callable[[str, int, int], None] | None,
+) -> ImportSummary:
+    manifest = bundle.manifest
+    benchmark, _ = Benchmark.objects.select_for_update().get_or_create(
+        slug=slug, defaults={"name": name or manifest.name or slug}
+    )
+    benchmark.name = name or manifest.name or benchmark.name
+    for attr in ("version", "description", "license", "citation", "tools", "cost_min", "cost_max"):
+        setattr(benchmark, attr, getattr(manifest, attr))
+    benchmark.full_clean()
+    benchmark.save()
+    categories = _sync_taxonomy(benchmark, manifest.domains)
+
+    existing = {s.uid: s for s in Sample.objects.filter(benchmark=benchmark, uid__in=[r.uid for r in bundle.samples])}
+    created = updated = unchanged = 0
+    total = len(bundle.samples)
+    for index, record in enumerate(bundle.samples):
+        sample = existing.get(record.uid) or Sample(benchmark=benchmark, uid=record.uid)
+        is_new = sample.pk is None
+        before = None if is_new else _sample_state(sample)
+        _fill_sample(sample, record, categories[(record.domain, record.category)], image_names[record.uid], index)
+        sample_changed = is_new or _sample_state(sample) != before
+        if sample_changed:
+            sample.full_clean(validate_unique=False)
+            sample.save()
+        annotation_changed = _replace_imported_annotation(sample, record, is_new=is_new)
+        if is_new:
+            created += 1
+        elif sample_changed or annotation_changed:
+            updated += 1
+        else:
+            unchanged += 1
+        if progress is not None:
+            progress("write", index + 1, total)
+    return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged)
+
+
+def _sync_taxonomy(benchmark: Benchmark, domains: dict[str, dict]) -> dict[tuple[str, str], Category]:
+    categories: dict[tuple[str, str], Category] = {}
+    for d_pos, (d_slug, d_spec) in enumerate(domains.items()):
+        domain, _ = Domain.objects.update_or_create(
+            benchmark=benchmark, slug=d_slug, defaults={"name": d_spec["name"], "position": d_pos}
+        )
+        for c_pos, (c_slug, c_name) in enumerate(d_spec["categories"].items()):
+            category, _ = Category.objects.update_or_create(
+                domain=domain, slug=c_slug, defaults={"name": c_name, "position": c_pos}
+            )
+            categories[(d_slug, c_slug)] = category
+    return categories
+
+
+_SAMPLE_FIELDS = (
+    "category_id", "image", "image_sha256", "width", "height", "question", "options", "answer",
+    "answer_type", "tolerance", "split", "aux_line", "source", "meta", "position",
+)  # fmt: skip
+
+
+def _sample_state(sample: Sample) -> tuple:
+    return tuple(str(getattr(sample, f)) if f == "image" else getattr(sample, f) for f in _SAMPLE_FIELDS)
+
+
+def _fill_sample(sample: Sample, record: SampleRecord, category: Category, image_name: str, position: int) -> None:
+    sample.category = category
+    sample.image.name = image_name
+    sample.image_sha256 = record.image_sha256
+    sample.width, sample.height = record.width, record.height
+    sample.question = record.question
+    sample.options = record.options
+    sample.answer = record.answer
+    sample.answer_type = record.answer_type
+    sample.tolerance = record.tolerance
+    sample.split = record.split
+    sample.aux_line = record.aux_line
+    sample.source = record.source
+    sample.meta = record.meta
+    sample.position = position
+
+
+def _annotation_payload(record: SampleRecord) -> dict:
+    return {
+        "transform": record.transform,
+        "regions": record.regions,
+        "key_steps": [(s.text, s.origin, s.verified) for s in record.key_steps],
+        "toolchain": record.toolchain,
+    }
+
+
+def _replace_imported_annotation(sample: Sample, record: SampleRecord, *, is_new: bool) -> bool:
+    """Make the file's E, K and toolchain the sample's approved annotation; True when it changed."""
+    payload = _annotation_payload(record)
+    annotation = None if is_new else Annotation.objects.filter(sample=sample, status=AnnotationStatus.APPROVED).first()
+    if annotation is not None and annotation_payload_from_db(annotation) == payload:
+        return False
+    if annotation is None:
+        annotation = Annotation.objects.create(sample=sample, status=AnnotationStatus.APPROVED, transform=record.transform)
+    else:
+        annotation.transform = record.transform
+        annotation.version += 1
+        annotation.save(update_fields=["transform", "version", "updated_at"])
+        annotation.regions.all().delete()
+        annotation.key_steps.all().delete()
+        annotation.tool_calls.all().delete()
+    Region.objects.bulk_create(
+        Region(annotation=annotation, position=i, x1=b[0], y1=b[1], x2=b[2], y2=b[3]) for i, b in enumerate(record.regions)
+    )
+    KeyStep.objects.bulk_create(
+        KeyStep(annotation=annotation, position=i, text=s.text, origin=s.origin, verified=s.verified)
+        for i, s in enumerate(record.key_steps)
+    )
+    ReferenceToolCall.objects.bulk_create(
+        ReferenceToolCall(
+            annotation=annotation, position=i, tool=c["tool"], args=c["args"], input_ref=c["input"], output_ref=c["output"]
+        )
+        for i, c in enumerate(record.toolchain)
+    )
+    return True
+
+
+def annotation_payload_from_db(annotation: Annotation) -> dict:
+    return {
+        "transform": annotation.transform,
+        "regions": [_tidy_box(r.as_box()) for r in annotation.regions.all()],
+        "key_steps": [(s.text, s.origin, s.verified) for s in annotation.key_steps.all()],
+        "toolchain": [c.as_dict() for c in annotation.tool_calls.all()],
+    }
+
+
+def _tidy_box(box: list[float]) -> list[float | int]:
+    return [int(v) if float(v).is_integer() else v for v in box]
+
+
+# ---------------------------------------------------------------------------------------------
+# Export
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSummary:
+    path: Path
+    exported: int
+    skipped: int  # samples without an approved annotation
+
+
+def benchmark_export(*, benchmark: Benchmark, out: Path) -> ExportSummary:
+    """Write the benchmark (approved annotations only) as a folder, or a zip when `out` ends in .zip."""
+    out = Path(out)
+    if out.suffix == ".zip":
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            return _export(benchmark, out, lambda name, data: zf.writestr(name, data))
+    out.mkdir(parents=True, exist_ok=True)
+
+    def write(name: str, data: bytes) -> None:
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+    return _export(benchmark, out, write)
+
+
+def _export(benchmark: Benchmark, out: Path, write: Callable[[str, bytes], None]) -> ExportSummary:
+    write(MANIFEST_NAME, (json.dumps(benchmark_manifest(benchmark), indent=2, ensure_ascii=False) + "\n").encode())
+    lines: list[str] = []
+    exported = 0
+    samples = Sample.objects.filter(benchmark=benchmark).select_related("category__domain").order_by("position", "uid")
+    approved = approved_annotations_for_export(benchmark)
+    for sample in samples:
+        annotation = approved.get(sample.pk)
+        if annotation is None:
+            continue
+        image_name = f"images/{sample.uid}{Path(sample.image.name).suffix}"
+        with sample.image.open("rb") as handle:
+            write(image_name, handle.read())
+        lines.append(json.dumps(sample_to_record(sample, annotation, image_name), ensure_ascii=False))
+        exported += 1
+    write(JSONL_NAME, ("\n".join(lines) + "\n" if lines else "").encode())
+    return ExportSummary(path=out, exported=exported, skipped=samples.count() - exported)
+
+
+def benchmark_manifest(benchmark: Benchmark) -> dict:
+    domains = {
+        d.slug: {"name": d.name, "categories": {c.slug: c.name for c in d.categories.all()}}
+        for d in benchmark.domains.prefetch_related("categories")
+    }
+    manifest = {
+        "slug": benchmark.slug,
+        "name": benchmark.name,
+        "version": benchmark.version,
+        "description": benchmark.description,
+        "license": benchmark.license,
+        "citation": benchmark.citation,
+        "tools": benchmark.tools,
+        "domains": domains,
+    }
+    if benchmark.cost_min is not None:
+        manifest.update(cost_min=benchmark.cost_min, cost_max=benchmark.cost_max)
+    return manifest
+
+
+def sample_to_record(sample: Sample, annotation: Annotation, image_name: str) -> dict:
+    """One benchmark-file line, in formats.md's field order."""
+    key_steps: list = []
+    for step in annotation.key_steps.all():
+        # Plain strings for what a person wrote or checked; the origin is kept for unverified drafts.
+        if step.origin == "human" and step.verified:
+            key_steps.append(step.text)
+        else:
+            key_steps.append({"text": step.text, "origin": step.origin, "verified": step.verified})
+    return {
+        "uid": sample.uid,
+        "image": image_name,
+        "question": sample.question,
+        "options": sample.options,
+        "answer": sample.answer,
+        "answer_type": sample.answer_type,
+        "tolerance": sample.tolerance,
+        "domain": sample.category.domain.slug,
+        "category": sample.category.slug,
+        "regions": [_tidy_box(r.as_box()) for r in annotation.regions.all()],
+        "transform": annotation.transform,
+        "key_steps": key_steps,
+        "toolchain": [c.as_dict() for c in annotation.tool_calls.all()],
+        "aux_line": sample.aux_line,
+        "split": sample.split,
+        "source": sample.source,
+        "meta": sample.meta,
+    }

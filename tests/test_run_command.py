@@ -1,0 +1,59 @@
+"""The README's run command brings the app up on SQLite with the demo data, from nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fetch(url: str) -> tuple[int, str]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.status, response.read().decode()
+
+
+@pytest.mark.slow
+def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}
+    env.update(VAR_DIR=str(tmp_path / "var"), PORT=str(port))
+    log = (tmp_path / "run.log").open("w")
+    process = subprocess.Popen(
+        [str(ROOT / "scripts" / "run")], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            try:
+                status, home = fetch(f"http://127.0.0.1:{port}/")
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("the run command did not serve the home page:\n" + (tmp_path / "run.log").read_text()[-4000:])
+                time.sleep(1)
+        assert status == 200
+        assert "AdaptMMBench demo" in home
+        login_status, login = fetch(f"http://127.0.0.1:{port}/accounts/login/")
+        assert login_status == 200 and 'name="password"' in login
+        assert (tmp_path / "var" / "db.sqlite3").exists()
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
