@@ -52,7 +52,7 @@ def test_uid_is_unique_within_a_benchmark_only(category: Category) -> None:
         {"tolerance": -0.5},
         {"width": 0},
         {"answer": ""},
-        {"split": "train"},
+        {"split": "val"},
         {"answer_type": "essay"},
     ],
 )
