@@ -1,0 +1,51 @@
+"""The judge protocol (metrics.md section 9).
+
+A judge answers four kinds of question, each in batches so that a remote judge can work
+concurrently and consult its cache once per batch. Verdicts come back in question order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from evaluation.metrics.questions import (
+    AnswerQuestion,
+    KeyStepQuestion,
+    StepScoreQuestion,
+    ToolCallQuestion,
+)
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+
+# Bump a version (and add the new file) whenever a prompt's wording changes: cached verdicts
+# are keyed by it, so old verdicts are never reused for a new question.
+PROMPT_VERSIONS: dict[str, str] = {
+    "answer_equivalence": "v1",
+    "key_step_matching": "v1",
+    "tool_call_validity": "v1",
+    "step_scores": "v1",
+}
+
+
+class JudgeError(RuntimeError):
+    """A judge could not produce a verdict (after its retries)."""
+
+
+def load_prompt(kind: str, version: str | None = None) -> str:
+    version = version or PROMPT_VERSIONS[kind]
+    return (PROMPTS_DIR / f"{kind}.{version}.txt").read_text(encoding="utf-8")
+
+
+@runtime_checkable
+class Judge(Protocol):
+    name: str
+
+    def answer_equivalence(self, questions: Sequence[AnswerQuestion]) -> list[bool]: ...
+
+    def key_step_matching(self, questions: Sequence[KeyStepQuestion]) -> list[tuple[bool, ...]]: ...
+
+    def tool_call_validity(self, questions: Sequence[ToolCallQuestion]) -> list[bool]: ...
+
+    def step_scores(self, questions: Sequence[StepScoreQuestion]) -> list[tuple[float, ...]]: ...

@@ -1,0 +1,35 @@
+"""The scoring library: plain Python, no Django, no import of the project's apps.
+
+Entry points: ``score_submission`` (samples + predictions + judge -> SubmissionReport),
+``parse_prediction`` (one decoded JSON object -> Prediction) and the per-metric functions of
+the submodules. Definitions: docs/metrics.md.
+"""
+
+from .answers import compile_gold, extract_answer, normalize_text, parse_number, rule_match
+from .cost import Point, pareto_frontier, prediction_cost, rank_score, routing_baselines
+from .mode_selection import confusion, mcc
+from .parse import parse_prediction
+from .questions import AnswerQuestion, KeyStepQuestion, StepScoreQuestion, ToolCallQuestion
+from .scoring import PreparedBenchmark, ScoringError, score_submission
+from .stats import bootstrap_mcc, bootstrap_mean, bootstrap_rate, mcnemar_exact, paired_bootstrap_mcc
+from .toolchain import effective_chain, normalized_edit_distance, toolset_prf
+from .types import (
+    Prediction,
+    PredictionFormatError,
+    PredictionResult,
+    Sample,
+    Step,
+    SubmissionReport,
+    ToolCall,
+)
+
+__all__ = [
+    "AnswerQuestion", "KeyStepQuestion", "Point", "Prediction", "PredictionFormatError",
+    "PredictionResult", "PreparedBenchmark", "Sample", "ScoringError", "Step",
+    "StepScoreQuestion", "SubmissionReport", "ToolCall", "ToolCallQuestion", "bootstrap_mcc",
+    "bootstrap_mean", "bootstrap_rate", "compile_gold", "confusion", "effective_chain",
+    "extract_answer", "mcc", "mcnemar_exact", "normalize_text", "normalized_edit_distance",
+    "paired_bootstrap_mcc", "pareto_frontier", "parse_number", "parse_prediction",
+    "prediction_cost", "rank_score", "routing_baselines", "rule_match", "score_submission",
+    "toolset_prf",
+]

@@ -1,0 +1,113 @@
+"""Final-answer extraction and rule matching (metrics.md section 1).
+
+Everything gold-side is compiled once per sample (``GoldKey``) so matching a prediction is a
+few string operations.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from .types import Sample
+
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
+# Letter alone, or followed by . ) : space or -, optionally wrapped "(B)" or after "Answer:".
+_CHOICE = re.compile(r"^(?:answer\s*[:：]?\s*)?\(?([a-z])(?:\)|(?=[.):\s-])|$)", re.I)
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
+_PUNCT = re.compile(r"[^\w\s]|_")
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def extract_answer(answer: str, response: str = "") -> str:
+    """The last <answer>...</answer> of ``answer``, else of ``response``, else ``answer``."""
+    if "<" in answer:
+        found = _ANSWER_TAG.findall(answer)
+        if found:
+            return found[-1].strip()
+    if response and "<" in response:
+        found = _ANSWER_TAG.findall(response)
+        if found:
+            return found[-1].strip()
+    return answer.strip()
+
+
+def normalize_text(text: str) -> str:
+    """NFKC, lower case, punctuation dropped, articles dropped, white space collapsed."""
+    text = _PUNCT.sub("", unicodedata.normalize("NFKC", text).lower())
+    return " ".join(w for w in text.split() if w not in _ARTICLES)
+
+
+def parse_number(text: str) -> float | None:
+    """The first number in ``text`` (``26,000``, ``-3.5``, ``1e3``, ``12%``, ``3 cm``)."""
+    m = _NUMBER.search(text)
+    if m is None:
+        return None
+    try:
+        value = float(m.group(0).replace(",", ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True, slots=True)
+class GoldKey:
+    """A sample's gold answer, pre-digested for every rule."""
+
+    kind: str
+    letter: str
+    option_text: str
+    number: float | None
+    tolerance: float
+    text: str
+    text_words: int
+
+
+def compile_gold(sample: Sample) -> GoldKey:
+    kind = sample.answer_type
+    gold = sample.answer.strip()
+    letter = option_text = ""
+    number = None
+    tolerance = 0.0
+    if kind == "choice":
+        m = _CHOICE.match(gold)
+        letter = m.group(1).upper() if m else gold.upper()
+        if sample.options and letter in sample.options:
+            option_text = normalize_text(str(sample.options[letter]))
+        elif not sample.options:
+            kind = "text"  # a choice without options can only be matched as text
+    elif kind == "number":
+        number = parse_number(gold)
+        if number is None:
+            kind = "text"
+        else:
+            tolerance = (
+                sample.tolerance if sample.tolerance is not None else 1e-9 * max(1.0, abs(number))
+            )
+    norm = normalize_text(gold)
+    return GoldKey(kind, letter, option_text, number, tolerance, norm, len(norm.split()))
+
+
+def _text_match(gold_text: str, gold_words: int, pred: str) -> bool:
+    norm = normalize_text(pred)
+    if norm == gold_text:
+        return True
+    if gold_text and gold_words <= 4 and norm.count(" ") < 10:
+        return f" {gold_text} " in f" {norm} "
+    return False
+
+
+def rule_match(gold: GoldKey, extracted: str) -> bool:
+    """Rule verdict for one extracted answer; False means "not shown correct by rules"."""
+    kind = gold.kind
+    if kind == "choice":
+        m = _CHOICE.match(extracted.strip())
+        if m is not None and m.group(1).upper() == gold.letter:
+            return True
+        return bool(gold.option_text) and normalize_text(extracted) == gold.option_text
+    if kind == "number":
+        value = parse_number(extracted)
+        return value is not None and abs(value - gold.number) <= gold.tolerance  # type: ignore[operator]
+    return _text_match(gold.text, gold.text_words, extracted)

@@ -1,0 +1,125 @@
+"""Turn one decoded prediction object (formats.md) into a typed ``Prediction``.
+
+The checks are strict about what the scorer reads and lenient about the rest: unknown fields
+are ignored here (the submission pipeline keeps them in ``meta``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .types import MODES, Prediction, PredictionFormatError, Step, ToolCall
+
+_MODES = frozenset(MODES)
+
+
+def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
+    v = obj.get(key)
+    if v is None or type(v) is str:
+        return v
+    raise PredictionFormatError(where + key, "a string or null", v)
+
+
+def _opt_num(obj: Mapping[str, Any], key: str, where: str) -> float | int | None:
+    v = obj.get(key)
+    if v is None:
+        return None
+    # bool is an int subclass; "true" tokens are not a count.
+    if type(v) is bool or not isinstance(v, (int, float)) or v < 0:
+        raise PredictionFormatError(where + key, "a non-negative number or null", v)
+    return v
+
+
+def _parse_tool(tool: Any, where: str) -> ToolCall:
+    if type(tool) is not dict:
+        raise PredictionFormatError(where, "an object", tool)
+    name = tool.get("name")
+    if type(name) is not str or not name:
+        raise PredictionFormatError(where + ".name", "a non-empty string", name)
+    args = tool.get("args")
+    if args is None:
+        args = {}
+    elif type(args) is not dict:
+        raise PredictionFormatError(where + ".args", "an object", args)
+    err = tool.get("error")
+    if err is not None and type(err) is not str:
+        # Some harnesses log structured errors; their presence is what matters.
+        err = str(err)
+    return ToolCall(
+        name=name,
+        args=args,
+        input=_opt_str(tool, "input", where + "."),
+        output=_opt_str(tool, "output", where + "."),
+        error=err or None,
+    )
+
+
+def parse_prediction(obj: Any) -> Prediction:
+    """Validate one decoded JSON object and build the typed prediction.
+
+    Raises PredictionFormatError naming the offending field (e.g. ``steps[2].tool.name``).
+    """
+    if type(obj) is not dict:
+        raise PredictionFormatError("(line)", "a JSON object", obj)
+    sid = obj.get("sample_id")
+    if type(sid) is not str or not sid:
+        raise PredictionFormatError("sample_id", "a non-empty string", sid)
+    mode = obj.get("mode")
+    if mode not in _MODES:
+        raise PredictionFormatError("mode", "one of text, adaptive, oracle", mode)
+    answer = obj.get("answer")
+    if answer is None:
+        answer = ""
+    elif type(answer) is not str:
+        if isinstance(answer, (int, float)) and type(answer) is not bool:
+            answer = str(answer)  # a bare number is a common, harmless slip
+        else:
+            raise PredictionFormatError("answer", "a string", answer)
+    response = obj.get("response")
+    if response is None:
+        response = ""
+    elif type(response) is not str:
+        raise PredictionFormatError("response", "a string or null", response)
+
+    raw_steps = obj.get("steps")
+    steps: tuple[Step, ...] = ()
+    if raw_steps is not None:
+        if type(raw_steps) is not list:
+            raise PredictionFormatError("steps", "a list", raw_steps)
+        built = []
+        for i, st in enumerate(raw_steps):
+            if type(st) is not dict:
+                raise PredictionFormatError(f"steps[{i}]", "an object", st)
+            thought = st.get("thought")
+            if thought is None:
+                thought = ""
+            elif type(thought) is not str:
+                raise PredictionFormatError(f"steps[{i}].thought", "a string", thought)
+            tool = st.get("tool")
+            built.append(
+                Step(thought, None if tool is None else _parse_tool(tool, f"steps[{i}].tool"))
+            )
+        steps = tuple(built)
+
+    usage = obj.get("usage")
+    in_tok = out_tok = None
+    if usage is not None:
+        if type(usage) is not dict:
+            raise PredictionFormatError("usage", "an object", usage)
+        in_tok = _opt_num(usage, "input_tokens", "usage.")
+        out_tok = _opt_num(usage, "output_tokens", "usage.")
+    turns = _opt_num(obj, "turns", "")
+    return Prediction(
+        sample_id=sid,
+        mode=mode,
+        answer=answer,
+        response=response,
+        steps=steps,
+        answer_image=_opt_str(obj, "answer_image", ""),
+        input_tokens=int(in_tok) if in_tok is not None else None,
+        output_tokens=int(out_tok) if out_tok is not None else None,
+        turns=int(turns) if turns is not None else None,
+        latency_ms=_opt_num(obj, "latency_ms", ""),
+        cost_usd=_opt_num(obj, "cost_usd", ""),
+    )

@@ -1,0 +1,90 @@
+"""Toolchain metrics (metrics.md section 5, VTC-Bench Sec. 3.3).
+
+The effective toolchain is found by backtracking the image-reference graph from the image the
+answer was drawn from. Each call reads one image reference and writes one; a reference written
+twice is resolved to the most recent writer before the reader (so a re-used name does not link
+a call to a later one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .types import ToolCall
+
+ORIGINAL = "img0"
+
+
+def resolve_refs(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
+    """Fill formats.md defaults: input = previous call's output (img0 first); output = new ref."""
+    resolved: list[tuple[str, str]] = []
+    prev = ORIGINAL
+    for i, call in enumerate(calls):
+        src = call.input if call.input else prev
+        # "#" cannot appear in a model-written reference, so a default never collides.
+        dst = call.output if call.output else f"#auto{i}"
+        resolved.append((src, dst))
+        prev = dst
+    return resolved
+
+
+def effective_chain(calls: Sequence[ToolCall], answer_image: str | None = None) -> tuple[int, ...]:
+    """Indices (ascending) of the calls that are ancestors of the answer image.
+
+    ``answer_image`` defaults to the last image produced; an answer drawn from ``img0`` or from
+    a reference no call wrote gives an empty chain.
+    """
+    n = len(calls)
+    if n == 0:
+        return ()
+    refs = resolve_refs(calls)
+    latest: dict[str, int] = {}
+    parent = [-1] * n
+    for i, (src, dst) in enumerate(refs):
+        parent[i] = latest.get(src, -1)
+        latest[dst] = i
+    target = refs[-1][1] if answer_image is None else answer_image
+    node = latest.get(target, -1)
+    chain: list[int] = []
+    while node >= 0:
+        chain.append(node)
+        node = parent[node]
+    chain.reverse()
+    return tuple(chain)
+
+
+def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance over tool-name sequences (order-aware)."""
+    if not a:
+        return len(b)
+    if not b:
+        return len(a)
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def normalized_edit_distance(a: Sequence[str], b: Sequence[str]) -> float:
+    """Edit distance / length of the longer sequence, in [0, 1]; 0.0 when both are empty."""
+    longest = max(len(a), len(b))
+    return edit_distance(a, b) / longest if longest else 0.0
+
+
+def toolset_prf(predicted: Sequence[str], reference: Sequence[str]) -> tuple[float, float, float]:
+    """Precision, recall, F1 of the set of predicted tool names against the reference set.
+
+    An empty prediction has precision 0 against a non-empty reference (it chose no right
+    tool); both empty is a perfect 1, 1, 1.
+    """
+    p, r = set(predicted), set(reference)
+    if not p and not r:
+        return 1.0, 1.0, 1.0
+    hit = len(p & r)
+    precision = hit / len(p) if p else 0.0
+    recall = hit / len(r) if r else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
+    return precision, recall, f1

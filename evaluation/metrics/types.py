@@ -1,0 +1,281 @@
+"""Plain data in, typed results out: the scoring library's inputs and results.
+
+Inputs are frozen, slotted dataclasses so the scorer can precompute per-sample data once and
+share it safely. Every aggregate carries its denominator ``n`` so a reader sees what it stands
+on; a value is ``None`` (never NaN) when its denominator is zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MODES: tuple[str, ...] = ("text", "adaptive", "oracle")
+ANSWER_TYPES: frozenset[str] = frozenset({"choice", "number", "text"})
+
+
+class PredictionFormatError(ValueError):
+    """A decoded prediction object does not follow formats.md; names the field."""
+
+    def __init__(self, field_name: str, expected: str, got: Any = None) -> None:
+        self.field = field_name
+        self.expected = expected
+        shown = repr(got)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        super().__init__(f"field '{field_name}': expected {expected}, got {shown}")
+
+
+@dataclass(frozen=True, slots=True)
+class RefCall:
+    """One call of a sample's reference toolchain."""
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    input: str | None = None
+    output: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    uid: str
+    domain: str = ""
+    category: str = ""
+    answer: str = ""
+    answer_type: str = "text"
+    options: Mapping[str, str] | None = None
+    tolerance: float | None = None
+    aux_line: bool = False
+    transform: tuple[Mapping[str, Any], ...] = ()
+    regions: tuple[tuple[float, float, float, float], ...] = ()
+    key_steps: tuple[str, ...] = ()
+    toolchain: tuple[RefCall, ...] = ()
+    question: str = ""
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Sample:
+        """Build a sample from the benchmark-file shape (formats.md)."""
+        chain = tuple(
+            RefCall(
+                tool=str(c.get("tool", "")),
+                args=dict(c.get("args") or {}),
+                input=c.get("input"),
+                output=c.get("output"),
+            )
+            for c in (data.get("toolchain") or ())
+        )
+        tol = data.get("tolerance")
+        return cls(
+            uid=str(data["uid"]),
+            domain=str(data.get("domain") or ""),
+            category=str(data.get("category") or ""),
+            answer=str(data.get("answer") if data.get("answer") is not None else ""),
+            answer_type=str(data.get("answer_type") or ("choice" if data.get("options") else "text")),
+            options=dict(data["options"]) if data.get("options") else None,
+            tolerance=float(tol) if tol is not None else None,
+            aux_line=bool(data.get("aux_line", False)),
+            transform=tuple(dict(t) for t in (data.get("transform") or ())),
+            regions=tuple(tuple(float(v) for v in r) for r in (data.get("regions") or ())),  # type: ignore[misc]
+            key_steps=tuple(str(k) for k in (data.get("key_steps") or ())),
+            toolchain=chain,
+            question=str(data.get("question") or ""),
+        )
+
+    @property
+    def has_recovery(self) -> bool:
+        """True when the annotation asks for a recovery transform (not in `w/o enh.`)."""
+        return bool(self.transform)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    args: Mapping[str, Any]
+    input: str | None = None
+    output: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    thought: str = ""
+    tool: ToolCall | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    sample_id: str
+    mode: str
+    answer: str = ""
+    response: str = ""
+    steps: tuple[Step, ...] = ()
+    answer_image: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    turns: int | None = None
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return tuple(s.tool for s in self.steps if s.tool is not None)
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    low: float
+    high: float
+    level: float = 0.95
+    resamples: int = 1000
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A share (value in [0, 1]) of ``n``; ``count`` is the numerator."""
+
+    count: int
+    n: int
+    interval: Interval | None = None
+
+    @property
+    def value(self) -> float | None:
+        return self.count / self.n if self.n else None
+
+    @property
+    def percent(self) -> float | None:
+        return 100.0 * self.count / self.n if self.n else None
+
+
+@dataclass(frozen=True, slots=True)
+class Mean:
+    """A mean over ``n`` items; ``value`` is None when n == 0."""
+
+    value: float | None
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Confusion:
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+    mcc: float
+    interval: Interval | None = None
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.tn + self.fn
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """Validity of one tool call, and who decided it."""
+
+    name: str
+    valid: bool | None
+    decided_by: str
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionResult:
+    """Everything the scorer decided about one prediction; stored beside it for audits."""
+
+    sample_id: str
+    mode: str
+    extracted: str
+    correct: bool
+    decided_by: str
+    n_steps: int
+    n_calls: int
+    calls: tuple[CallResult, ...]
+    l_total: int
+    l_eff: int
+    l_gt: int
+    effective: tuple[int, ...]
+    toolset_prf: tuple[float, float, float] | None  # None when the sample has no reference chain
+    edit_distance: float | None
+    key_steps: tuple[bool, ...] | None
+    kcov: float | None
+    kcov_any: float | None
+    step_scores: tuple[float, ...] | None
+    step_score: float | None
+    iou: float | None
+    tokens: int | None
+    cost_usd: float | None
+    latency_ms: float | None
+    answer_verdict: bool | None = None  # the judge's yes/no, when the rules said wrong
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyTable:
+    overall: Rate
+    by_domain: Mapping[str, Rate]
+    by_category: Mapping[str, Rate]
+    wo_enh: Rate
+    all: Rate
+    aux_line: Rate
+    missing: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessReport:
+    kcov: Mean
+    kcov_any: Mean
+    tool_eff: Rate
+    tool_eff_per_sample: Mean
+    mean_steps: Mean
+    mean_calls: Mean
+    mean_tokens: Mean
+    mean_latency_ms: Mean
+    grounding_iou: Mean
+    grounding_hit: Rate
+    step_score: Mean
+
+
+@dataclass(frozen=True, slots=True)
+class ToolchainReport:
+    tcr: Rate
+    mae_total: Mean
+    mae_eff: Mean
+    efficiency: Mean
+    toolset_precision: Mean
+    toolset_recall: Mean
+    toolset_f1: Mean
+    edit_distance: Mean
+
+
+@dataclass(frozen=True, slots=True)
+class CostReport:
+    mean_cost_usd: Mean
+
+    @property
+    def per_10k_usd(self) -> float | None:
+        v = self.mean_cost_usd.value
+        return None if v is None else v * 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class ModeReport:
+    mode: str
+    n_predictions: int
+    accuracy: AccuracyTable
+    process: ProcessReport
+    toolchain: ToolchainReport
+    cost: CostReport
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionReport:
+    judge: str
+    n_samples: int
+    n_predictions: int
+    modes: Mapping[str, ModeReport]
+    mode_selection: Confusion | None
+    records: tuple[PredictionResult, ...]
