@@ -1,16 +1,18 @@
 """The test suite. Uses DATABASE_URL / CELERY_BROKER_URL when set (CI), the embedded defaults otherwise.
 
 Unit tests run Celery tasks eagerly; integration tests start a real worker process and turn
-eager mode off for themselves (see evaluation/tests/conftest.py).
+eager mode off for themselves. So that such a worker sees the test database, the SQLite test
+database is a file (an in-memory one lives only inside the test process).
 """
 
 from config.settings.base import *  # noqa: F401,F403
-from config.settings.base import VAR_DIR
+from config.settings.base import DATABASES, VAR_DIR
+from config.settings.env import env_bool
 
 DEBUG = False
 SECRET_KEY = "test-secret-key-not-for-production"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", True)
 CELERY_TASK_EAGER_PROPAGATES = True
 MEDIA_ROOT = VAR_DIR / "test-media"
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
@@ -18,3 +20,5 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
