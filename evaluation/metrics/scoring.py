@@ -7,6 +7,8 @@ once); a last pass turns rows into records and records into per-mode aggregates.
 
 from __future__ import annotations
 
+import gc
+
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +112,34 @@ def score_submission(
     malformed object raises PredictionFormatError, an unknown sample or a repeated
     (sample, mode) raises ScoringError.
     """
+    # The cyclic GC would re-walk every live record many times while we allocate hundreds of
+    # thousands of acyclic objects; nothing here builds reference cycles, so pause it.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _score(samples, predictions, judge=judge, tool_validator=tool_validator,
+                      benchmark_tools=benchmark_tools, prices=prices, resolve_tool=resolve_tool,
+                      process_modes=process_modes, judge_answers=judge_answers, seed=seed,
+                      resamples=resamples)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _score(
+    samples: Iterable[Sample | Mapping[str, Any]] | PreparedBenchmark,
+    predictions: Iterable[Prediction | Mapping[str, Any]],
+    *,
+    judge: Judge,
+    tool_validator: ToolValidator | None,
+    benchmark_tools: frozenset[str] | None,
+    prices: tuple[float, float] | None,
+    resolve_tool: Callable[[str], str | None] | None,
+    process_modes: frozenset[str],
+    judge_answers: bool,
+    seed: int,
+    resamples: int,
+) -> SubmissionReport:
     bench = samples if isinstance(samples, PreparedBenchmark) else PreparedBenchmark(
         samples, resolve_tool)
     infos = bench.infos
