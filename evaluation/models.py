@@ -1,4 +1,8 @@
+from django.conf import settings
 from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
 
 
 class JudgeVerdict(models.Model):
@@ -23,3 +27,160 @@ class JudgeVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} {self.prompt_version} {self.input_hash[:12]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Submissions (issue 5). Everything below is the submission pipeline's.
+
+
+class SubmissionStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    VALIDATING = "validating", "Validating"
+    SCORING = "scoring", "Scoring"
+    JUDGING = "judging", "Judging"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+FINAL_STATUSES = (SubmissionStatus.DONE, SubmissionStatus.FAILED)
+ACTIVE_STATUSES = (
+    SubmissionStatus.QUEUED, SubmissionStatus.VALIDATING, SubmissionStatus.SCORING, SubmissionStatus.JUDGING,
+)
+
+
+class Weights(models.TextChoices):
+    UNKNOWN = "", "Not stated"
+    OPEN = "open", "Open weights"
+    CLOSED = "closed", "Closed weights"
+
+
+class Submission(models.Model):
+    """One prediction file and the model it came from; its scores once the pipeline is done.
+
+    The uploaded file is kept whatever happens to it. ``results`` holds the per-mode aggregates
+    (``evaluation.reports.report_to_json``); ``PredictionResult`` rows hold the per-prediction detail.
+    """
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.PROTECT, related_name="submissions")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
+    # Model metadata (comes with the upload, not in the file).
+    model_name = models.CharField(max_length=200)
+    organisation = models.CharField(max_length=200, blank=True)
+    model_url = models.URLField(max_length=500, blank=True)
+    paper_url = models.URLField(max_length=500, blank=True)
+    weights = models.CharField(max_length=6, choices=Weights.choices, default=Weights.UNKNOWN, blank=True)
+    parameters_billions = models.FloatField(null=True, blank=True)
+    price_input_per_mtok = models.FloatField(null=True, blank=True)   # USD per million input tokens
+    price_output_per_mtok = models.FloatField(null=True, blank=True)  # USD per million output tokens
+    description = models.TextField(blank=True)
+    # Visibility: private until the owner publishes; deletion is soft so scores stay auditable.
+    is_public = models.BooleanField(default=False)
+    is_demo = models.BooleanField(default=False)  # a simulated demo entry (evaluation/simulator.py)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    # The file, as uploaded.
+    file = models.FileField(upload_to="submissions/%Y/%m/", max_length=255)
+    original_name = models.CharField(max_length=255, blank=True)
+    file_size = models.BigIntegerField(default=0)
+    # The pipeline.
+    status = models.CharField(max_length=10, choices=SubmissionStatus.choices, default=SubmissionStatus.QUEUED)
+    # Bumped on every status change and progress report; the sweeper judges staleness by it.
+    heartbeat_at = models.DateTimeField(default=timezone.now)
+    # How many times the sweeper re-sent the current stage; reset when a stage moves on.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    failure_reason = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)  # [{"line", "field", "message"}], first N
+    errors_truncated = models.BooleanField(default=False)
+    n_lines = models.PositiveIntegerField(default=0)
+    n_predictions = models.PositiveIntegerField(default=0)
+    coverage = models.JSONField(default=dict, blank=True)  # {mode: {"predicted", "missing", "missing_examples"}}
+    # Results (kept through a re-score until the new ones replace them).
+    results = models.JSONField(null=True, blank=True)
+    scorer_version = models.CharField(max_length=64, blank=True)
+    judge_name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                name="submission_status_valid", condition=Q(status__in=[c.value for c in SubmissionStatus])
+            ),
+            models.CheckConstraint(name="submission_weights_valid", condition=Q(weights__in=[c.value for c in Weights])),
+            models.CheckConstraint(
+                name="submission_prices_non_negative",
+                condition=(Q(price_input_per_mtok__isnull=True) | Q(price_input_per_mtok__gte=0))
+                & (Q(price_output_per_mtok__isnull=True) | Q(price_output_per_mtok__gte=0)),
+            ),
+            models.CheckConstraint(
+                name="submission_parameters_positive",
+                condition=Q(parameters_billions__isnull=True) | Q(parameters_billions__gt=0),
+            ),
+            models.CheckConstraint(name="submission_model_name_not_empty", condition=~Q(model_name="")),
+        ]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"], name="submission_sweep_idx"),
+            models.Index(fields=["owner", "benchmark", "created_at"], name="submission_quota_idx"),
+            models.Index(fields=["benchmark", "is_public"], name="submission_board_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.model_name} on {self.benchmark_id} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("evaluation:detail", args=[self.pk])
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    @property
+    def prices(self) -> tuple[float, float] | None:
+        if self.price_input_per_mtok is None or self.price_output_per_mtok is None:
+            return None
+        return (self.price_input_per_mtok, self.price_output_per_mtok)
+
+
+class PredictionResult(models.Model):
+    """What the scorer decided about one prediction line (metrics.types.PredictionResult)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="prediction_results")
+    sample = models.ForeignKey("annotation.Sample", on_delete=models.CASCADE, related_name="+")
+    mode = models.CharField(max_length=8)
+    correct = models.BooleanField()
+    decided_by = models.CharField(max_length=210)  # "rule" or "judge:<name>"
+    extracted = models.TextField(blank=True)
+    answer_verdict = models.BooleanField(null=True)
+    n_steps = models.PositiveIntegerField(default=0)
+    n_calls = models.PositiveIntegerField(default=0)
+    l_eff = models.PositiveIntegerField(default=0)
+    l_gt = models.PositiveIntegerField(default=0)
+    calls = models.JSONField(default=list, blank=True)  # [{"name", "valid", "decided_by", "errors"}]
+    effective = models.JSONField(default=list, blank=True)
+    toolset_prf = models.JSONField(null=True, blank=True)
+    edit_distance = models.FloatField(null=True, blank=True)
+    key_steps = models.JSONField(null=True, blank=True)
+    kcov = models.FloatField(null=True, blank=True)
+    kcov_any = models.FloatField(null=True, blank=True)
+    step_scores = models.JSONField(null=True, blank=True)
+    step_score = models.FloatField(null=True, blank=True)
+    iou = models.FloatField(null=True, blank=True)
+    tokens = models.BigIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["submission", "id"]
+        constraints = [
+            # Re-running a stage can never leave two rows for one prediction.
+            models.UniqueConstraint(fields=["submission", "sample", "mode"], name="prediction_result_unique"),
+            models.CheckConstraint(name="prediction_result_mode_valid", condition=Q(mode__in=["text", "adaptive", "oracle"])),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id} {self.sample_id} {self.mode}: {'right' if self.correct else 'wrong'}"

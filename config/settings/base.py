@@ -171,3 +171,30 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# ---------------------------------------------------------------------------------------------
+# Submissions (evaluation app; docs/submissions.md). Limits, quotas and the stuck-submission sweeper.
+SUBMISSION_MAX_FILE_BYTES = env_int("SUBMISSION_MAX_FILE_BYTES", 200 * 1024 * 1024, minimum=1)
+SUBMISSION_MAX_LINE_BYTES = env_int("SUBMISSION_MAX_LINE_BYTES", 1024 * 1024, minimum=1)
+SUBMISSION_MAX_ERRORS = env_int("SUBMISSION_MAX_ERRORS", 50, minimum=1)
+# Per researcher, per benchmark, in any 24 hours; failed submissions do not count; staff are exempt.
+SUBMISSIONS_PER_DAY = env_int("SUBMISSIONS_PER_DAY", 5, minimum=1)
+# Submissions of one researcher that may be in the pipeline at once (queued to judging).
+SUBMISSIONS_MAX_ACTIVE_PER_USER = env_int("SUBMISSIONS_MAX_ACTIVE_PER_USER", 2, minimum=1)
+# A non-final submission with no heartbeat for this long is re-sent by the sweeper ...
+SUBMISSION_STUCK_SECONDS = env_int("SUBMISSION_STUCK_SECONDS", 600, minimum=1)
+# ... at most this many times per stage; then it fails with a reason.
+SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3, minimum=1)
+SUBMISSION_SWEEP_SECONDS = env_int("SUBMISSION_SWEEP_SECONDS", 60, minimum=1)
+# Judge failures (after the judge's own retries) retry the scoring task this many times, with backoff.
+SUBMISSION_JUDGE_RETRIES = env_int("SUBMISSION_JUDGE_RETRIES", 3, minimum=0)
+SUBMISSION_JUDGE_RETRY_SECONDS = env_int("SUBMISSION_JUDGE_RETRY_SECONDS", 30, minimum=0)
+# The Celery queue the pipeline's tasks go to (tests give their worker a private one).
+SUBMISSIONS_QUEUE = env_str("SUBMISSIONS_QUEUE", "celery")
+CELERY_BEAT_SCHEDULE = {
+    "submissions-sweep": {
+        "task": "evaluation.tasks.submissions_sweep",
+        "schedule": float(SUBMISSION_SWEEP_SECONDS),
+        "options": {"queue": SUBMISSIONS_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
+    },
+}
