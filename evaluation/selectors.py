@@ -1,0 +1,140 @@
+"""Reads of the evaluation app, with the joins they need.
+
+For the leaderboard: ``leaderboard_submissions(benchmark)`` gives the public, scored, not deleted
+submissions (their ``results`` JSON holds every aggregate), and ``prediction_results_for``
+their per-prediction rows (for paired statistics); both are safe to show to anyone because
+aggregates reveal no test answer.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import Annotation, AnnotationStatus, Benchmark, KeyStep, ReferenceToolCall, Region, Sample, Split
+from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def submission_visible_to(*, user: User, submission_id: int) -> Submission | None:
+    """The submission if ``user`` may see its private details (owner or staff), else None."""
+    if not user.is_authenticated:
+        return None
+    qs = Submission.objects.select_related("benchmark", "owner").filter(pk=submission_id, deleted_at__isnull=True)
+    if not user.is_staff:
+        qs = qs.filter(owner=user)
+    return qs.first()
+
+
+def submissions_of(*, user: User) -> QuerySet[Submission]:
+    return Submission.objects.select_related("benchmark").filter(owner=user, deleted_at__isnull=True)
+
+
+def leaderboard_submissions(*, benchmark: Benchmark) -> QuerySet[Submission]:
+    """Public, not deleted, scored at least once (a re-score keeps the old results until replaced)."""
+    return (
+        Submission.objects.select_related("owner")
+        .filter(benchmark=benchmark, is_public=True, deleted_at__isnull=True, results__isnull=False)
+        .order_by("created_at", "id")
+    )
+
+
+def prediction_results_for(*, submission: Submission, user: User | None = None) -> QuerySet[PredictionResult]:
+    """Per-prediction rows; for anyone but staff, only dev-split samples (test correctness stays hidden)."""
+    qs = PredictionResult.objects.filter(submission=submission).select_related("sample").order_by(
+        "sample__position", "sample__uid", "mode"
+    )
+    if user is None or not user.is_staff:
+        qs = qs.filter(sample__split=Split.DEV)
+    return qs
+
+
+def submissions_counted_today(*, user: User, benchmark: Benchmark) -> int:
+    """Submissions of the last 24 hours that count against the daily quota (failed ones do not)."""
+    since = timezone.now() - timedelta(days=1)
+    return (
+        Submission.objects.filter(owner=user, benchmark=benchmark, created_at__gte=since)
+        .exclude(status=SubmissionStatus.FAILED)
+        .count()
+    )
+
+
+def active_submissions_count(*, user: User) -> int:
+    return Submission.objects.filter(owner=user, status__in=ACTIVE_STATUSES).count()
+
+
+def stuck_submission_ids(*, older_than: timedelta) -> list[int]:
+    cutoff = timezone.now() - older_than
+    return list(
+        Submission.objects.filter(status__in=ACTIVE_STATUSES, heartbeat_at__lt=cutoff)
+        .order_by("heartbeat_at")
+        .values_list("pk", flat=True)
+    )
+
+
+def benchmark_sample_uids(*, benchmark: Benchmark) -> list[str]:
+    return list(Sample.objects.filter(benchmark=benchmark).order_by("position", "uid").values_list("uid", flat=True))
+
+
+def scoring_samples(*, benchmark: Benchmark) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Each sample in the scorer's mapping shape (formats.md), and the sample primary keys by uid.
+
+    Built from five flat queries with ``values()``: a 30k-sample benchmark costs no model
+    instances, and the approved annotation's children are grouped in Python.
+    """
+    rows = list(
+        Sample.objects.filter(benchmark=benchmark)
+        .order_by("position", "uid")
+        .values("pk", "uid", "question", "options", "answer", "answer_type", "tolerance", "aux_line",
+                "category__slug", "category__domain__slug")
+    )
+    approved = dict(
+        Annotation.objects.filter(sample__benchmark=benchmark, status=AnnotationStatus.APPROVED).values_list(
+            "sample_id", "pk"
+        )
+    )
+    transforms = dict(
+        Annotation.objects.filter(pk__in=approved.values()).values_list("pk", "transform")
+    ) if approved else {}
+    in_approved = Q(annotation__sample__benchmark=benchmark, annotation__status=AnnotationStatus.APPROVED)
+    regions: dict[int, list] = {}
+    for ann, x1, y1, x2, y2 in Region.objects.filter(in_approved).order_by("annotation", "position").values_list(
+        "annotation_id", "x1", "y1", "x2", "y2"
+    ):
+        regions.setdefault(ann, []).append((x1, y1, x2, y2))
+    steps: dict[int, list] = {}
+    for ann, text in KeyStep.objects.filter(in_approved).order_by("annotation", "position").values_list(
+        "annotation_id", "text"
+    ):
+        steps.setdefault(ann, []).append(text)
+    chains: dict[int, list] = {}
+    for ann, tool, args, inp, out in ReferenceToolCall.objects.filter(in_approved).order_by(
+        "annotation", "position"
+    ).values_list("annotation_id", "tool", "args", "input_ref", "output_ref"):
+        chains.setdefault(ann, []).append({"tool": tool, "args": args, "input": inp, "output": out})
+    samples = []
+    pks: dict[str, int] = {}
+    for r in rows:
+        ann = approved.get(r["pk"])
+        pks[r["uid"]] = r["pk"]
+        samples.append({
+            "uid": r["uid"],
+            "question": r["question"],
+            "options": r["options"],
+            "answer": r["answer"],
+            "answer_type": r["answer_type"],
+            "tolerance": r["tolerance"],
+            "aux_line": r["aux_line"],
+            "domain": r["category__domain__slug"],
+            "category": r["category__slug"],
+            "transform": transforms.get(ann) or [],
+            "regions": regions.get(ann, []),
+            "key_steps": steps.get(ann, []),
+            "toolchain": chains.get(ann, []),
+        })
+    return samples, pks

@@ -1,0 +1,275 @@
+"""Writes of the evaluation app: creating, publishing and deleting submissions, and the sweeper.
+
+The pipeline's stages (validate, score) live in ``evaluation.pipeline``; tasks call them.
+Errors a person can act on are exceptions carrying a message; views decide the HTTP status.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import Benchmark
+from evaluation import selectors
+from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Submission, SubmissionStatus
+
+log = logging.getLogger(__name__)
+
+STAGE_TASKS = {
+    SubmissionStatus.QUEUED: "submission_validate",
+    SubmissionStatus.VALIDATING: "submission_validate",
+    SubmissionStatus.SCORING: "submission_score",
+    SubmissionStatus.JUDGING: "submission_score",
+}
+
+
+class SubmissionRejected(Exception):
+    """An upload refused before a submission exists; ``code`` tells the view which kind."""
+
+    code = "invalid"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class FileTooLarge(SubmissionRejected):
+    code = "too_large"
+
+
+class QuotaExceeded(SubmissionRejected):
+    code = "quota"
+
+
+class TooManyActive(SubmissionRejected):
+    code = "busy"
+
+
+METADATA_FIELDS = (
+    "organisation", "model_url", "paper_url", "weights", "parameters_billions",
+    "price_input_per_mtok", "price_output_per_mtok", "description",
+)
+
+
+def submission_limits_check(*, owner: Any, benchmark: Benchmark, size: int | None) -> None:
+    """Raise the first limit the upload breaks. Staff are exempt from quota and concurrency caps."""
+    limit = settings.SUBMISSION_MAX_FILE_BYTES
+    if size is not None and size > limit:
+        raise FileTooLarge(
+            f"The file is {size:,} bytes; the limit is {limit:,} bytes ({limit / 2**20:.0f} MB). "
+            "Split it by mode into several submissions, or drop the optional 'response' field."
+        )
+    if owner.is_staff:
+        return
+    per_day = settings.SUBMISSIONS_PER_DAY
+    if selectors.submissions_counted_today(user=owner, benchmark=benchmark) >= per_day:
+        raise QuotaExceeded(
+            f"You have made {per_day} submissions to '{benchmark.slug}' in the last 24 hours, the daily "
+            "limit. Failed submissions do not count; try again later."
+        )
+    cap = settings.SUBMISSIONS_MAX_ACTIVE_PER_USER
+    if selectors.active_submissions_count(user=owner) >= cap:
+        raise TooManyActive(
+            f"You already have {cap} submissions being scored; wait until one of them is done or failed."
+        )
+
+
+def submission_create(
+    *,
+    benchmark: Benchmark,
+    owner: Any,
+    file: File,
+    model_name: str,
+    is_public: bool = False,
+    is_demo: bool = False,
+    enforce_limits: bool = True,
+    enqueue: bool = True,
+    **metadata: Any,
+) -> Submission:
+    """Store the upload and its metadata as a ``queued`` submission, then send it to the queue.
+
+    If the broker cannot be reached the submission stays ``queued`` and the sweeper sends it
+    later; the upload itself never fails for that reason.
+    """
+    unknown = set(metadata) - set(METADATA_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown metadata: {sorted(unknown)}")
+    if enforce_limits:
+        submission_limits_check(owner=owner, benchmark=benchmark, size=file.size)
+    submission = Submission(
+        benchmark=benchmark,
+        owner=owner,
+        model_name=(model_name or "").strip(),
+        is_public=is_public,
+        is_demo=is_demo,
+        original_name=Path(file.name or "predictions.jsonl").name[:255],
+        file_size=file.size or 0,
+        **{k: v for k, v in metadata.items() if v is not None},
+    )
+    submission.full_clean(exclude=["file"])
+    with transaction.atomic():
+        submission.file.save(f"{benchmark.slug}.jsonl", file, save=False)
+        submission.save()
+        if enqueue:
+            pk = submission.pk
+            transaction.on_commit(lambda: submission_enqueue(submission_id=pk, status=SubmissionStatus.QUEUED))
+    return submission
+
+
+def submission_enqueue(*, submission_id: int, status: str) -> bool:
+    """Publish the task for the stage ``status`` is in; False (and logged) if the broker is down."""
+    from evaluation import tasks  # tasks import this module
+
+    task = getattr(tasks, STAGE_TASKS[status])
+    try:
+        task.apply_async(
+            args=[submission_id],
+            queue=settings.SUBMISSIONS_QUEUE,
+            # A short publish retry: an upload must not hang on a dead broker; the sweeper retries.
+            retry=True,
+            retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1},
+        )
+    except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
+        log.warning("submission %s: could not publish %s (%s); the sweeper will send it", submission_id,
+                    task.name, exc)
+        return False
+    return True
+
+
+def submission_heartbeat(*, submission_id: int, **fields: Any) -> None:
+    Submission.objects.filter(pk=submission_id).update(heartbeat_at=timezone.now(), **fields)
+
+
+def submission_fail(*, submission_id: int, reason: str, errors: list[dict] | None = None,
+                    truncated: bool = False) -> bool:
+    """Move a non-final submission to ``failed`` with a reason; tell its owner. False if already final."""
+    now = timezone.now()
+    fields: dict[str, Any] = {"status": SubmissionStatus.FAILED, "failure_reason": reason, "finished_at": now,
+                              "heartbeat_at": now}
+    if errors is not None:
+        fields.update(errors=errors, errors_truncated=truncated)
+    with transaction.atomic():
+        moved = Submission.objects.filter(pk=submission_id, status__in=ACTIVE_STATUSES).update(**fields)
+        if moved:
+            transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
+    return bool(moved)
+
+
+def submission_notify(*, submission_id: int) -> None:
+    """Email the owner that scoring finished or failed (console backend by default)."""
+    from django.core.mail import send_mail
+
+    sub = Submission.objects.select_related("owner", "benchmark").filter(pk=submission_id).first()
+    if sub is None or not sub.owner.email or not sub.is_final:
+        return
+    url = sub.get_absolute_url()
+    if sub.status == SubmissionStatus.DONE:
+        subject = f"Submission #{sub.pk} ({sub.model_name}) on {sub.benchmark.slug} is scored"
+        body = f"Your submission #{sub.pk} of {sub.model_name} is scored. Results: {url}\n"
+    else:
+        subject = f"Submission #{sub.pk} ({sub.model_name}) on {sub.benchmark.slug} failed"
+        body = f"Your submission #{sub.pk} of {sub.model_name} failed.\n\n{sub.failure_reason}\n\nDetails: {url}\n"
+    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [sub.owner.email], fail_silently=True)
+
+
+def submission_set_public(*, submission: Submission, public: bool) -> Submission:
+    submission.is_public = public
+    submission.save(update_fields=["is_public", "updated_at"])
+    return submission
+
+
+def submission_delete(*, submission: Submission) -> Submission:
+    """Soft delete: hidden from its owner and the leaderboard; the file and scores stay for audit."""
+    submission.deleted_at = timezone.now()
+    submission.is_public = False
+    submission.save(update_fields=["deleted_at", "is_public", "updated_at"])
+    return submission
+
+
+def submission_rescore(*, submission: Submission, enqueue: bool = True) -> bool:
+    """Run the whole pipeline again (after a scorer change); old results stay until replaced.
+
+    False when the submission is still in the pipeline (it will pick up the current scorer).
+    """
+    with transaction.atomic():
+        moved = Submission.objects.filter(pk=submission.pk, status__in=FINAL_STATUSES).update(
+            status=SubmissionStatus.QUEUED, attempts=0, heartbeat_at=timezone.now(), progress_done=0,
+            progress_total=0, failure_reason="", errors=[], errors_truncated=False, finished_at=None,
+        )
+        if moved and enqueue:
+            pk = submission.pk
+            transaction.on_commit(lambda: submission_enqueue(submission_id=pk, status=SubmissionStatus.QUEUED))
+    submission.refresh_from_db()
+    return bool(moved)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSummary:
+    resent: list[int]
+    failed: list[int]
+
+
+def submissions_sweep() -> SweepSummary:
+    """Re-send every submission stuck in a non-final stage; fail it after too many attempts.
+
+    "Stuck" means no heartbeat for SUBMISSION_STUCK_SECONDS: its worker died (SIGKILL, OOM,
+    redeploy), its message was lost, or the broker was down when it was created.
+    """
+    timeout = timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)
+    max_attempts = settings.SUBMISSION_MAX_ATTEMPTS
+    resent: list[int] = []
+    failed: list[int] = []
+    for pk in selectors.stuck_submission_ids(older_than=timeout):
+        with transaction.atomic():
+            sub = (
+                Submission.objects.select_for_update(skip_locked=True)
+                .filter(pk=pk, status__in=ACTIVE_STATUSES, heartbeat_at__lt=timezone.now() - timeout)
+                .first()
+            )
+            if sub is None:  # moved on, or another sweeper holds it
+                continue
+            if sub.attempts >= max_attempts:
+                reason = (
+                    f"The {sub.status} stage did not finish after {sub.attempts + 1} tries: the worker "
+                    f"stopped each time (last seen {sub.heartbeat_at:%Y-%m-%d %H:%M} UTC). Your file is "
+                    f"kept. An administrator can retry with `manage.py score {sub.pk}`; if it fails "
+                    "again the file may be too large for the workers, so split it by mode."
+                )
+                failed.append(pk)
+            else:
+                Submission.objects.filter(pk=pk).update(attempts=F("attempts") + 1, heartbeat_at=timezone.now())
+                status = sub.status
+                transaction.on_commit(lambda pk=pk, status=status: _resend(pk, status))
+                resent.append(pk)
+                continue
+        submission_fail(submission_id=pk, reason=reason)
+    if resent or failed:
+        log.info("sweeper: re-sent %s, failed %s", resent, failed)
+    return SweepSummary(resent=resent, failed=failed)
+
+
+def _resend(pk: int, status: str) -> None:
+    if not submission_enqueue(submission_id=pk, status=status):
+        # Not sent: the broker is still down; this try does not count against the submission.
+        Submission.objects.filter(pk=pk, attempts__gt=0).update(attempts=F("attempts") - 1)
+
+
+def submission_process_sync(*, submission: Submission) -> Submission:
+    """Run the whole pipeline in this process (``--sync``, demo data, tests); no broker involved."""
+    from evaluation import pipeline
+
+    pipeline.submission_validate(submission_id=submission.pk, enqueue_next=False)
+    submission.refresh_from_db()
+    if submission.status == SubmissionStatus.SCORING:
+        pipeline.submission_score(submission_id=submission.pk)
+        submission.refresh_from_db()
+    return submission
