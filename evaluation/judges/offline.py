@@ -71,11 +71,13 @@ class OfflineJudge:
         return got
 
     def answer_equivalence(self, questions: Sequence[AnswerQuestion]) -> list[bool]:
+        golds: dict[str, list[str]] = {}
         out = []
         for q in questions:
-            pred = normalize_text(q.extracted).split()
-            gold = normalize_text(q.sample.answer).split()
-            out.append(bool(gold) and sorted(pred) == sorted(gold))
+            gold = golds.get(q.sample.answer)
+            if gold is None:
+                gold = golds[q.sample.answer] = sorted(normalize_text(q.sample.answer).split())
+            out.append(bool(gold) and sorted(normalize_text(q.extracted).split()) == gold)
         return out
 
     def key_step_matching(self, questions: Sequence[KeyStepQuestion]) -> list[tuple[bool, ...]]:

@@ -14,11 +14,10 @@ from .types import MODES, Prediction, PredictionFormatError, Step, ToolCall
 _MODES = frozenset(MODES)
 
 
-def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
-    v = obj.get(key)
+def _ref(v: Any, where: str) -> str | None:
     if v is None or type(v) is str:
         return v
-    raise PredictionFormatError(where + key, "a string or null", v)
+    raise PredictionFormatError(where, "a string or null", v)
 
 
 def _opt_num(obj: Mapping[str, Any], key: str, where: str) -> float | int | None:
@@ -49,8 +48,8 @@ def _parse_tool(tool: Any, where: str) -> ToolCall:
     return ToolCall(
         name=name,
         args=args,
-        input=_opt_str(tool, "input", where + "."),
-        output=_opt_str(tool, "output", where + "."),
+        input=_ref(tool.get("input"), where + ".input"),
+        output=_ref(tool.get("output"), where + ".output"),
         error=err or None,
     )
 
@@ -109,17 +108,17 @@ def parse_prediction(obj: Any) -> Prediction:
             raise PredictionFormatError("usage", "an object", usage)
         in_tok = _opt_num(usage, "input_tokens", "usage.")
         out_tok = _opt_num(usage, "output_tokens", "usage.")
-    turns = _opt_num(obj, "turns", "")
+    turns = _opt_num(obj, "turns", "") if "turns" in obj else None
     return Prediction(
         sample_id=sid,
         mode=mode,
         answer=answer,
         response=response,
         steps=steps,
-        answer_image=_opt_str(obj, "answer_image", ""),
+        answer_image=_ref(obj.get("answer_image"), "answer_image"),
         input_tokens=int(in_tok) if in_tok is not None else None,
         output_tokens=int(out_tok) if out_tok is not None else None,
         turns=int(turns) if turns is not None else None,
-        latency_ms=_opt_num(obj, "latency_ms", ""),
-        cost_usd=_opt_num(obj, "cost_usd", ""),
+        latency_ms=_opt_num(obj, "latency_ms", "") if "latency_ms" in obj else None,
+        cost_usd=_opt_num(obj, "cost_usd", "") if "cost_usd" in obj else None,
     )
