@@ -11,6 +11,8 @@ from config.settings.env import env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 # Everything the app writes at run time (SQLite file, media, embedded broker) lives under var/.
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
+# SQLite cannot create a database file in a folder that does not exist yet (a fresh clone).
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = env_str("SECRET_KEY", "insecure-local-development-key-change-me")
 DEBUG = env_bool("DEBUG", False)
@@ -130,6 +132,8 @@ def celery_broker_options(url: str | None, var_dir: Path) -> dict:
         # longest task so a slow task is not run twice while its worker is alive.
         return {"visibility_timeout": 3600} if url.startswith(("redis://", "rediss://")) else {}
     folder = var_dir / "broker"
+    for sub in ("queue", "processed"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
