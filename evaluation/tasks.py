@@ -21,23 +21,27 @@ def submission_validate(submission_id: int) -> None:
     _guarded(submission_id, "validating", lambda: pipeline.submission_validate(submission_id=submission_id))
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=None)
-def submission_score(self, submission_id: int) -> None:  # noqa: ANN001 (Celery's bound task)
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def submission_score(submission_id: int, judge_failures: int = 0) -> None:
     try:
         _guarded(submission_id, "scoring", lambda: pipeline.submission_score(submission_id=submission_id))
     except JudgeError as exc:
-        retries = self.request.retries
-        if retries < settings.SUBMISSION_JUDGE_RETRIES:
-            # Keep the sweeper off it while the retry waits.
+        # Retried by publishing a fresh message with a countdown rather than Task.retry, so the
+        # count travels with the message and eager mode (tests, --sync) behaves like a worker.
+        if judge_failures < settings.SUBMISSION_JUDGE_RETRIES:
+            countdown = settings.SUBMISSION_JUDGE_RETRY_SECONDS * 2**judge_failures
+            log.warning("submission %s: judge failed (%s); retry %s in %ss", submission_id, exc,
+                        judge_failures + 1, countdown)
+            # Keeps the sweeper off it while the retry waits; if the publish fails, the sweeper sends it.
             services.submission_heartbeat(submission_id=submission_id)
-            countdown = settings.SUBMISSION_JUDGE_RETRY_SECONDS * 2**retries
-            log.warning("submission %s: judge failed (%s); retry %s in %ss", submission_id, exc, retries + 1,
-                        countdown)
-            raise self.retry(exc=exc, countdown=countdown, queue=settings.SUBMISSIONS_QUEUE)
+            submission_score.apply_async(args=[submission_id], kwargs={"judge_failures": judge_failures + 1},
+                                         countdown=countdown, queue=settings.SUBMISSIONS_QUEUE)
+            return
         services.submission_fail(
             submission_id=submission_id,
-            reason=f"The judge kept failing ({retries + 1} tries with backoff): {exc}. Nothing was scored; "
-                   f"an administrator can retry with `manage.py score {submission_id}` once the judge is back.",
+            reason=f"The judge kept failing ({judge_failures + 1} tries with backoff): {exc}. Nothing was "
+                   f"scored; an administrator can retry with `manage.py score {submission_id}` once the "
+                   "judge is back.",
         )
 
 

@@ -1,0 +1,230 @@
+"""The pipeline run in-process (Celery eager): stages, idempotency, the sweeper, limits, privacy."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from evaluation import pipeline, selectors, services, tasks
+from evaluation.judges import JudgeError, OfflineJudge
+from evaluation.models import PredictionResult, Submission
+from evaluation.tests.submission_helpers import BAD_FILES, good_file, jsonl, make_benchmark, prediction, upload
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def bench(tmp_path):
+    return make_benchmark(tmp_path)
+
+
+@pytest.fixture
+def researcher():
+    return get_user_model().objects.create_user("ada", "ada@example.org", "pw")
+
+
+def submit(bench, owner, content: bytes, capture, **kw) -> Submission:
+    with capture(execute=True):
+        sub = services.submission_create(benchmark=bench, owner=owner, file=upload(content),
+                                         model_name=kw.pop("model_name", "m1"), **kw)
+    sub.refresh_from_db()
+    return sub
+
+
+def test_a_good_file_goes_to_done_with_its_scores_and_one_row_per_prediction(
+        bench, researcher, django_capture_on_commit_callbacks) -> None:
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks,
+                 price_input_per_mtok=1.0, price_output_per_mtok=2.0)
+    assert sub.status == "done", sub.failure_reason
+    text = sub.results["modes"]["text"]["accuracy"]["overall"]
+    assert (text["count"], text["n"]) == (4, 6)  # s2 and s5 answered wrong
+    assert sub.results["mode_selection"] is not None
+    assert PredictionResult.objects.filter(submission=sub).count() == 12
+    row = PredictionResult.objects.get(submission=sub, sample__uid="s1", mode="adaptive")
+    assert row.correct and row.decided_by == "rule" and row.n_calls == 1
+    assert row.cost_usd == pytest.approx((1000 * 1.0 + 100 * 2.0) / 1e6)
+    assert sub.coverage["adaptive"]["missing"] == 0
+    assert sub.scorer_version.startswith("metrics-") and sub.judge_name == "offline"
+    assert (sub.progress_done, sub.progress_total) == (12, 12)
+    assert len(mail.outbox) == 1 and "is scored" in mail.outbox[0].subject
+
+
+def test_a_stage_run_again_changes_nothing(bench, researcher, django_capture_on_commit_callbacks) -> None:
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    before = sub.results
+    pipeline.submission_validate(submission_id=sub.pk)
+    pipeline.submission_score(submission_id=sub.pk)
+    sub.refresh_from_db()
+    assert sub.status == "done" and sub.results == before
+    assert PredictionResult.objects.filter(submission=sub).count() == 12
+    assert len(mail.outbox) == 1
+
+
+def test_scoring_after_an_interrupted_run_replaces_its_rows_instead_of_adding(
+        bench, researcher, django_capture_on_commit_callbacks) -> None:
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    # As if a run had died after writing: stale rows, status left in judging.
+    PredictionResult.objects.filter(submission=sub, sample__uid="s1", mode="text").update(correct=False)
+    Submission.objects.filter(pk=sub.pk).update(status="judging")
+    pipeline.submission_score(submission_id=sub.pk)
+    assert PredictionResult.objects.filter(submission=sub).count() == 12
+    assert PredictionResult.objects.get(submission=sub, sample__uid="s1", mode="text").correct
+
+
+def test_a_bad_file_fails_whole_with_its_errors_and_keeps_the_file(
+        bench, researcher, django_capture_on_commit_callbacks) -> None:
+    content = good_file() + (BAD_FILES / "bad_mode.jsonl").read_bytes().splitlines(keepends=True)[1]
+    sub = submit(bench, researcher, content, django_capture_on_commit_callbacks)
+    assert sub.status == "failed"
+    assert sub.errors == [{"line": 13, "field": "mode",
+                           "message": "expected one of text, adaptive, oracle, got 'agentic'"}]
+    assert "nothing was scored" in sub.failure_reason
+    assert not PredictionResult.objects.filter(submission=sub).exists() and sub.results is None
+    with sub.file.open("rb") as fh:
+        assert fh.read() == content
+    assert "failed" in mail.outbox[-1].subject
+
+
+def test_a_broker_outage_at_upload_leaves_it_queued_and_the_sweeper_sends_it_later(
+        bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    with mock.patch.object(tasks.submission_validate, "apply_async", side_effect=OperationalError("down")):
+        sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    assert sub.status == "queued"
+    # Not stuck yet: the sweeper leaves a fresh submission alone.
+    assert services.submissions_sweep().resent == []
+    Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        summary = services.submissions_sweep()
+    assert summary.resent == [sub.pk]
+    sub.refresh_from_db()
+    assert sub.status == "done"
+
+
+def test_the_sweeper_gives_up_after_the_last_attempt_with_an_actionable_reason(
+        bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SUBMISSION_MAX_ATTEMPTS = 2
+    with mock.patch.object(tasks.submission_validate, "apply_async"):  # sent, but the worker dies every time
+        sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+        Submission.objects.filter(pk=sub.pk).update(status="scoring")
+        for _ in range(3):
+            Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+            with mock.patch.object(tasks.submission_score, "apply_async"):
+                with django_capture_on_commit_callbacks(execute=True):
+                    services.submissions_sweep()
+    sub.refresh_from_db()
+    assert sub.status == "failed"
+    assert "scoring stage did not finish after 3 tries" in sub.failure_reason
+    assert f"manage.py score {sub.pk}" in sub.failure_reason
+
+
+class FlakyJudge(OfflineJudge):
+    """Fails the first ``failures`` batches, then judges like the offline judge."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    def answer_equivalence(self, questions):
+        if self.failures:
+            self.failures -= 1
+            raise JudgeError("judge http 503")
+        return super().answer_equivalence(questions)
+
+
+def test_a_judge_failure_is_retried_then_scored(bench, researcher, django_capture_on_commit_callbacks,
+                                                settings) -> None:
+    settings.SUBMISSION_JUDGE_RETRY_SECONDS = 0
+    judge = FlakyJudge(failures=1)
+    with mock.patch.object(pipeline, "pipeline_judge", return_value=judge):
+        sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    assert sub.status == "done" and judge.failures == 0
+
+
+def test_a_judge_that_keeps_failing_fails_the_submission_with_the_reason(
+        bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SUBMISSION_JUDGE_RETRY_SECONDS = 0
+    settings.SUBMISSION_JUDGE_RETRIES = 2
+    with mock.patch.object(pipeline, "pipeline_judge", return_value=FlakyJudge(failures=99)):
+        sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    assert sub.status == "failed"
+    assert "The judge kept failing (3 tries with backoff): judge http 503" in sub.failure_reason
+    assert not PredictionResult.objects.filter(submission=sub).exists()
+
+
+def test_tool_calls_are_checked_by_the_tool_registry(bench, researcher, django_capture_on_commit_callbacks) -> None:
+    bad = prediction("s1", "adaptive", steps=[{"thought": "zoom", "tool": {"name": "zoom_in", "args": {"bbox": "x"}}}])
+    sub = submit(bench, researcher, jsonl([bad]), django_capture_on_commit_callbacks)
+    row = PredictionResult.objects.get(submission=sub)
+    assert row.calls[0]["valid"] is False and row.calls[0]["decided_by"] == "rule"
+    assert any("bbox" in e for e in row.calls[0]["errors"])
+
+
+def test_failed_submissions_do_not_count_against_the_daily_quota(
+        bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SUBMISSIONS_PER_DAY = 2
+    settings.SUBMISSIONS_MAX_ACTIVE_PER_USER = 10
+    submit(bench, researcher, b"not json\n", django_capture_on_commit_callbacks)
+    submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    with pytest.raises(services.QuotaExceeded, match="2 submissions to 'tiny' in the last 24 hours"):
+        submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    staff = get_user_model().objects.create_user("boss", is_staff=True)
+    for _ in range(3):
+        assert submit(bench, staff, good_file(), django_capture_on_commit_callbacks).status == "done"
+
+
+def test_a_researcher_can_have_only_so_many_submissions_in_the_pipeline(
+        bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SUBMISSIONS_MAX_ACTIVE_PER_USER = 1
+    with mock.patch.object(tasks.submission_validate, "apply_async"):  # stays queued
+        submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    with pytest.raises(services.TooManyActive, match="already have 1 submissions being scored"):
+        submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_stored(bench, researcher, settings,
+                                                                   django_capture_on_commit_callbacks) -> None:
+    settings.SUBMISSION_MAX_FILE_BYTES = 1024
+    with pytest.raises(services.FileTooLarge, match="the limit is 1,024 bytes"):
+        submit(bench, researcher, (BAD_FILES / "too_large.jsonl").read_bytes(), django_capture_on_commit_callbacks)
+    assert not Submission.objects.exists()
+
+
+def test_test_split_rows_are_hidden_from_everyone_but_staff(bench, researcher,
+                                                            django_capture_on_commit_callbacks) -> None:
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    seen = {r.sample.uid for r in selectors.prediction_results_for(submission=sub, user=researcher)}
+    assert seen == {"s1", "s2", "s3"}
+    staff = get_user_model().objects.create_user("boss", is_staff=True)
+    assert selectors.prediction_results_for(submission=sub, user=staff).count() == 12
+
+
+def test_publish_unpublish_and_soft_delete(bench, researcher, django_capture_on_commit_callbacks) -> None:
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    assert list(selectors.leaderboard_submissions(benchmark=bench)) == []
+    services.submission_set_public(submission=sub, public=True)
+    assert list(selectors.leaderboard_submissions(benchmark=bench)) == [sub]
+    services.submission_delete(submission=sub)
+    assert list(selectors.leaderboard_submissions(benchmark=bench)) == []
+    assert list(selectors.submissions_of(user=researcher)) == []
+    assert Submission.objects.filter(pk=sub.pk).exists()  # soft: kept for audit
+
+
+def test_rescore_keeps_the_old_results_visible_until_replaced(bench, researcher,
+                                                              django_capture_on_commit_callbacks) -> None:
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks, is_public=True)
+    Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
+    with mock.patch.object(tasks.submission_validate, "apply_async"):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert services.submission_rescore(submission=sub)
+    assert sub.status == "queued"
+    assert list(selectors.leaderboard_submissions(benchmark=bench)) == [sub]
+    services.submission_process_sync(submission=sub)
+    assert sub.status == "done" and sub.scorer_version != "metrics-old"
+    assert PredictionResult.objects.filter(submission=sub).count() == 12
