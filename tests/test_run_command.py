@@ -46,7 +46,8 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
                     pytest.fail("the run command did not serve the home page:\n" + (tmp_path / "run.log").read_text()[-4000:])
                 time.sleep(1)
         assert status == 200
-        assert "AdaptMMBench demo" in home
+        assert "AdaptMM demo" in home
+        assert "<strong>151</strong> samples" in home
         login_status, login = fetch(f"http://127.0.0.1:{port}/accounts/login/")
         assert login_status == 200 and 'name="password"' in login
         assert (tmp_path / "var" / "db.sqlite3").exists()
