@@ -132,12 +132,13 @@ def celery_broker_options(url: str | None, var_dir: Path) -> dict:
         # longest task so a slow task is not run twice while its worker is alive.
         return {"visibility_timeout": 3600} if url.startswith(("redis://", "rediss://")) else {}
     folder = var_dir / "broker"
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
         "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),  # else kombu writes control/ into the working directory
         "store_processed": False,
     }
 
