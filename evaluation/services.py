@@ -60,14 +60,22 @@ METADATA_FIELDS = (
 )
 
 
+def _human(n: int) -> str:
+    return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n / 2**10:.0f} KB" if n >= 2**10 else f"{n} bytes"
+
+
+def size_limit_message(size: int) -> str:
+    limit = settings.SUBMISSION_MAX_FILE_BYTES
+    return (f"The file is too large: {size:,} bytes, over the limit of {limit:,} bytes ({_human(limit)}) "
+            "for a prediction file. Split it by mode into several submissions, or drop the optional "
+            "'response' field.")
+
+
 def submission_limits_check(*, owner: Any, benchmark: Benchmark, size: int | None) -> None:
     """Raise the first limit the upload breaks. Staff are exempt from quota and concurrency caps."""
     limit = settings.SUBMISSION_MAX_FILE_BYTES
     if size is not None and size > limit:
-        raise FileTooLarge(
-            f"The file is {size:,} bytes; the limit is {limit:,} bytes ({limit / 2**20:.0f} MB). "
-            "Split it by mode into several submissions, or drop the optional 'response' field."
-        )
+        raise FileTooLarge(size_limit_message(size))
     if owner.is_staff:
         return
     per_day = settings.SUBMISSIONS_PER_DAY

@@ -1,0 +1,213 @@
+"""The submission API (docs/submissions.md): thin views over evaluation.services and selectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from annotation.models import Benchmark
+from evaluation import selectors, services
+from evaluation.models import Submission, SubmissionStatus, Weights
+
+# multipart boundaries and the metadata fields ride on top of the file itself
+MULTIPART_SLACK = 64 * 1024
+REJECTION_STATUS = {"too_large": 413, "quota": 429, "busy": 429, "invalid": 400}
+PROGRESS_UNITS = {
+    SubmissionStatus.QUEUED: "", SubmissionStatus.VALIDATING: "bytes", SubmissionStatus.SCORING: "predictions",
+    SubmissionStatus.JUDGING: "questions", SubmissionStatus.DONE: "predictions", SubmissionStatus.FAILED: "",
+}
+
+
+def upload_too_large(request: Any) -> str | None:
+    """A message when the declared request size is over the limit, before any byte is read."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    limit = settings.SUBMISSION_MAX_FILE_BYTES
+    if length > limit + MULTIPART_SLACK:
+        return services.size_limit_message(length)
+    return None
+
+
+class SubmissionCreateInput(serializers.Serializer):
+    file = serializers.FileField(allow_empty_file=True)
+    model_name = serializers.CharField(max_length=200)
+    organisation = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    model_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+    paper_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+    weights = serializers.ChoiceField(choices=Weights.choices, required=False, allow_blank=True)
+    parameters_billions = serializers.FloatField(required=False, allow_null=True, min_value=0.0)
+    price_input_per_mtok = serializers.FloatField(required=False, allow_null=True, min_value=0.0)
+    price_output_per_mtok = serializers.FloatField(required=False, allow_null=True, min_value=0.0)
+    description = serializers.CharField(required=False, allow_blank=True)
+    is_public = serializers.BooleanField(required=False, default=False)
+
+
+class SubmissionCreated(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    url = serializers.URLField()
+    page = serializers.URLField()
+
+
+def submission_urls(request: Request, sub: Submission) -> dict[str, str]:
+    return {
+        "url": reverse("api-submission-detail", args=[sub.pk], request=request),
+        "page": request.build_absolute_uri(sub.get_absolute_url()),
+    }
+
+
+def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
+    """Everything the owner may see about a submission (aggregates only; no per-sample rows)."""
+    return {
+        "id": sub.pk,
+        "benchmark": sub.benchmark.slug,
+        "model_name": sub.model_name,
+        "organisation": sub.organisation,
+        "model_url": sub.model_url,
+        "paper_url": sub.paper_url,
+        "weights": sub.weights,
+        "parameters_billions": sub.parameters_billions,
+        "price_input_per_mtok": sub.price_input_per_mtok,
+        "price_output_per_mtok": sub.price_output_per_mtok,
+        "description": sub.description,
+        "is_public": sub.is_public,
+        "is_demo": sub.is_demo,
+        "status": sub.status,
+        "progress": {"done": sub.progress_done, "total": sub.progress_total,
+                     "unit": PROGRESS_UNITS.get(sub.status, "")},
+        "failure_reason": sub.failure_reason,
+        "errors": sub.errors,
+        "errors_truncated": sub.errors_truncated,
+        "file": {"name": sub.original_name, "size": sub.file_size, "lines": sub.n_lines},
+        "n_predictions": sub.n_predictions,
+        "coverage": sub.coverage,
+        "results": sub.results,
+        "scorer_version": sub.scorer_version,
+        "judge": sub.judge_name,
+        "created_at": sub.created_at,
+        "finished_at": sub.finished_at,
+        "scored_at": sub.scored_at,
+        **submission_urls(request, sub),
+        "predictions_url": reverse("api-submission-predictions", args=[sub.pk], request=request),
+    }
+
+
+def visible_or_404(request: Request, pk: int) -> Submission:
+    sub = selectors.submission_visible_to(user=request.user, submission_id=pk)
+    if sub is None:  # 404, not 403: whether someone else's submission exists is private too
+        raise Http404
+    return sub
+
+
+class SubmissionCreateApi(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": SubmissionCreateInput}, responses={202: SubmissionCreated},
+                   summary="Upload a prediction file (formats.md); it is scored asynchronously")
+    def post(self, request: Request, slug: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, slug=slug)
+        too_large = upload_too_large(request)
+        if too_large:
+            return Response({"detail": too_large, "code": "too_large"}, status=413)
+        data = SubmissionCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        try:
+            sub = services.submission_create(benchmark=benchmark, owner=request.user, **fields)
+        except services.SubmissionRejected as exc:
+            return Response({"detail": exc.message, "code": exc.code}, status=REJECTION_STATUS[exc.code])
+        except DjangoValidationError as exc:
+            return Response(exc.message_dict if hasattr(exc, "message_dict") else {"detail": exc.messages},
+                            status=400)
+        return Response({"id": sub.pk, "status": sub.status, **submission_urls(request, sub)},
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class SubmissionListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="Your submissions (newest first)", responses={200: dict})
+    def get(self, request: Request) -> Response:
+        subs = selectors.submissions_of(user=request.user)[:200]
+        return Response([{"id": s.pk, "benchmark": s.benchmark.slug, "model_name": s.model_name,
+                          "status": s.status, "is_public": s.is_public, "created_at": s.created_at,
+                          **submission_urls(request, s)} for s in subs])
+
+
+class SubmissionUpdateInput(serializers.Serializer):
+    is_public = serializers.BooleanField()
+
+
+class SubmissionDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="Status, progress, errors with line numbers, and results when done",
+                   responses={200: dict})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(submission_payload(visible_or_404(request, pk), request))
+
+    @extend_schema(request=SubmissionUpdateInput, responses={200: dict},
+                   summary="Publish (is_public true) or unpublish a submission")
+    def patch(self, request: Request, pk: int) -> Response:
+        sub = visible_or_404(request, pk)
+        data = SubmissionUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.submission_set_public(submission=sub, public=data.validated_data["is_public"])
+        return Response(submission_payload(sub, request))
+
+    @extend_schema(summary="Delete (soft: hidden everywhere, kept for audit)", responses={204: None})
+    def delete(self, request: Request, pk: int) -> Response:
+        services.submission_delete(submission=visible_or_404(request, pk))
+        return Response(status=204)
+
+
+class PredictionRowOutput(serializers.Serializer):
+    sample_id = serializers.CharField(source="sample.uid")
+    mode = serializers.CharField()
+    correct = serializers.BooleanField()
+    decided_by = serializers.CharField()
+    extracted = serializers.CharField()
+    answer = serializers.CharField(source="sample.answer")
+    n_steps = serializers.IntegerField()
+    n_calls = serializers.IntegerField()
+    l_eff = serializers.IntegerField()
+    l_gt = serializers.IntegerField()
+    calls = serializers.JSONField()
+    key_steps = serializers.JSONField()
+    kcov = serializers.FloatField(allow_null=True)
+    step_score = serializers.FloatField(allow_null=True)
+    iou = serializers.FloatField(allow_null=True)
+    tokens = serializers.IntegerField(allow_null=True)
+    cost_usd = serializers.FloatField(allow_null=True)
+
+
+class SubmissionPredictionsApi(APIView):
+    """Per-prediction results on dev-split samples (staff also see test-split ones)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: PredictionRowOutput(many=True)},
+                   summary="Per-prediction results (dev split only: test-split correctness stays hidden)")
+    def get(self, request: Request, pk: int) -> Response:
+        sub = visible_or_404(request, pk)
+        rows = selectors.prediction_results_for(submission=sub, user=request.user)
+        pager = LimitOffsetPagination()
+        pager.default_limit = 200
+        page = pager.paginate_queryset(rows, request, view=self)
+        return pager.get_paginated_response(PredictionRowOutput(page, many=True).data)
