@@ -1,3 +1,99 @@
-from django.shortcuts import render
+"""Web pages for submissions: upload (drag and drop, upload progress), list, and the live status page."""
 
-# Create your views here.
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.models import Benchmark
+from evaluation import selectors, services
+from evaluation.api import REJECTION_STATUS, upload_too_large
+from evaluation.forms import SubmissionForm
+from evaluation.models import Submission
+
+DETAIL_ROWS = 200  # dev-split rows shown on the page; the API pages through all of them
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    # The upload page's script posts with XMLHttpRequest (for its progress bar) and reads JSON.
+    return request.headers.get("X-Requested-With") == "XMLHttpRequest"
+
+
+@login_required
+def submission_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "evaluation/submission_list.html",
+                  {"submissions": selectors.submissions_of(user=request.user)[:200]})
+
+
+@login_required
+def submission_new(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+    initial = {}
+    if slug:
+        initial["benchmark"] = get_object_or_404(Benchmark, slug=slug)
+    if request.method != "POST":
+        return render(request, "evaluation/submission_new.html", {"form": SubmissionForm(initial=initial)})
+    too_large = upload_too_large(request)
+    if too_large:  # before touching request.FILES: nothing of the body is read
+        return _rejected(request, SubmissionForm(initial=initial), too_large, 413)
+    form = SubmissionForm(request.POST, request.FILES, initial=initial)
+    if not form.is_valid():
+        if _wants_json(request):
+            return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+        return render(request, "evaluation/submission_new.html", {"form": form}, status=400)
+    fields = {k: v for k, v in form.cleaned_data.items() if v not in (None, "") or k == "is_public"}
+    benchmark = fields.pop("benchmark")
+    try:
+        sub = services.submission_create(benchmark=benchmark, owner=request.user, **fields)
+    except services.SubmissionRejected as exc:
+        return _rejected(request, form, exc.message, REJECTION_STATUS[exc.code])
+    except ValidationError as exc:
+        return _rejected(request, form, "; ".join(exc.messages), 400)
+    if _wants_json(request):
+        return JsonResponse({"id": sub.pk, "status": sub.status, "page": sub.get_absolute_url()}, status=202)
+    return redirect(sub)
+
+
+def _rejected(request: HttpRequest, form: SubmissionForm, message: str, status: int) -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse({"detail": message}, status=status)
+    form.add_error(None, message)
+    return render(request, "evaluation/submission_new.html", {"form": form}, status=status)
+
+
+def _visible(request: HttpRequest, pk: int) -> Submission:
+    sub = selectors.submission_visible_to(user=request.user, submission_id=pk)
+    if sub is None:
+        raise Http404
+    return sub
+
+
+@login_required
+def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> HttpResponse:
+    sub = _visible(request, pk)
+    rows = selectors.prediction_results_for(submission=sub, user=request.user)[:DETAIL_ROWS] if sub.results else []
+    context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS,
+               "modes": sorted((sub.results or {}).get("modes", {}).items(),
+                               key=lambda kv: ("text", "adaptive", "oracle").index(kv[0]))}
+    # htmx polls the status fragment; the full page is for a first visit or a browser without JS.
+    template = "evaluation/_status.html" if (fragment or request.htmx) else "evaluation/submission_detail.html"
+    response = render(request, template, context)
+    response["Vary"] = "HX-Request"
+    return response
+
+
+@login_required
+@require_POST
+def submission_publish(request: HttpRequest, pk: int) -> HttpResponse:
+    sub = _visible(request, pk)
+    services.submission_set_public(submission=sub, public=request.POST.get("public") == "1")
+    return redirect(sub)
+
+
+@login_required
+@require_POST
+def submission_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    services.submission_delete(submission=_visible(request, pk))
+    return redirect("evaluation:list")
