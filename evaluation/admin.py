@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from .models import JudgeVerdict
+from . import services as _services
+from .models import JudgeVerdict, PredictionResult, Submission
 
 
 @admin.register(JudgeVerdict)
@@ -9,3 +10,31 @@ class JudgeVerdictAdmin(admin.ModelAdmin):
     list_filter = ("judge", "prompt_version")
     search_fields = ("input_hash",)
     readonly_fields = ("judge", "prompt_version", "input_hash", "verdict", "created")
+
+
+# ---------------------------------------------------------------------------------------------
+# Submissions (issue 5)
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ("id", "model_name", "benchmark", "owner", "status", "is_public", "is_demo", "deleted_at",
+                    "scorer_version", "created_at")
+    list_filter = ("status", "benchmark", "is_public", "is_demo", "scorer_version")
+    search_fields = ("model_name", "organisation", "owner__username")
+    readonly_fields = ("status", "heartbeat_at", "attempts", "progress_done", "progress_total", "failure_reason",
+                       "errors", "errors_truncated", "n_lines", "n_predictions", "coverage", "results",
+                       "scorer_version", "judge_name", "created_at", "started_at", "finished_at", "scored_at")
+    actions = ["rescore"]
+
+    @admin.action(description="Re-score the selected submissions (through the queue)")
+    def rescore(self, request, queryset) -> None:  # noqa: ANN001
+        n = sum(_services.submission_rescore(submission=s) for s in queryset)
+        self.message_user(request, f"{n} submission(s) sent for re-scoring; those still in the pipeline were left.")
+
+
+@admin.register(PredictionResult)
+class PredictionResultAdmin(admin.ModelAdmin):
+    list_display = ("submission", "sample", "mode", "correct", "decided_by", "n_calls", "cost_usd")
+    list_filter = ("mode", "correct")
+    raw_id_fields = ("submission", "sample")

@@ -191,7 +191,7 @@ def test_a_researcher_can_have_only_so_many_submissions_in_the_pipeline(
 def test_a_file_over_the_size_limit_is_refused_before_it_is_stored(bench, researcher, settings,
                                                                    django_capture_on_commit_callbacks) -> None:
     settings.SUBMISSION_MAX_FILE_BYTES = 1024
-    with pytest.raises(services.FileTooLarge, match="the limit is 1,024 bytes"):
+    with pytest.raises(services.FileTooLarge, match="over the limit of 1,024 bytes"):
         submit(bench, researcher, (BAD_FILES / "too_large.jsonl").read_bytes(), django_capture_on_commit_callbacks)
     assert not Submission.objects.exists()
 
@@ -228,3 +228,68 @@ def test_rescore_keeps_the_old_results_visible_until_replaced(bench, researcher,
     services.submission_process_sync(submission=sub)
     assert sub.status == "done" and sub.scorer_version != "metrics-old"
     assert PredictionResult.objects.filter(submission=sub).count() == 12
+
+
+# ------------------------------------------------------------------ commands and admin
+
+
+def test_submit_sync_prints_the_id_and_metrics_and_score_rescores(bench, researcher, tmp_path) -> None:
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(good_file())
+    out = StringIO()
+    call_command("submit", "tiny", str(path), "--model", "cli-model", "--user", "ada", "--prices", "1", "2",
+                 "--public", "--sync", stdout=out)
+    first, rest = out.getvalue().split("\n", 1)
+    sub = Submission.objects.get()
+    assert first == f"submission {sub.pk}"
+    assert json.loads(rest)["modes"]["text"]["accuracy"]["overall"]["count"] == 4
+    assert sub.is_public and sub.prices == (1.0, 2.0)
+    Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
+    out = StringIO()
+    call_command("score", str(sub.pk), "--sync", stdout=out)
+    sub.refresh_from_db()
+    assert out.getvalue().startswith(f"submission {sub.pk}: done") and sub.scorer_version != "metrics-old"
+    assert PredictionResult.objects.filter(submission=sub).count() == 12
+
+
+def test_submit_reports_a_bad_file_with_its_lines(bench, researcher, tmp_path) -> None:
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes((BAD_FILES / "unknown_sample.jsonl").read_bytes())
+    with pytest.raises(CommandError, match="failed: The file has 1 error"):
+        call_command("submit", "tiny", str(path), "--model", "m", "--user", "ada", "--sync")
+
+
+def test_rescore_all_requeues_every_done_submission_of_a_benchmark(
+        bench, researcher, django_capture_on_commit_callbacks) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    done = [submit(bench, researcher, good_file(), django_capture_on_commit_callbacks) for _ in range(2)]
+    submit(bench, researcher, b"{", django_capture_on_commit_callbacks)  # failed: not re-scored
+    Submission.objects.update(scorer_version="metrics-old")
+    out = StringIO()
+    with mock.patch.object(tasks.submission_validate, "apply_async") as sent:
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("rescore_all", "--benchmark", "tiny", stdout=out)
+    assert "re-scoring 2 submissions" in out.getvalue()
+    assert sorted(c.kwargs["args"][0] for c in sent.call_args_list) == sorted(s.pk for s in done)
+
+
+def test_the_admin_action_rescores(bench, researcher, django_capture_on_commit_callbacks, admin_client) -> None:
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = admin_client.post("/admin/evaluation/submission/",
+                                 {"action": "rescore", "_selected_action": [sub.pk]}, follow=True)
+    assert "1 submission(s) sent for re-scoring" in resp.content.decode()
+    sub.refresh_from_db()
+    assert sub.status == "done" and sub.scorer_version != "metrics-old"

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from evaluation import services
+from evaluation.models import Submission, SubmissionStatus
+from evaluation.reports import scorer_version
+
+
+class Command(BaseCommand):
+    help = ("Re-score every finished (done) submission through the queue after a scorer change; old "
+            "results stay visible until replaced.")
+
+    def add_arguments(self, parser) -> None:  # noqa: ANN001
+        parser.add_argument("--benchmark", help="only this benchmark's submissions (slug)")
+        parser.add_argument("--stale-only", action="store_true",
+                            help=f"only those scored by another scorer version than {scorer_version()}")
+        parser.add_argument("--sync", action="store_true", help="score in this process, one after another")
+
+    def handle(self, *args: object, **opts: object) -> None:
+        subs = Submission.objects.filter(status=SubmissionStatus.DONE, deleted_at__isnull=True).order_by("pk")
+        if opts["benchmark"]:
+            subs = subs.filter(benchmark__slug=opts["benchmark"])
+        if opts["stale_only"]:
+            subs = subs.exclude(scorer_version=scorer_version())
+        count = 0
+        for sub in subs.iterator():
+            if services.submission_rescore(submission=sub, enqueue=not opts["sync"]):
+                count += 1
+                if opts["sync"]:
+                    services.submission_process_sync(submission=sub)
+        self.stdout.write(f"re-scoring {count} submission{'s' if count != 1 else ''}"
+                          f"{' (done)' if opts['sync'] else ' (queued)'}")
