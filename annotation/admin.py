@@ -85,3 +85,47 @@ class ReferenceToolCallAdmin(admin.ModelAdmin):
     list_display = ["annotation", "position", "tool", "input_ref", "output_ref"]
     list_filter = ["tool"]
     list_select_related = ["annotation__sample"]
+
+
+# --- the annotator's workbench -------------------------------------------------------------
+from annotation.models import Assignment, BenchmarkRole, KeyStepDraft, ReviewDecision, Revision  # noqa: E402
+
+
+@admin.register(BenchmarkRole)
+class BenchmarkRoleAdmin(admin.ModelAdmin):
+    list_display = ["user", "role", "benchmark"]
+    list_filter = ["role", "benchmark"]
+    list_select_related = ["user", "benchmark"]
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["sample", "annotator", "status", "locked_until", "updated_at"]
+    list_filter = ["status", "sample__benchmark"]
+    list_select_related = ["sample", "annotator"]
+    search_fields = ["sample__uid", "annotator__username"]
+    raw_id_fields = ["sample", "annotation"]
+
+
+@admin.register(Revision)
+class RevisionAdmin(admin.ModelAdmin):
+    list_display = ["annotation", "version", "kind", "author", "created_at"]
+    list_filter = ["kind"]
+    list_select_related = ["annotation__sample", "author"]
+    raw_id_fields = ["annotation"]
+
+
+@admin.register(ReviewDecision)
+class ReviewDecisionAdmin(admin.ModelAdmin):
+    list_display = ["sample", "action", "reviewer", "created_at"]
+    list_filter = ["action"]
+    list_select_related = ["sample", "reviewer"]
+    raw_id_fields = ["sample", "annotation"]
+
+
+@admin.register(KeyStepDraft)
+class KeyStepDraftAdmin(admin.ModelAdmin):
+    list_display = ["annotation", "status", "model", "prompt_version", "created_at"]
+    list_filter = ["status"]
+    raw_id_fields = ["annotation"]

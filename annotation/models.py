@@ -24,6 +24,8 @@ class Benchmark(models.Model):
     # Fixed cost bounds for the rank score in $ per sample (RouterArena fixes them); else derived.
     cost_min = models.FloatField(null=True, blank=True)
     cost_max = models.FloatField(null=True, blank=True)
+    # Cross-validation: how many annotators work on each sample independently.
+    annotators_per_item = models.PositiveSmallIntegerField(default=3)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -35,6 +37,7 @@ class Benchmark(models.Model):
                 condition=Q(cost_min__isnull=True, cost_max__isnull=True)
                 | Q(cost_min__isnull=False, cost_max__isnull=False, cost_min__gt=0, cost_max__gt=models.F("cost_min")),
             ),
+            models.CheckConstraint(name="benchmark_annotators_per_item_positive", condition=Q(annotators_per_item__gte=1)),
         ]
 
     def __str__(self) -> str:
@@ -153,6 +156,14 @@ class Annotation(models.Model):
     # The recovery transform E: ordered operations ({"op": tool name, **args}) on the given image.
     transform = models.JSONField(default=list, blank=True)
     version = models.PositiveIntegerField(default=1)  # bumped on every save; stale saves are refused
+    # The annotator's own reading of the sample (blank until given); the approved one is written
+    # back to the Sample, so answers can be cross-validated without annotators seeing each other's.
+    question = models.TextField(blank=True)
+    options = models.JSONField(null=True, blank=True)
+    answer = models.TextField(blank=True)
+    answer_type = models.CharField(max_length=8, blank=True)
+    # Set only when every reference call ran and was marked valid; any toolchain edit clears it.
+    chain_verified = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -211,6 +222,7 @@ class KeyStep(models.Model):
     text = models.TextField()
     origin = models.CharField(max_length=5, choices=StepOrigin.choices, default=StepOrigin.HUMAN)
     verified = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["annotation", "position"]
@@ -235,6 +247,9 @@ class ReferenceToolCall(models.Model):
     args = models.JSONField(default=dict, blank=True)
     input_ref = models.CharField(max_length=32, default="img0")
     output_ref = models.CharField(max_length=32)
+    # The verifier's verdict on this step: unchecked, valid or invalid, with a note.
+    verdict = models.CharField(max_length=9, default="unchecked")
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["annotation", "position"]
@@ -242,6 +257,9 @@ class ReferenceToolCall(models.Model):
             models.UniqueConstraint(fields=["annotation", "position"], name="tool_call_position_unique"),
             models.UniqueConstraint(fields=["annotation", "output_ref"], name="tool_call_output_unique"),
             models.CheckConstraint(name="tool_call_output_not_original", condition=~Q(output_ref="img0")),
+            models.CheckConstraint(
+                name="tool_call_verdict_valid", condition=Q(verdict__in=["unchecked", "valid", "invalid"])
+            ),
         ]
 
     def __str__(self) -> str:
@@ -249,3 +267,147 @@ class ReferenceToolCall(models.Model):
 
     def as_dict(self) -> dict:
         return {"tool": self.tool, "args": self.args, "input": self.input_ref, "output": self.output_ref}
+
+
+# ---------------------------------------------------------------------------------------------
+# The annotator's workbench (docs/annotation.md): roles, assignments, revisions, reviews, LLM drafts.
+# Fields added to the models above: Benchmark.annotators_per_item, Annotation's proposed question
+# and answer and chain_verified, KeyStep.note, ReferenceToolCall.verdict and note.
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    REVIEWER = "reviewer", "Reviewer"
+    ADMIN = "admin", "Admin"
+
+
+class BenchmarkRole(models.Model):
+    """What a person may do on one benchmark; superusers act as admin everywhere."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="roles")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="benchmark_roles")
+    role = models.CharField(max_length=10, choices=Role.choices)
+
+    class Meta:
+        ordering = ["benchmark", "role", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "user", "role"], name="benchmark_role_unique"),
+            models.CheckConstraint(name="benchmark_role_valid", condition=Q(role__in=[c.value for c in Role])),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} on {self.benchmark.slug}"
+
+
+class AssignmentStatus(models.TextChoices):
+    ACTIVE = "active", "In progress"
+    SUBMITTED = "submitted", "Submitted"
+    RETURNED = "returned", "Returned by a reviewer"
+    SKIPPED = "skipped", "Skipped"
+
+
+class Assignment(models.Model):
+    """One annotator's slot on one sample, with their own annotation (independent of the others)."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    annotation = models.OneToOneField(Annotation, on_delete=models.CASCADE, related_name="assignment")
+    status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.ACTIVE)
+    # Soft lock: an active assignment holds one of the sample's N slots until this time; after it,
+    # the slot may go to someone else (the draft stays with its author).
+    locked_until = models.DateTimeField(null=True, blank=True)
+    review_comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "annotator"], name="assignment_one_per_annotator"),
+            models.CheckConstraint(
+                name="assignment_status_valid", condition=Q(status__in=[c.value for c in AssignmentStatus])
+            ),
+        ]
+        indexes = [models.Index(fields=["annotator", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.sample.uid} for {self.annotator} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("annotation:item", args=[self.pk])
+
+
+class RevisionKind(models.TextChoices):
+    SAVE = "save", "Saved"
+    CONFLICT = "conflict", "Stale edit kept as a draft"
+    SUBMIT = "submit", "Submitted"
+    RESTORE = "restore", "Restored a kept draft"
+    REVIEW = "review", "Reviewed"
+
+
+class Revision(models.Model):
+    """A snapshot of an annotation after a save (who, when, what); a refused stale save is kept too."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    version = models.PositiveIntegerField()  # the annotation's version this snapshot is (or was based on)
+    kind = models.CharField(max_length=10, choices=RevisionKind.choices, default=RevisionKind.SAVE)
+    snapshot = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["annotation", "-created_at", "-pk"]
+        indexes = [models.Index(fields=["annotation", "kind"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotation_id} v{self.version} {self.kind}"
+
+
+class ReviewAction(models.TextChoices):
+    APPROVE = "approve", "Approved"
+    REJECT = "reject", "Rejected"
+
+
+class ReviewDecision(models.Model):
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="review_decisions")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    action = models.CharField(max_length=8, choices=ReviewAction.choices)
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="review_decisions")
+    comment = models.TextField(blank=True)
+    agreement = models.JSONField(default=dict, blank=True)  # the figures the reviewer saw
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.sample.uid}: {self.action}"
+
+
+class DraftStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class KeyStepDraft(models.Model):
+    """An LLM's key-step draft for an annotation; the annotator inserts and verifies the steps."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="step_drafts")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=8, choices=DraftStatus.choices, default=DraftStatus.QUEUED)
+    prompt_version = models.CharField(max_length=32)
+    model = models.CharField(max_length=100, blank=True)
+    steps = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"draft for {self.annotation_id} ({self.status})"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, QuerySet
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, QuerySet
 
-from annotation.models import Annotation, AnnotationStatus, Benchmark
+from annotation.models import Annotation, AnnotationStatus, Assignment, AssignmentStatus, Benchmark, Revision, Sample
 
 
 def approved_annotations_for_export(benchmark: Benchmark) -> dict[int, Annotation]:
@@ -17,3 +18,92 @@ def approved_annotations_for_export(benchmark: Benchmark) -> dict[int, Annotatio
 
 def benchmark_list() -> QuerySet[Benchmark]:
     return Benchmark.objects.annotate(sample_count=Count("samples", distinct=True)).order_by("name")
+
+
+# --- the annotator's workbench -------------------------------------------------------------
+
+
+def benchmarks_for_user(user: AbstractBaseUser) -> QuerySet[Benchmark]:
+    """Benchmarks the person has a role on (every benchmark for a superuser)."""
+    qs = Benchmark.objects.all() if user.is_superuser else Benchmark.objects.filter(roles__user=user).distinct()
+    return qs.annotate(sample_count=Count("samples", distinct=True)).order_by("name")
+
+
+def assignments_of(user: AbstractBaseUser, benchmark: Benchmark | None = None) -> QuerySet[Assignment]:
+    qs = Assignment.objects.filter(annotator=user).select_related("sample__benchmark", "annotation")
+    if benchmark is not None:
+        qs = qs.filter(sample__benchmark=benchmark)
+    return qs.order_by("-updated_at")
+
+
+def assignment_of_annotator(user: AbstractBaseUser, pk: int) -> Assignment | None:
+    """The assignment, only when it is this person's (others' work stays invisible)."""
+    if not user.is_authenticated:
+        return None
+    return (
+        Assignment.objects.filter(pk=pk, annotator=user)
+        .select_related("sample__benchmark", "sample__category__domain", "annotation")
+        .first()
+    )
+
+
+def annotation_for_editor(annotation_id: int) -> Annotation:
+    return Annotation.objects.prefetch_related("regions", "key_steps", "tool_calls").get(pk=annotation_id)
+
+
+def benchmark_progress(benchmark: Benchmark) -> dict:
+    """Per benchmark: samples, samples with N submitted annotations, reviewed-approved samples;
+    per person: their assignments by status."""
+    n = benchmark.annotators_per_item
+    samples = Sample.objects.filter(benchmark=benchmark).annotate(
+        submitted=Count("assignments", filter=Q(assignments__status=AssignmentStatus.SUBMITTED), distinct=True),
+        reviewed=Count("annotations", filter=Q(annotations__status=AnnotationStatus.APPROVED,
+                                               annotations__annotator__isnull=False), distinct=True),
+    )
+    totals = samples.aggregate(
+        total=Count("pk"), complete=Count("pk", filter=Q(submitted__gte=n)), approved=Count("pk", filter=Q(reviewed__gt=0))
+    )
+    people = (
+        Assignment.objects.filter(sample__benchmark=benchmark)
+        .values("annotator__username")
+        .annotate(
+            active=Count("pk", filter=Q(status=AssignmentStatus.ACTIVE)),
+            submitted=Count("pk", filter=Q(status=AssignmentStatus.SUBMITTED)),
+            returned=Count("pk", filter=Q(status=AssignmentStatus.RETURNED)),
+            skipped=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
+            approved=Count("pk", filter=Q(annotation__status=AnnotationStatus.APPROVED)),
+        )
+        .order_by("annotator__username")
+    )
+    return {"n": n, **totals, "people": list(people)}
+
+
+def review_queue(benchmark: Benchmark) -> QuerySet[Sample]:
+    """Samples with work submitted by annotators, the ones not yet reviewed first."""
+    return (
+        Sample.objects.filter(benchmark=benchmark, annotations__status=AnnotationStatus.SUBMITTED,
+                              annotations__annotator__isnull=False)
+        .annotate(
+            submitted=Count("annotations", filter=Q(annotations__status=AnnotationStatus.SUBMITTED,
+                                                    annotations__annotator__isnull=False), distinct=True),
+            reviewed=Count("annotations", filter=Q(annotations__status=AnnotationStatus.APPROVED,
+                                                   annotations__annotator__isnull=False), distinct=True),
+        )
+        .select_related("category__domain")
+        .order_by("reviewed", "-submitted", "position")
+        .distinct()
+    )
+
+
+def annotations_for_review(sample: Sample) -> list[Annotation]:
+    """Every non-draft annotation of the sample (the imported one included), with their parts."""
+    return list(
+        sample.annotations.exclude(status=AnnotationStatus.DRAFT)
+        .select_related("annotator", "sample")
+        .prefetch_related("regions", "key_steps", "tool_calls")
+        .order_by("annotator_id", "pk")
+    )
+
+
+def revisions_of(annotation: Annotation) -> QuerySet[Revision]:
+    return Revision.objects.filter(annotation=annotation).select_related("author").order_by("-pk")

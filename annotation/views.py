@@ -1,3 +1,279 @@
-from django.shortcuts import render
+"""The annotator's workbench pages (docs/annotation.md). Views parse input, call one service or
+selector and render; htmx requests get the fragment only."""
 
-# Create your views here.
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import selectors
+from annotation.coco import coco_from_benchmark
+from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge
+from annotation.models import Annotation, Assignment, Benchmark, KeyStepDraft, Revision, Sample
+from annotation.services import benchmark_export
+from annotation.workbench import access
+from annotation.workbench.assignments import assignment_claim_next, assignment_skip, assignment_touch
+from annotation.workbench.editing import annotation_restore, annotation_save, annotation_snapshot, revision_diff
+from annotation.workbench.llm import key_step_draft_request, llm_unavailable_reason
+from annotation.workbench.previews import (
+    chain_run,
+    frame_of,
+    oracle_preview_png,
+    transform_preview_png,
+)
+from annotation.workbench.review import PARTS, ReviewError, annotation_reject, sample_agreement, sample_approve
+
+
+def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
+    # 404, not 403: another annotator's assignment must not even be confirmed to exist.
+    assignment = selectors.assignment_of_annotator(request.user, pk)
+    if assignment is None:
+        raise Http404("No such assignment of yours.")
+    return assignment
+
+
+def _reviewable(request: HttpRequest, benchmark: Benchmark) -> None:
+    if not access.can_review(request.user, benchmark):
+        raise PermissionDenied("Only reviewers of this benchmark may open review pages.")
+
+
+@login_required
+def queue(request: HttpRequest) -> HttpResponse:
+    rows = []
+    for benchmark in selectors.benchmarks_for_user(request.user):
+        roles = access.roles_of(request.user, benchmark)
+        rows.append({"benchmark": benchmark, "roles": sorted(roles),
+                     "assignments": selectors.assignments_of(request.user, benchmark)[:50],
+                     "progress": selectors.benchmark_progress(benchmark)})
+    return render(request, "annotation/queue.html", {"rows": rows})
+
+
+@login_required
+@require_POST
+def claim_next(request: HttpRequest, slug: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    if not access.can_annotate(request.user, benchmark):
+        raise PermissionDenied("You are not an annotator of this benchmark.")
+    assignment = assignment_claim_next(user=request.user, benchmark=benchmark)
+    if assignment is None:
+        messages.info(request, f"Nothing left to annotate in {benchmark.name}.")
+        return redirect("annotation:queue")
+    return redirect(assignment)
+
+
+@login_required
+@require_POST
+def skip(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    assignment_skip(assignment=assignment)
+    messages.info(request, f"Skipped {assignment.sample.uid}.")
+    return redirect("annotation:queue")
+
+
+@login_required
+@require_GET
+def item(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    assignment_touch(assignment=assignment)
+    annotation = selectors.annotation_for_editor(assignment.annotation_id)
+    snapshot = annotation_snapshot(annotation)
+    sample = assignment.sample
+    frame = frame_of(sample, snapshot["transform"])
+    tools = [{"name": t.name, "module": t.module, "description": t.description, "schema": t.schema}
+             for t in REGISTRY.values()]
+    return render(request, "annotation/item.html", {
+        "assignment": assignment, "annotation": annotation, "sample": sample, "frame": frame,
+        "editor": {"version": annotation.version, "snapshot": snapshot, "width": sample.width, "height": sample.height,
+                   "editable": annotation.status in ("draft", "rejected"), "chain_verified": annotation.chain_verified},
+        "tools": tools, "llm_reason": llm_unavailable_reason(),
+        "drafts": annotation.step_drafts.all()[:1],
+    })  # fmt: skip
+
+
+@login_required
+@require_POST
+def save(request: HttpRequest, pk: int) -> JsonResponse:
+    assignment = _own_assignment(request, pk)
+    try:
+        body = json.loads(request.body or b"{}")
+        base_version = int(body["version"])
+    except (ValueError, KeyError, TypeError):
+        return JsonResponse({"ok": False, "errors": ['expected JSON {"version": n, "data": {...}}']}, status=400)
+    result = annotation_save(annotation_id=assignment.annotation_id, user=request.user, base_version=base_version,
+                             data=body.get("data"), submit=bool(body.get("submit")))
+    status = 200 if result.ok else (409 if result.conflict else 400)
+    return JsonResponse({"ok": result.ok, "version": result.version, "message": result.message,
+                         "errors": result.errors, "conflict": result.conflict.pk if result.conflict else None},
+                        status=status)
+
+
+def _json_param(request: HttpRequest, name: str, default: object) -> object:
+    try:
+        return json.loads(request.GET.get(name) or json.dumps(default))
+    except json.JSONDecodeError:
+        raise Http404(f"bad {name}") from None
+
+
+def _sample_for_image(request: HttpRequest, pk: int) -> Sample:
+    """The sample, if the person annotates it or reviews its benchmark."""
+    sample = get_object_or_404(Sample.objects.select_related("benchmark"), pk=pk)
+    if not request.user.is_authenticated:
+        raise PermissionDenied
+    if not (sample.assignments.filter(annotator=request.user).exists() or access.can_review(request.user, sample.benchmark)):
+        raise PermissionDenied("You do not work on this sample.")
+    return sample
+
+
+@login_required
+@require_GET
+def preview_png(request: HttpRequest, pk: int) -> HttpResponse:
+    sample = _sample_for_image(request, pk)
+    transform = _json_param(request, "transform", [])
+    try:
+        if request.GET.get("oracle"):
+            png = oracle_preview_png(sample, transform, _json_param(request, "regions", []))
+        else:
+            png = transform_preview_png(sample, transform)
+    except (ChainError, ImageTooLarge, ValueError, TypeError) as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain")
+    response = HttpResponse(png, content_type="image/png")
+    response["Cache-Control"] = "private, max-age=3600"  # the URL holds the whole input
+    return response
+
+
+@login_required
+@require_POST
+def run_chain(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    try:
+        chain = json.loads(request.POST.get("chain") or "[]")
+    except json.JSONDecodeError:
+        chain = None
+    view = chain_run(assignment.sample, chain if isinstance(chain, list) else [])
+    return render(request, "annotation/_chain_result.html", {"view": view, "result": view.result})
+
+
+@login_required
+@require_POST
+def verify_chain(request: HttpRequest, pk: int) -> HttpResponse:
+    from annotation.workbench.chain import ChainNotVerified, annotation_chain_verify
+
+    assignment = _own_assignment(request, pk)
+    try:
+        annotation_chain_verify(annotation_id=assignment.annotation_id)
+        ok, message = True, "The saved toolchain ran and every step is marked valid: verified."
+    except ChainNotVerified as error:
+        ok, message = False, str(error)
+    return render(request, "annotation/_chain_verified.html", {"ok": ok, "message": message})
+
+
+@login_required
+@require_POST
+def draft_steps(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    reason = llm_unavailable_reason()
+    if reason:
+        return render(request, "annotation/_draft.html", {"draft": None, "reason": reason})
+    draft = key_step_draft_request(annotation=assignment.annotation, user=request.user)
+    return render(request, "annotation/_draft.html", {"draft": draft})
+
+
+@login_required
+@require_GET
+def draft_status(request: HttpRequest, pk: int) -> HttpResponse:
+    draft = get_object_or_404(KeyStepDraft, pk=pk, annotation__assignment__annotator=request.user)
+    return render(request, "annotation/_draft.html", {"draft": draft})
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    revisions = [{"revision": r, "diff": revision_diff(r)} for r in selectors.revisions_of(assignment.annotation)[:50]]
+    return render(request, "annotation/history.html", {"assignment": assignment, "revisions": revisions})
+
+
+@login_required
+@require_POST
+def restore(request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    revision = get_object_or_404(Revision, pk=revision_pk, annotation=assignment.annotation)
+    result = annotation_restore(revision=revision, user=request.user)
+    if result.ok:
+        messages.success(request, f"Restored draft #{revision.pk} as version {result.version}.")
+    else:
+        messages.error(request, "Could not restore: " + "; ".join(result.errors or [result.message]))
+    return redirect(assignment)
+
+
+@login_required
+@require_GET
+def review_list(request: HttpRequest, slug: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    _reviewable(request, benchmark)
+    return render(request, "annotation/review_list.html", {
+        "benchmark": benchmark, "samples": selectors.review_queue(benchmark)[:200],
+        "progress": selectors.benchmark_progress(benchmark)})  # fmt: skip
+
+
+@login_required
+def review_sample(request: HttpRequest, pk: int) -> HttpResponse:
+    sample = get_object_or_404(Sample.objects.select_related("benchmark", "category__domain"), pk=pk)
+    _reviewable(request, sample.benchmark)
+    annotations = selectors.annotations_for_review(sample)
+    figures = sample_agreement(annotations)
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "reject":
+                target = get_object_or_404(Annotation, pk=request.POST.get("annotation"), sample=sample)
+                comment = request.POST.get(f"comment_{target.pk}") or request.POST.get("comment", "")
+                annotation_reject(annotation=target, reviewer=request.user, comment=comment)
+                messages.success(request, "Sent back to its annotator with your comment.")
+            else:
+                sources = {part: _int(request.POST.get(f"source_{part}")) for part in PARTS}
+                sample_approve(sample=sample, reviewer=request.user, sources=sources,
+                               comment=request.POST.get("comment", ""), figures=figures.to_dict())
+                messages.success(request, f"Approved {sample.uid}: it now counts and exports.")
+            return redirect("annotation:review_sample", pk=sample.pk)
+        except ReviewError as error:
+            messages.error(request, str(error))
+    columns = [{"annotation": a, "snapshot": annotation_snapshot(a), "frame": frame_of(sample, a.transform)}
+               for a in annotations]
+    return render(request, "annotation/review_sample.html", {
+        "sample": sample, "columns": columns, "figures": figures, "parts": PARTS})  # fmt: skip
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+@login_required
+@require_GET
+def export_zip(request: HttpRequest, slug: str) -> FileResponse:
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    _reviewable(request, benchmark)
+    # Deleted when FileResponse closes the handle, after streaming; export writes it by path.
+    handle = tempfile.NamedTemporaryFile(suffix=".zip")  # noqa: SIM115
+    benchmark_export(benchmark=benchmark, out=Path(handle.name))
+    return FileResponse(handle, as_attachment=True, filename=f"{benchmark.slug}.zip")
+
+
+@login_required
+@require_GET
+def export_coco(request: HttpRequest, slug: str) -> JsonResponse:
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    _reviewable(request, benchmark)
+    response = JsonResponse(coco_from_benchmark(benchmark), json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-coco.json"'
+    return response

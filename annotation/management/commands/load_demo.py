@@ -12,5 +12,6 @@ class Command(BaseCommand):
         summary = demo_benchmark_load()
         self.stdout.write(f"Demo benchmark: {summary}")
         demo_accounts_ensure()
+        self.stdout.write("Workbench: " + __import__("annotation.workbench.demo", fromlist=["_"]).demo_workbench_ensure())
         names = ", ".join(f"{a.username}/{a.password}" for a in DEMO_ACCOUNTS)
         self.stdout.write(self.style.SUCCESS(f"Demo accounts ready: {names}"))

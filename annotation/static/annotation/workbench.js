@@ -1,0 +1,382 @@
+/* The item page: autosave with stale-version handling, transform controls, question and answer,
+ * key steps (drag or Alt+arrows to reorder) and the toolchain editor (argument forms generated
+ * from each tool's JSON Schema). The server validates everything again on save. */
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const json = (id) => JSON.parse($(id).textContent);
+  const data = json("editor-data");
+  const tools = json("tools-data");
+  const urls = json("editor-urls");
+  const toolByName = Object.fromEntries(tools.map((t) => [t.name, t]));
+  const csrf = JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+  const state = data.snapshot;
+  let version = data.version;
+  let conflict = false;
+  let timer = null, saving = false, again = false;
+
+  // ---- saving --------------------------------------------------------------------------------
+  function status(text) { $("save-status").textContent = text; }
+  function showErrors(errors) {
+    const ul = $("errors");
+    ul.innerHTML = "";
+    (errors || []).forEach((msg) => { const li = document.createElement("li"); li.textContent = msg; ul.appendChild(li); });
+  }
+  function payload() {
+    return {
+      question: $("qa-question").value, answer_type: $("qa-type").value, options: parseOptions(),
+      answer: $("qa-answer").value, transform: buildTransform(), regions: boxes.regions,
+      key_steps: state.key_steps, toolchain: state.toolchain,
+    };
+  }
+  function dirty() {
+    if (!data.editable || conflict) return;
+    status("Unsaved changes");
+    clearTimeout(timer);
+    timer = setTimeout(() => save(false), 1200);
+  }
+  async function save(submit) {
+    if (!data.editable || conflict) return;
+    if (saving) { again = true; return; }
+    clearTimeout(timer);
+    saving = true;
+    status(submit ? "Submitting…" : "Saving…");
+    let resp, body;
+    try {
+      resp = await fetch(urls.save, { method: "POST", headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+        body: JSON.stringify({ version, data: payload(), submit }) });
+      body = await resp.json();
+    } catch (err) {
+      saving = false; status("Not saved: the server did not answer (will retry)"); timer = setTimeout(() => save(false), 5000); return;
+    }
+    saving = false;
+    if (resp.ok) {
+      version = body.version;
+      showErrors([]);
+      status(`Saved · version ${version}`);
+      if (submit) { window.location.href = urls.queue; return; }
+    } else if (resp.status === 409) {
+      conflict = true;
+      const box = $("conflict");
+      box.hidden = false;
+      box.textContent = body.message + " ";
+      const a = document.createElement("a"); a.href = "history/"; a.textContent = "Open the history";
+      box.appendChild(a);
+      status("Not saved (stale version)");
+    } else {
+      showErrors(body.errors);
+      status("Not saved: fix the problems listed");
+    }
+    if (again) { again = false; save(false); }
+  }
+  $("save-btn").addEventListener("click", () => save(false));
+  $("submit-btn").addEventListener("click", () => save(true));
+  window.addEventListener("beforeunload", (e) => { if ($("save-status").textContent === "Unsaved changes") e.preventDefault(); });
+
+  // ---- boxes -----------------------------------------------------------------------------------
+  const boxes = new window.BoxEditor($("canvas"), $("boxes"), () => { dirty(); refreshOracle(); });
+  boxes.editable = data.editable;
+  boxes.load(state.regions);
+  $("fit-btn").addEventListener("click", () => boxes.fit());
+  document.addEventListener("boxes:render", () => {
+    const ol = $("box-list");
+    ol.innerHTML = "";
+    boxes.boxes.forEach((b, i) => {
+      const li = document.createElement("li");
+      li.className = i === boxes.selected ? "selected" : "";
+      li.dataset.box = JSON.stringify(b.box.map((v) => Math.round(v)));
+      const span = document.createElement("span");
+      span.className = "coords";
+      span.textContent = `[${b.box.map((v) => Math.round(v)).join(", ")}]`;
+      span.addEventListener("click", () => boxes.select(i));
+      const label = document.createElement("input");
+      label.placeholder = "label"; label.value = b.label; label.size = 10;
+      label.addEventListener("change", () => { b.label = label.value; dirty(); });
+      const del = document.createElement("button");
+      del.type = "button"; del.className = "secondary"; del.textContent = "✕"; del.title = "Delete box";
+      del.addEventListener("click", () => boxes.remove(i));
+      li.append(span, " ", label, " ", del);
+      ol.appendChild(li);
+    });
+  });
+  boxes.render();
+
+  // ---- transform ---------------------------------------------------------------------------------
+  let extraOps = [];
+  function loadTransform(ops) {
+    for (const op of ops) {
+      if (op.op === "rotate") {
+        const a = ((op.angle % 360) + 360) % 360;
+        if ([0, 90, 180, 270].includes(a)) $("t-rotate").value = String(a);
+        else { $("t-rotate").value = "custom"; $("t-angle").disabled = false; $("t-angle").value = op.angle; }
+      } else if (op.op === "flip") $("t-flip").value = op.direction || "horizontal";
+      else if (op.op === "contrast" && !op.beta) $("t-contrast").value = op.alpha;
+      else if (op.op === "brightness" && op.additive !== false) $("t-brightness").value = op.beta;
+      else if (op.op === "gamma") $("t-gamma").value = op.gamma;
+      else extraOps.push(op); // anything else (imported files may hold more) is kept as it is
+    }
+  }
+  function buildTransform() {
+    const ops = [];
+    const rot = $("t-rotate").value === "custom" ? parseFloat($("t-angle").value) || 0 : parseInt($("t-rotate").value, 10);
+    if (rot) ops.push({ op: "rotate", angle: rot });
+    if ($("t-flip").value) ops.push({ op: "flip", direction: $("t-flip").value });
+    const alpha = parseFloat($("t-contrast").value);
+    if (!isNaN(alpha) && alpha !== 1) ops.push({ op: "contrast", alpha });
+    const beta = parseFloat($("t-brightness").value);
+    if (!isNaN(beta) && beta !== 0) ops.push({ op: "brightness", beta });
+    const gamma = parseFloat($("t-gamma").value);
+    if (!isNaN(gamma) && gamma !== 1) ops.push({ op: "gamma", gamma });
+    return ops.concat(extraOps);
+  }
+  function frameSize(ops) { // as annotation.benchmark_format.frame_size
+    let w = data.width, h = data.height;
+    for (const op of ops) {
+      if (op.op !== "rotate") continue;
+      const a = ((op.angle % 360) + 360) % 360;
+      if (a % 90 === 0) { if (a % 180 === 90) [w, h] = [h, w]; }
+      else {
+        const r = (a * Math.PI) / 180, c = Math.abs(Math.cos(r)), s = Math.abs(Math.sin(r));
+        [w, h] = [Math.round(w * c + h * s), Math.round(w * s + h * c)];
+      }
+    }
+    return [w, h];
+  }
+  const geometry = (ops) => JSON.stringify(ops.filter((o) => o.op === "rotate" || o.op === "flip"));
+  let lastGeometry = null;
+  let lastTransform = null;
+  function transformChanged() {
+    const ops = buildTransform();
+    if (lastGeometry !== null && geometry(ops) !== lastGeometry) {
+      if (boxes.boxes.length && !window.confirm("The boxes are in the rotated/flipped frame. Clear them and change the transform?")) {
+        $("t-rotate").value = "0"; $("t-flip").value = ""; extraOps = []; loadTransform(lastTransform); return;
+      }
+      if (boxes.boxes.length) { boxes.checkpoint(); boxes.boxes = []; boxes.selected = -1; }
+      const [w, h] = frameSize(ops);
+      boxes.setFrame(w, h);
+    }
+    lastGeometry = geometry(ops);
+    lastTransform = ops;
+    $("stage-image").setAttribute("href", `${urls.image}?transform=${encodeURIComponent(JSON.stringify(ops))}`);
+    refreshOracle();
+  }
+  let oracleTimer = null;
+  function refreshOracle() {
+    clearTimeout(oracleTimer);
+    oracleTimer = setTimeout(() => {
+      const q = `transform=${encodeURIComponent(JSON.stringify(buildTransform()))}&regions=${encodeURIComponent(JSON.stringify(boxes.regions.map((r) => r.box)))}`;
+      $("oracle-image").src = `${urls.image}?oracle=1&${q}`;
+    }, 300);
+  }
+  loadTransform(state.transform || []);
+  transformChanged();
+  $("t-rotate").addEventListener("change", () => { $("t-angle").disabled = $("t-rotate").value !== "custom"; transformChanged(); dirty(); });
+  ["t-angle", "t-flip", "t-contrast", "t-brightness", "t-gamma"].forEach((id) =>
+    $(id).addEventListener("change", () => { transformChanged(); dirty(); }));
+
+  // ---- question and answer -----------------------------------------------------------------------
+  function parseOptions() {
+    if ($("qa-type").value !== "choice") return null;
+    const out = {};
+    $("qa-options").value.split("\n").forEach((line) => {
+      const m = line.match(/^\s*([A-Za-z])\s*[:.)]\s*(.+)$/);
+      if (m) out[m[1].toUpperCase()] = m[2].trim();
+    });
+    return Object.keys(out).length ? out : null;
+  }
+  $("qa-question").value = state.question || "";
+  $("qa-type").value = state.answer_type || "text";
+  $("qa-options").value = Object.entries(state.options || {}).map(([k, v]) => `${k}: ${v}`).join("\n");
+  $("qa-answer").value = state.answer || "";
+  const showOptions = () => { $("qa-options-label").hidden = $("qa-type").value !== "choice"; };
+  showOptions();
+  ["qa-question", "qa-type", "qa-options", "qa-answer"].forEach((id) => $(id).addEventListener("input", () => { showOptions(); dirty(); }));
+
+  // ---- key steps ---------------------------------------------------------------------------------
+  let dragFrom = -1;
+  function moveStep(from, to) {
+    if (to < 0 || to >= state.key_steps.length || from === to) return;
+    const [s] = state.key_steps.splice(from, 1);
+    state.key_steps.splice(to, 0, s);
+    renderSteps();
+    dirty();
+    const moved = $("steps").children[to];
+    if (moved) moved.querySelector("textarea").focus();
+  }
+  function renderSteps() {
+    const ol = $("steps");
+    ol.innerHTML = "";
+    state.key_steps.forEach((s, i) => {
+      const li = document.createElement("li");
+      li.className = "step" + (s.origin === "llm" && !s.verified ? " unverified" : "");
+      li.draggable = true;
+      li.dataset.index = i;
+      li.innerHTML = '<span class="grip" title="Drag to reorder">⠿</span>';
+      const text = document.createElement("textarea");
+      text.rows = 2; text.value = s.text; text.setAttribute("aria-label", `Step ${i + 1}`);
+      text.addEventListener("input", () => { s.text = text.value; if (s.origin === "human") s.verified = true; dirty(); });
+      li.appendChild(text);
+      if (s.origin === "llm") {
+        const badge = document.createElement("label");
+        badge.className = "badge";
+        const cb = document.createElement("input");
+        cb.type = "checkbox"; cb.checked = s.verified;
+        cb.addEventListener("change", () => { s.verified = cb.checked; li.classList.toggle("unverified", !cb.checked); dirty(); });
+        badge.append(cb, " LLM draft: verified");
+        li.appendChild(badge);
+      }
+      const note = document.createElement("input");
+      note.placeholder = "note"; note.value = s.note || ""; note.className = "note";
+      note.addEventListener("input", () => { s.note = note.value; dirty(); });
+      li.appendChild(note);
+      [["↑", i - 1, "Move up"], ["↓", i + 1, "Move down"]].forEach(([label, to, title]) => {
+        const b = document.createElement("button");
+        b.type = "button"; b.className = "secondary"; b.textContent = label; b.title = title;
+        b.addEventListener("click", () => moveStep(i, to));
+        li.appendChild(b);
+      });
+      const del = document.createElement("button");
+      del.type = "button"; del.className = "secondary"; del.textContent = "✕"; del.title = "Delete step";
+      del.addEventListener("click", () => { state.key_steps.splice(i, 1); renderSteps(); dirty(); });
+      li.appendChild(del);
+      li.addEventListener("keydown", (e) => {
+        if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown")) { e.preventDefault(); moveStep(i, e.key === "ArrowUp" ? i - 1 : i + 1); }
+      });
+      li.addEventListener("dragstart", (e) => { dragFrom = i; e.dataTransfer.effectAllowed = "move"; e.dataTransfer.setData("text/plain", String(i)); });
+      li.addEventListener("dragover", (e) => { e.preventDefault(); });
+      li.addEventListener("drop", (e) => { e.preventDefault(); if (dragFrom >= 0) moveStep(dragFrom, i); dragFrom = -1; });
+      ol.appendChild(li);
+    });
+  }
+  renderSteps();
+  $("add-step").addEventListener("click", () => {
+    state.key_steps.push({ text: "", origin: "human", verified: true, note: "" });
+    renderSteps();
+    $("steps").lastChild.querySelector("textarea").focus();
+  });
+  document.addEventListener("click", (e) => {
+    const btn = e.target.closest(".insert-draft");
+    if (!btn) return;
+    JSON.parse(btn.dataset.steps).forEach((text) => state.key_steps.push({ text, origin: "llm", verified: false, note: "" }));
+    btn.disabled = true;
+    renderSteps();
+    dirty();
+  });
+
+  // ---- toolchain ---------------------------------------------------------------------------------
+  function nextRef() {
+    const used = new Set(state.toolchain.map((c) => c.output));
+    let k = 1;
+    while (used.has(`img${k}`)) k += 1;
+    return `img${k}`;
+  }
+  function chainEdited() { $("chain-verified").innerHTML = ""; dirty(); }
+  function argControl(call, name, spec, required) {
+    const wrap = document.createElement("label");
+    wrap.className = "arg";
+    wrap.title = spec.description || "";
+    wrap.append(name + (required ? " *" : "") + " ");
+    const types = [].concat(spec.type || []);
+    const value = call.args[name];
+    let input;
+    const set = (v) => { if (v === undefined) delete call.args[name]; else call.args[name] = v; chainEdited(); };
+    if (spec.enum) {
+      input = document.createElement("select");
+      input.innerHTML = `<option value="">${spec.default !== undefined ? "default (" + spec.default + ")" : "—"}</option>` +
+        spec.enum.map((v) => `<option>${v}</option>`).join("");
+      input.value = value ?? "";
+      input.addEventListener("change", () => set(input.value || undefined));
+    } else if (types.includes("boolean") && types.length === 1) {
+      input = document.createElement("input");
+      input.type = "checkbox"; input.checked = value ?? spec.default ?? false;
+      input.addEventListener("change", () => set(input.checked));
+    } else if ((types.includes("number") || types.includes("integer")) && types.length === 1) {
+      input = document.createElement("input");
+      input.type = "number"; input.step = types.includes("integer") ? "1" : "any";
+      if (spec.minimum !== undefined) input.min = spec.minimum;
+      if (spec.maximum !== undefined) input.max = spec.maximum;
+      input.placeholder = spec.default !== undefined ? String(spec.default) : "";
+      input.value = value ?? "";
+      input.addEventListener("change", () => set(input.value === "" ? undefined : Number(input.value)));
+    } else if (types.length === 1 && types[0] === "string") {
+      input = document.createElement("input");
+      input.placeholder = spec.default !== undefined ? String(spec.default) : "";
+      input.value = value ?? "";
+      input.addEventListener("change", () => set(input.value === "" ? undefined : input.value));
+    } else { // arrays, objects, unions: JSON
+      input = document.createElement("input");
+      input.placeholder = spec.default !== undefined ? JSON.stringify(spec.default) : "JSON";
+      input.value = value === undefined ? "" : JSON.stringify(value);
+      input.addEventListener("change", () => {
+        if (input.value === "") { input.classList.remove("invalid"); set(undefined); return; }
+        try { set(JSON.parse(input.value)); input.classList.remove("invalid"); } catch (err) { input.classList.add("invalid"); }
+      });
+    }
+    input.name = `arg-${name}`;
+    wrap.appendChild(input);
+    return wrap;
+  }
+  function renderChain() {
+    const ol = $("chain");
+    ol.innerHTML = "";
+    state.toolchain.forEach((call, i) => {
+      const li = document.createElement("li");
+      li.className = "call";
+      const head = document.createElement("div");
+      head.className = "call-head";
+      const select = document.createElement("select");
+      select.className = "tool";
+      const modules = [...new Set(tools.map((t) => t.module))];
+      select.innerHTML = modules.map((m) => `<optgroup label="${m}">` +
+        tools.filter((t) => t.module === m).map((t) => `<option value="${t.name}">${t.name}</option>`).join("") + "</optgroup>").join("");
+      select.value = call.tool;
+      select.addEventListener("change", () => { call.tool = select.value; call.args = {}; renderChain(); chainEdited(); });
+      const input = document.createElement("input");
+      input.value = call.input; input.size = 5; input.title = "input image";
+      input.addEventListener("change", () => { call.input = input.value; chainEdited(); });
+      const output = document.createElement("input");
+      output.value = call.output; output.size = 5; output.title = "output image";
+      output.addEventListener("change", () => { call.output = output.value; chainEdited(); });
+      head.append(`${i + 1}. `, output, " = ", select, "(", input, ")");
+      li.appendChild(head);
+      const tool = toolByName[call.tool];
+      if (tool) {
+        const desc = document.createElement("p"); desc.className = "muted"; desc.textContent = tool.description;
+        li.appendChild(desc);
+        const args = document.createElement("div"); args.className = "args";
+        const required = tool.schema.required || [];
+        Object.entries(tool.schema.properties || {}).forEach(([name, spec]) => args.appendChild(argControl(call, name, spec, required.includes(name))));
+        li.appendChild(args);
+      }
+      const verdict = document.createElement("select");
+      verdict.className = "verdict";
+      verdict.innerHTML = '<option value="unchecked">unchecked</option><option value="valid">valid</option><option value="invalid">invalid</option>';
+      verdict.value = call.verdict || "unchecked";
+      verdict.addEventListener("change", () => { call.verdict = verdict.value; chainEdited(); });
+      const note = document.createElement("input");
+      note.placeholder = "note"; note.value = call.note || ""; note.className = "note";
+      note.addEventListener("input", () => { call.note = note.value; dirty(); });
+      const del = document.createElement("button");
+      del.type = "button"; del.className = "secondary"; del.textContent = "✕"; del.title = "Delete call";
+      del.addEventListener("click", () => { state.toolchain.splice(i, 1); renderChain(); chainEdited(); });
+      const foot = document.createElement("div");
+      foot.append("Step is ", verdict, " ", note, " ", del);
+      li.appendChild(foot);
+      ol.appendChild(li);
+    });
+  }
+  renderChain();
+  $("add-call").addEventListener("click", () => {
+    const last = state.toolchain[state.toolchain.length - 1];
+    state.toolchain.push({ tool: "zoom_in", args: {}, input: last ? last.output : "img0", output: nextRef(), verdict: "unchecked", note: "" });
+    renderChain();
+    chainEdited();
+  });
+  // Verification uses the saved chain: save first, then let htmx send the request.
+  $("verify-chain").addEventListener("htmx:confirm", (e) => {
+    e.preventDefault();
+    (async () => { await save(false); e.detail.issueRequest(true); })();
+  });
+
+  window.WB = { chainJSON: () => JSON.stringify(state.toolchain), save, boxes, state };
+})();

@@ -1,0 +1,38 @@
+"""Who may do what, per benchmark. Superusers act as admin of every benchmark."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from annotation.models import Assignment, Benchmark, BenchmarkRole, Role
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def roles_of(user: User, benchmark: Benchmark) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    if user.is_superuser:
+        return {Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR}
+    roles = set(BenchmarkRole.objects.filter(user=user, benchmark=benchmark).values_list("role", flat=True))
+    if Role.ADMIN in roles:  # an admin may do everything on their benchmark
+        roles |= {Role.REVIEWER, Role.ANNOTATOR}
+    return roles
+
+
+def can_annotate(user: User, benchmark: Benchmark) -> bool:
+    return Role.ANNOTATOR in roles_of(user, benchmark)
+
+
+def can_review(user: User, benchmark: Benchmark) -> bool:
+    return Role.REVIEWER in roles_of(user, benchmark)
+
+
+def can_edit_assignment(user: User, assignment: Assignment) -> bool:
+    """Only the assignee edits; annotators never see each other's work."""
+    return user.is_authenticated and assignment.annotator_id == user.pk
+
+
+def role_grant(*, benchmark: Benchmark, user: AbstractBaseUser, role: str) -> BenchmarkRole:
+    grant, _ = BenchmarkRole.objects.get_or_create(benchmark=benchmark, user=user, role=Role(role))
+    return grant

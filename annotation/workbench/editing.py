@@ -1,0 +1,255 @@
+"""Saving an annotation from the item page: validation, revisions, stale-save detection, submit.
+
+The page sends the whole annotation (a "payload", below) with the version it was based on.
+A save based on an older version is refused and nothing of the current annotation changes; the
+refused edit is stored as a `conflict` revision (a kept draft) that the author can restore.
+Validation is the import's (annotation.benchmark_format), so what the workbench accepts, the
+benchmark file format accepts too.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotation import benchmark_format as bf
+from annotation.models import (
+    Annotation,
+    AnnotationStatus,
+    Assignment,
+    AssignmentStatus,
+    KeyStep,
+    ReferenceToolCall,
+    Region,
+    Revision,
+    RevisionKind,
+)
+
+EDITABLE = (AnnotationStatus.DRAFT, AnnotationStatus.REJECTED)
+VERDICTS = ("unchecked", "valid", "invalid")
+
+
+class PayloadError(Exception):
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+@dataclass
+class SaveResult:
+    ok: bool
+    version: int
+    message: str = ""
+    conflict: Revision | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) -> dict:
+    """The payload checked and normalised, or PayloadError listing every problem.
+
+    `complete` (submit) also requires an answer and every LLM-drafted step verified."""
+    errors: list[str] = []
+
+    def err(where: str, message: str) -> None:
+        errors.append(f"{where}: {message}")
+
+    if not isinstance(data, dict):
+        raise PayloadError(["expected a JSON object"])
+    sample = annotation.sample
+    registry = bf.default_registry_view()
+    transform = bf._transform(data.get("transform"), registry, err)
+    frame = bf.frame_size(sample.width, sample.height, transform) if transform is not None else None
+    regions_in = data.get("regions") or []
+    calls_in = data.get("toolchain") or []
+    if not isinstance(regions_in, list) or not isinstance(calls_in, list):
+        raise PayloadError(["regions and toolchain must be lists"])
+    boxes = bf._regions([r.get("box") if isinstance(r, dict) else r for r in regions_in], frame, err)
+    labels = [str(r.get("label") or "")[:100] if isinstance(r, dict) else "" for r in regions_in]
+    steps = _steps(data.get("key_steps"), err)
+    chain = bf._toolchain([_call(c) for c in calls_in], registry, err)
+    verdicts = _verdicts(calls_in, err)
+    question = str(data.get("question") or "").strip()
+    options = bf._options(data.get("options") or None, err)
+    answer = str(data.get("answer") or "").strip()
+    answer_type = bf._answer_type(data.get("answer_type") or None, options, answer or None, err)
+    if answer:
+        answer = _answer(answer, answer_type, options, err)
+    if complete:
+        if not question:
+            err("question", "the question is empty")
+        if not answer:
+            err("answer", "give the answer before submitting")
+        unverified = [i for i, s in enumerate(steps or [], start=1) if not s["verified"]]
+        if unverified:
+            err("key_steps", f"verify step {', '.join(map(str, unverified))} (drafted steps must be checked by a person)")
+    if errors:
+        raise PayloadError(errors)
+    return {
+        "question": question, "options": options, "answer": answer, "answer_type": answer_type,
+        "transform": transform,
+        "regions": [{"box": b, "label": label} for b, label in zip(boxes, labels, strict=True)],
+        "key_steps": steps,
+        "toolchain": [{**c, **v} for c, v in zip(chain, verdicts, strict=True)],
+    }  # fmt: skip
+
+
+def _call(call: Any) -> Any:
+    if isinstance(call, dict):  # the verifier's fields are not part of the file format
+        return {k: v for k, v in call.items() if k not in ("verdict", "note")}
+    return call
+
+
+def _verdicts(calls: list, err: Any) -> list[dict]:
+    out = []
+    for index, call in enumerate(calls, start=1):
+        call = call if isinstance(call, dict) else {}
+        verdict = call.get("verdict") or "unchecked"
+        if verdict not in VERDICTS:
+            err(f"toolchain[{index}].verdict", f"expected one of {', '.join(VERDICTS)}")
+        out.append({"verdict": verdict, "note": str(call.get("note") or "")[:2000]})
+    return out
+
+
+def _steps(value: Any, err: Any) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        err("key_steps", "expected a list")
+        return []
+    steps = []
+    for index, item in enumerate(value, start=1):
+        item = {"text": item} if isinstance(item, str) else item
+        if not isinstance(item, dict) or not str(item.get("text") or "").strip():
+            err(f"key_steps[{index}]", "a step needs its text")
+            continue
+        origin = item.get("origin") or "human"
+        if origin not in ("human", "llm"):
+            err(f"key_steps[{index}].origin", "expected 'human' or 'llm'")
+        # A step a person wrote is verified by writing it; a drafted one only when ticked.
+        verified = True if origin == "human" else bool(item.get("verified"))
+        steps.append({"text": str(item["text"]).strip(), "origin": origin, "verified": verified,
+                      "note": str(item.get("note") or "")[:2000]})
+    return steps
+
+
+def _answer(answer: str, answer_type: str, options: dict | None, err: Any) -> str:
+    if answer_type == "choice":
+        letter = answer.upper()
+        if not options or letter not in options:
+            err("answer", f"{answer!r} is not one of the options {', '.join(options or {})}")
+        return letter
+    if answer_type == "number" and bf._parse_number(answer) is None:
+        err("answer", f"{answer!r} is not a number")
+    return answer
+
+
+def annotation_snapshot(annotation: Annotation) -> dict:
+    """The payload of the annotation as stored (what the page loads, and a revision holds)."""
+    return {
+        "question": annotation.question, "options": annotation.options, "answer": annotation.answer,
+        "answer_type": annotation.answer_type, "transform": annotation.transform,
+        "regions": [{"box": [bf._tidy(v) for v in r.as_box()], "label": r.label}
+                    for r in annotation.regions.all()],
+        "key_steps": [{"text": s.text, "origin": s.origin, "verified": s.verified, "note": s.note}
+                      for s in annotation.key_steps.all()],
+        "toolchain": [{**c.as_dict(), "verdict": c.verdict, "note": c.note} for c in annotation.tool_calls.all()],
+    }  # fmt: skip
+
+
+def _chain_core(chain: list[dict]) -> list[tuple]:
+    return [(c["tool"], json.dumps(c["args"], sort_keys=True), c["input"], c["output"]) for c in chain]
+
+
+def _write(annotation: Annotation, payload: dict) -> None:
+    before = _chain_core(annotation_snapshot(annotation)["toolchain"])
+    for attr in ("question", "options", "answer", "answer_type", "transform"):
+        setattr(annotation, attr, payload[attr])
+    if _chain_core(payload["toolchain"]) != before:
+        annotation.chain_verified = False  # a verified chain stays verified only as it was run
+    annotation.version += 1
+    annotation.save(update_fields=["question", "options", "answer", "answer_type", "transform",
+                                   "chain_verified", "version", "updated_at"])
+    annotation.regions.all().delete()
+    annotation.key_steps.all().delete()
+    annotation.tool_calls.all().delete()
+    Region.objects.bulk_create(
+        Region(annotation=annotation, position=i, x1=r["box"][0], y1=r["box"][1], x2=r["box"][2], y2=r["box"][3],
+               label=r["label"]) for i, r in enumerate(payload["regions"]))  # fmt: skip
+    KeyStep.objects.bulk_create(
+        KeyStep(annotation=annotation, position=i, text=s["text"], origin=s["origin"], verified=s["verified"],
+                note=s["note"]) for i, s in enumerate(payload["key_steps"]))  # fmt: skip
+    ReferenceToolCall.objects.bulk_create(
+        ReferenceToolCall(annotation=annotation, position=i, tool=c["tool"], args=c["args"], input_ref=c["input"],
+                          output_ref=c["output"], verdict=c["verdict"], note=c["note"])
+        for i, c in enumerate(payload["toolchain"]))  # fmt: skip
+
+
+def annotation_save(
+    *, annotation_id: int, user: AbstractBaseUser, base_version: int, data: Any, submit: bool = False,
+    kind: str = RevisionKind.SAVE,
+) -> SaveResult:
+    """Save (and with `submit`, submit for review) the annotator's edit of their annotation."""
+    with transaction.atomic():
+        annotation = Annotation.objects.select_for_update().select_related("sample").get(pk=annotation_id)
+        if annotation.status not in EDITABLE:
+            return SaveResult(False, annotation.version, errors=[
+                f"this annotation is {annotation.get_status_display().lower()} and can no longer be edited"])
+        try:
+            payload = payload_clean(annotation, data, complete=submit)
+        except PayloadError as error:
+            return SaveResult(False, annotation.version, errors=error.errors)
+        if base_version != annotation.version:
+            kept = Revision.objects.create(annotation=annotation, author=user, version=base_version,
+                                           kind=RevisionKind.CONFLICT, snapshot=payload)
+            return SaveResult(False, annotation.version, conflict=kept, message=(
+                f"Not saved: this annotation changed since you opened it (you edited version {base_version}, "
+                f"it is now version {annotation.version}). Your edit is kept as draft #{kept.pk} in the history; "
+                "reload to see the current version, then restore your draft if you want it."))
+        _write(annotation, payload)
+        Revision.objects.create(annotation=annotation, author=user, version=annotation.version,
+                                kind=RevisionKind.SUBMIT if submit else kind, snapshot=payload)
+        assignment = Assignment.objects.filter(annotation=annotation).first()
+        if submit:
+            annotation.status = AnnotationStatus.SUBMITTED
+            annotation.save(update_fields=["status", "updated_at"])
+            if assignment is not None:
+                assignment.status = AssignmentStatus.SUBMITTED
+                assignment.locked_until = None
+                assignment.save(update_fields=["status", "locked_until", "updated_at"])
+        elif assignment is not None:
+            from annotation.workbench.assignments import assignment_touch
+
+            assignment_touch(assignment=assignment)
+        return SaveResult(True, annotation.version, message="Submitted for review." if submit else "Saved.")
+
+
+def annotation_restore(*, revision: Revision, user: AbstractBaseUser) -> SaveResult:
+    """Make a kept (or any earlier) snapshot the current annotation, as a new version."""
+    current = Annotation.objects.only("version").get(pk=revision.annotation_id).version
+    return annotation_save(annotation_id=revision.annotation_id, user=user, base_version=current,
+                           data=revision.snapshot, kind=RevisionKind.RESTORE)
+
+
+def revision_diff(revision: Revision) -> str:
+    """A unified diff of this snapshot against the previous saved one (or the empty annotation)."""
+    previous = (
+        Revision.objects.filter(annotation_id=revision.annotation_id, pk__lt=revision.pk)
+        .exclude(kind=RevisionKind.CONFLICT).order_by("-pk").first()
+    )  # fmt: skip
+    if revision.kind == RevisionKind.CONFLICT:  # compare a kept draft with what it would replace
+        previous = (Revision.objects.filter(annotation_id=revision.annotation_id, version=revision.version)
+                    .exclude(kind=RevisionKind.CONFLICT).order_by("-pk").first()) or previous
+    old = _lines(previous.snapshot if previous else {})
+    new = _lines(revision.snapshot)
+    label = f"v{previous.version}" if previous else "empty"
+    return "\n".join(difflib.unified_diff(old, new, fromfile=label, tofile=f"v{revision.version} ({revision.kind})",
+                                          lineterm="", n=2))
+
+
+def _lines(snapshot: dict) -> list[str]:
+    return json.dumps(snapshot, indent=1, sort_keys=True, ensure_ascii=False).splitlines()

@@ -1,0 +1,117 @@
+"""Images for the item page, rendered by the tool registry (the code the scorer uses).
+
+Large images are shown as downscaled previews. The recovery transform is applied to the
+downscaled copy (rotate, flip and the pointwise photometric operations commute with scaling, so
+this is the full-size result shrunk, within interpolation), which keeps a preview of a 12-megapixel
+scan fast. The downscaled copy is decoded once per sample and kept on disk and in memory.
+Boxes never pass through preview pixels: the page's SVG uses full-size coordinates.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+
+from annotation import benchmark_format as bf
+from annotation.imagetools import (
+    ChainResult,
+    apply_transform,
+    encode_png,
+    load_image,
+    make_preview,
+    oracle_image,
+    run_chain,
+)
+from annotation.models import Sample
+
+PREVIEW_MAX_SIDE = 1600
+THUMB_MAX_SIDE = 480
+_CACHE_SIZE = 16
+_cache: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The full-size frame the boxes are in (the image after the transform)."""
+
+    width: int
+    height: int
+
+
+def frame_of(sample: Sample, transform: list[dict]) -> Frame:
+    return Frame(*bf.frame_size(sample.width, sample.height, transform))
+
+
+def full_image(sample: Sample) -> np.ndarray:
+    return load_image(Path(sample.image.path), max_pixels=settings.IMAGE_MAX_PIXELS)
+
+
+def _cache_path(sample: Sample, max_side: int) -> Path:
+    key = sample.image_sha256 or hashlib.sha256(sample.image.name.encode()).hexdigest()
+    return Path(settings.MEDIA_ROOT) / "previews" / f"{key}-{max_side}.png"
+
+
+def preview_source(sample: Sample, max_side: int = PREVIEW_MAX_SIDE) -> tuple[np.ndarray, float]:
+    """The sample's original image shrunk to `max_side`, and the scale (preview px / full px)."""
+    key = (sample.image_sha256 or sample.image.name, max_side)
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    path = _cache_path(sample, max_side)
+    if path.exists():
+        image = load_image(path)
+        scale = image.shape[1] / sample.width
+    else:
+        preview = make_preview(full_image(sample), max_side)
+        image, scale = preview.image, preview.scale
+        if scale < 1:  # only a real reduction is worth a file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(encode_png(image, compression=1))
+            tmp.replace(path)  # atomic, so a concurrent reader never sees half a file
+    with _lock:
+        _cache[key] = (image, scale)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return image, scale
+
+
+def transform_preview_png(sample: Sample, transform: list[dict], max_side: int = PREVIEW_MAX_SIDE) -> bytes:
+    """PNG of the image after `transform`, at most `max_side` on its longer side. Raises ChainError."""
+    image, _ = preview_source(sample, max_side)
+    out = apply_transform(image, transform) if transform else image
+    return encode_png(out, compression=1)
+
+
+def oracle_preview_png(sample: Sample, transform: list[dict], boxes: list[list[float]],
+                       max_side: int = PREVIEW_MAX_SIDE) -> bytes:
+    """PNG of the oracle image I_E (transform, then cut to the regions). Raises ChainError."""
+    image, scale = preview_source(sample, max_side)
+    scaled = [[v * scale for v in box] for box in boxes]
+    return encode_png(oracle_image(image, transform, scaled), compression=1)
+
+
+@dataclass
+class ChainView:
+    result: ChainResult
+    thumbnails: dict[str, str]  # image reference -> data: URL of a small PNG
+
+
+def chain_run(sample: Sample, chain: list[dict]) -> ChainView:
+    """Run a reference chain on the full-size original (measurements are in full pixels) and
+    keep a small PNG of every image for the page."""
+    result = run_chain(full_image(sample), chain)
+    thumbnails = {}
+    for ref, image in result.images.items():
+        small = make_preview(image, THUMB_MAX_SIDE).image
+        thumbnails[ref] = "data:image/png;base64," + base64.b64encode(encode_png(small, compression=1)).decode()
+    return ChainView(result, thumbnails)
