@@ -1,0 +1,146 @@
+"""The registry: every tool by its canonical snake_case name, and the names models emit for them."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from jsonschema import Draft202012Validator
+
+from annotation.imagetools.context import Limits, ToolContext, ToolOutput
+from annotation.imagetools.errors import ToolArgumentError
+from annotation.imagetools.schema import fold_choices, schema_errors, snake_case_keys, with_defaults
+
+MODULES = ("geometry", "enhancement", "feature_extraction", "drawing", "adapt")
+
+ToolFunc = Callable[[np.ndarray, dict, ToolContext], ToolOutput]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool. `func(image, args, ctx)` gets arguments already validated, with defaults filled
+    in; calling the tool itself (`tool(image, args)`) does that preparation first."""
+
+    name: str
+    module: str
+    description: str
+    schema: dict
+    func: ToolFunc
+    measures: bool = False
+    aliases: tuple[str, ...] = ()
+    # A valid argument set on a 640x480 image: documentation, the API and the tests use it.
+    example: dict = field(default_factory=dict)
+    # Image-independent rules a JSON Schema cannot say well (odd kernel, low <= high); raises
+    # ToolArgumentError.
+    check: Callable[[dict], None] | None = None
+    # Argument-form adapters (bbox_2d for bbox, x/y/width/height for a bbox); may raise.
+    normalize: Callable[[dict], dict] | None = None
+
+    @cached_property
+    def _validator(self) -> Draft202012Validator:
+        return Draft202012Validator(self.schema)
+
+    @property
+    def defaults(self) -> dict:
+        return {name: prop["default"] for name, prop in self.schema.get("properties", {}).items()
+                if "default" in prop}
+
+    def problems(self, args: Any) -> tuple[dict | None, list[ToolArgumentError]]:
+        """(the arguments with defaults filled in, []) or (None, every problem found)."""
+        if not isinstance(args, dict):
+            return None, schema_errors(self.schema, args, self._validator)
+        try:
+            args = fold_choices(self.schema, snake_case_keys(self.schema, args))
+            if self.normalize:
+                args = self.normalize(args)
+        except ToolArgumentError as error:
+            return None, [error]
+        errors = schema_errors(self.schema, args, self._validator)
+        if errors:
+            return None, errors
+        filled = with_defaults(self.schema, args)
+        if self.check:
+            try:
+                self.check(filled)
+            except ToolArgumentError as error:
+                return None, [error]
+        return filled, []
+
+    def prepare(self, args: Any) -> dict:
+        """The arguments with defaults filled in; raises ToolArgumentError on the first problem."""
+        filled, errors = self.problems({} if args is None else args)
+        if errors:
+            raise errors[0]
+        assert filled is not None
+        return filled
+
+    def __call__(self, image: np.ndarray, args: dict | None = None, *, limits: Limits | None = None,
+                 images: Mapping[str, np.ndarray] | None = None) -> ToolOutput:
+        """Runs the tool alone (no time limit; run_chain enforces that)."""
+        ctx = ToolContext(limits=limits or Limits(), images=dict(images or {}))
+        return self.func(image, self.prepare(args), ctx)
+
+
+REGISTRY: dict[str, Tool] = {}
+_NAMES: dict[str, str] = {}  # folded name or alias -> canonical name
+_FOLD = re.compile(r"[\s_\-]+")
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+
+
+def _fold(name: str) -> str:
+    return _FOLD.sub("", name.strip().lower())
+
+
+def tool(name: str, module: str, description: str, schema: dict, *, measures: bool = False,
+         aliases: tuple[str, ...] = (), example: dict | None = None,
+         check: Callable[[dict], None] | None = None,
+         normalize: Callable[[dict], dict] | None = None) -> Callable[[ToolFunc], ToolFunc]:
+    """Registers the decorated function as a tool."""
+
+    def register(func: ToolFunc) -> ToolFunc:
+        if not _SNAKE.match(name) or module not in MODULES or name in REGISTRY:
+            raise ValueError(f"bad tool registration: {name!r} in {module!r}")
+        for spelling in (name, *aliases):
+            owner = _NAMES.setdefault(_fold(spelling), name)
+            if owner != name:
+                raise ValueError(f"{spelling!r} names both {owner!r} and {name!r}")
+        REGISTRY[name] = Tool(name=name, module=module, description=description, schema=schema,
+                              func=func, measures=measures, aliases=aliases,
+                              example=example or {}, check=check, normalize=normalize)
+        return func
+
+    return register
+
+
+def resolve_tool_name(name: str) -> str | None:
+    """The canonical name for a name or alias, ignoring case, spaces, underscores and hyphens."""
+    if not isinstance(name, str):
+        return None
+    return _NAMES.get(_fold(name))
+
+
+def suggest_tool_name(name: str) -> str | None:
+    """The closest canonical name to an unknown one, for "did you mean" messages."""
+    if not isinstance(name, str):
+        return None
+    close = difflib.get_close_matches(_fold(name), list(_NAMES), n=1, cutoff=0.75)
+    return _NAMES[close[0]] if close else None
+
+
+def unknown_tool_message(name: Any) -> str:
+    hint = suggest_tool_name(name)
+    shown = f'"{name}"' if isinstance(name, str) else repr(name)
+    return f"unknown tool {shown}" + (f'; did you mean "{hint}"?' if hint else "")
+
+
+def validate_args(tool_name: str, args: dict) -> list[str]:
+    """Every problem with `args` for the tool, each naming the argument; [] when valid."""
+    canonical = resolve_tool_name(tool_name)
+    if canonical is None:
+        return [unknown_tool_message(tool_name)]
+    return [str(error) for error in REGISTRY[canonical].problems(args)[1]]
