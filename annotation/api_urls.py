@@ -1,3 +1,7 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from annotation import api
+
+urlpatterns = [
+    path("tools/", api.ToolListApi.as_view(), name="tools"),
+]
