@@ -1,0 +1,285 @@
+"""The pipeline against a REAL Celery worker process, the test database and the configured broker.
+
+The worker is ``celery -A config worker`` started with the test database's URL and the same
+broker (Redis in CI, the embedded filesystem transport otherwise), on a queue of its own so that
+nothing else consumes its messages. It runs with the solo pool and in its own process group, so
+SIGKILL stops every process of it at once, like an OOM kill or a lost machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from config.celery import app as celery_app
+from evaluation import services
+from evaluation.judges import PROMPT_VERSIONS, load_prompt
+from evaluation.models import PredictionResult, Submission
+from evaluation.tests.submission_helpers import good_file, make_benchmark, upload
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+ROOT = Path(django_settings.BASE_DIR)
+WAIT = 60.0  # seconds before a test gives up waiting for a state (a hang, not a slow pass)
+
+
+def database_url() -> str:
+    """The URL of the database this test process is using right now (the test database)."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    user = quote(db.get("USER") or "")
+    password = f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+class Worker:
+    def __init__(self, queue: str, log: Path, env: dict[str, str]) -> None:
+        self.queue = queue
+        self.log = log
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue, "--pool", "solo",
+               "--loglevel", "INFO", "--without-mingle", "--without-gossip", "-B",
+               "--schedule", str(self.log.with_suffix(".beat"))]
+        out = self.log.open("ab")
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        # A warm shutdown waits for beat and the broker connection; the test is over, so don't.
+        self.kill()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+@pytest.fixture
+def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
+    queue = f"test-submissions-{uuid.uuid4().hex[:8]}"
+    settings.SUBMISSIONS_QUEUE = queue
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = False
+    workers: list[Worker] = []
+
+    def start(**extra_env: str) -> Worker:
+        env = dict(os.environ)
+        env.update({
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "CELERY_TASK_ALWAYS_EAGER": "0",
+            "DATABASE_URL": database_url(),
+            "SUBMISSIONS_QUEUE": queue,
+            # The sweeper runs every second in the worker's beat and calls a submission stuck after 3 s.
+            "SUBMISSION_SWEEP_SECONDS": "1",
+            "SUBMISSION_STUCK_SECONDS": "3",
+            "SUBMISSION_JUDGE_RETRY_SECONDS": "1",
+            "PYTHONUNBUFFERED": "1",
+        })
+        env.update(extra_env)
+        worker = Worker(queue, tmp_path / f"worker-{len(workers)}.log", env)
+        worker.start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for w in workers:
+        w.stop()
+    celery_app.conf.task_always_eager = eager
+    if celery_app.conf.broker_url.startswith("filesystem"):
+        folder = Path(django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+        for stale in folder.glob(f"*.{queue}.msg"):
+            stale.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def bench(tmp_path):
+    return make_benchmark(tmp_path)
+
+
+@pytest.fixture
+def owner():
+    return get_user_model().objects.create_user("ada", "ada@example.org", "pw")
+
+
+def wait_for(predicate: Callable[[], bool], worker: Worker, what: str, timeout: float = WAIT) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}; worker log:\n{worker.output()}")
+
+
+def status_of(sub: Submission) -> str:
+    return Submission.objects.values_list("status", flat=True).get(pk=sub.pk)
+
+
+def create(bench, owner, content: bytes = b"") -> Submission:
+    return services.submission_create(benchmark=bench, owner=owner, file=upload(content or good_file()),
+                                      model_name="m1", enforce_limits=False)
+
+
+def assert_scored_once(sub: Submission) -> None:
+    sub.refresh_from_db()
+    assert sub.status == "done", sub.failure_reason
+    rows = PredictionResult.objects.filter(submission=sub)
+    assert rows.count() == 12
+    assert len(set(rows.values_list("sample_id", "mode"))) == 12
+    assert sub.results["modes"]["text"]["accuracy"]["overall"]["count"] == 4  # s2 and s5 wrong
+
+
+def test_a_submission_goes_from_queued_to_done_with_correct_results(bench, owner, start_worker) -> None:
+    worker = start_worker()
+    sub = create(bench, owner)
+    wait_for(lambda: status_of(sub) == "done", worker, "done")
+    assert_scored_once(sub)
+    row = PredictionResult.objects.get(submission=sub, sample__uid="s2", mode="text")
+    assert not row.correct and row.extracted == "99"
+
+
+@contextlib.contextmanager
+def broker_unreachable() -> Iterator[None]:
+    """This process's Celery app publishes to a port where no broker listens."""
+    old = celery_app.conf.broker_url
+    celery_app.conf.broker_url = "redis://127.0.0.1:9/0"
+    celery_app._after_fork()  # drop the cached connection pools
+    try:
+        yield
+    finally:
+        celery_app.conf.broker_url = old
+        celery_app._after_fork()
+
+
+def test_a_broker_outage_at_upload_leaves_it_queued_and_it_finishes_once_the_broker_is_back(
+        bench, owner, start_worker) -> None:
+    with broker_unreachable():
+        sub = create(bench, owner)
+    assert status_of(sub) == "queued"  # the upload itself succeeded
+    worker = start_worker()  # the broker is back, with a sweeper
+    wait_for(lambda: status_of(sub) == "done", worker, "done after the sweeper re-sent it")
+    assert_scored_once(sub)
+
+
+class JudgeServer:
+    """An OpenAI-compatible chat-completions server that fails every other call (HTTP 500)."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.calls = 0
+        self.failures = 0
+        self.lock = threading.Lock()
+        kinds = {load_prompt(k): k for k in PROMPT_VERSIONS}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.calls += 1
+                    fail = server.calls % 2 == 1
+                    server.failures += fail
+                time.sleep(server.delay)
+                if fail:
+                    self._send(500, {"error": {"message": "overloaded", "type": "server_error"}})
+                    return
+                kind = kinds[body["messages"][0]["content"]]
+                payload = json.loads(body["messages"][1]["content"])
+                verdict = {
+                    "answer_equivalence": lambda: {"equivalent": False},
+                    "tool_call_validity": lambda: {"valid": True},
+                    "key_step_matching": lambda: {"matched": [True] * len(payload["key_steps"])},
+                    "step_scores": lambda: {"scores": [1] * len(payload["steps"])},
+                }[kind]()
+                self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+                                 "choices": [{"index": 0, "finish_reason": "stop",
+                                              "message": {"role": "assistant", "content": json.dumps(verdict)}}]})
+
+            def _send(self, code: int, data: dict) -> None:
+                raw = json.dumps(data).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"JUDGE_OPENAI_BASE_URL": f"http://127.0.0.1:{self.httpd.server_address[1]}/v1",
+                "JUDGE_OPENAI_API_KEY": "test", "JUDGE_OPENAI_MODEL": "fake-judge"}
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def judge_server() -> Iterator[Callable[..., JudgeServer]]:
+    servers: list[JudgeServer] = []
+
+    def make(**kw: float) -> JudgeServer:
+        servers.append(JudgeServer(**kw))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def test_a_judge_that_fails_every_other_call_is_retried_and_the_submission_finishes(
+        bench, owner, start_worker, judge_server) -> None:
+    server = judge_server()
+    worker = start_worker(**server.env)
+    sub = create(bench, owner)
+    wait_for(lambda: status_of(sub) == "done", worker, "done with a flaky judge")
+    assert_scored_once(sub)
+    assert server.failures >= 1 and server.calls > server.failures
+    judged = PredictionResult.objects.filter(submission=sub, decided_by="judge:openai:fake-judge")
+    assert judged.count() == 4  # the four wrong answers went to the judge, which said "not equivalent"
+
+
+def test_a_worker_killed_while_scoring_is_restarted_and_the_submission_finishes_once(
+        bench, owner, start_worker, judge_server) -> None:
+    # A slow judge, one request at a time, so the kill lands in the middle of scoring.
+    server = judge_server(delay=0.3)
+    env = {**server.env, "JUDGE_OPENAI_CONCURRENCY": "1"}
+    worker = start_worker(**env)
+    sub = create(bench, owner)
+    wait_for(lambda: status_of(sub) == "judging" and server.calls >= 3, worker, "judging")
+    worker.kill()
+    assert status_of(sub) == "judging"
+    assert not PredictionResult.objects.filter(submission=sub).exists()
+    calls_before = server.calls
+    restarted = start_worker(**env)
+    wait_for(lambda: status_of(sub) == "done", restarted, "done after the restart")
+    assert server.calls > calls_before  # the restarted worker did the judging again
+    assert_scored_once(sub)
