@@ -5,6 +5,8 @@ eager mode off for themselves. So that such a worker sees the test database, the
 database is a file (an in-memory one lives only inside the test process).
 """
 
+import os
+
 from config.settings.base import *  # noqa: F401,F403
 from config.settings.base import DATABASES, VAR_DIR
 from config.settings.env import env_bool
@@ -21,4 +23,5 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    # One file per test process, so two test runs on one machine never share (or delete) a database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
