@@ -15,3 +15,7 @@ class Command(BaseCommand):
         self.stdout.write("Workbench: " + __import__("annotation.workbench.demo", fromlist=["_"]).demo_workbench_ensure())
         names = ", ".join(f"{a.username}/{a.password}" for a in DEMO_ACCOUNTS)
         self.stdout.write(self.style.SUCCESS(f"Demo accounts ready: {names}"))
+        from evaluation.demo import demo_submissions_load  # evaluation builds on annotation, not the reverse
+
+        demo_subs = demo_submissions_load(slug="adaptmm-demo")
+        self.stdout.write(f"Demo submissions (simulated, scored): {len(demo_subs)}")
