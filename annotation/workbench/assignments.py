@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Value, When
 from django.utils import timezone
 
 from annotation.models import (
@@ -73,10 +73,13 @@ def assignment_claim_next(*, user: AbstractBaseUser, benchmark: Benchmark, now: 
             return own
         # Serialises claims on one benchmark, so two people cannot both take a sample's last slot.
         Benchmark.objects.select_for_update().filter(pk=benchmark.pk).first()
+        reviewed = Annotation.objects.filter(
+            sample=OuterRef("pk"), status=AnnotationStatus.APPROVED, annotator__isnull=False
+        )
         sample = (
             Sample.objects.filter(benchmark=benchmark)
             .exclude(assignments__annotator=user)  # skipped ones too: skip means "not for me"
-            .exclude(annotations__status=AnnotationStatus.APPROVED, annotations__annotator__isnull=False)
+            .exclude(Exists(reviewed))  # approved by a review: done (an imported approval is not)
             .annotate(live=Count("assignments", filter=_live_slot(now), distinct=True))
             .filter(live__lt=benchmark.annotators_per_item)
             .order_by("-live", "position", "pk")
