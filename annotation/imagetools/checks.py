@@ -59,8 +59,8 @@ def box_from_xywh(args: dict, key: str) -> dict:
     if key in args or not all(p in args for p in parts):
         return args
     out = {k: v for k, v in args.items() if k not in parts}
-    if not all(_is_number(args[p]) for p in parts):
-        bad = next(p for p in parts if not _is_number(args[p]))
+    if not all(is_number(args[p]) for p in parts):
+        bad = next(p for p in parts if not is_number(args[p]))
         raise ToolArgumentError(bad, f"expected a number, got {args[bad]!r}")
     out[key] = [args["x"], args["y"], args["x"] + args["width"], args["y"] + args["height"]]
     return out
@@ -77,7 +77,7 @@ def rename(args: dict, alias: str, name: str) -> dict:
     return out
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -15,6 +15,8 @@ NAMED_COLORS: dict[str, tuple[int, int, int]] = {
     "orange": (255, 165, 0), "purple": (128, 0, 128), "pink": (255, 192, 203),
     "brown": (165, 42, 42), "lime": (0, 255, 0),
 }
+# What the tools draw their findings in (BGR, for OpenCV).
+BGR_RED, BGR_GREEN = (0, 0, 255), (0, 255, 0)
 _HEX = re.compile(r"^#?([0-9a-fA-F]{6})$")
 
 

@@ -27,7 +27,7 @@ SHAPE_PROPERTIES: dict[str, dict] = {
     "min_area": integer("objects enclosing fewer pixels are ignored", minimum=0,
                         maximum=1_000_000_000, default=0),
 }
-GREEN, RED = (0, 255, 0), (0, 0, 255)  # BGR
+GREEN, RED = colors.BGR_GREEN, colors.BGR_RED
 
 
 def filled_area(contour: np.ndarray) -> int:
@@ -49,10 +49,9 @@ def find_shapes(image: np.ndarray, args: dict, mode: str = "external") -> list[d
                                    cv2.CHAIN_APPROX_NONE)
     ranked = sorted(contours, key=cv2.contourArea, reverse=True)
     shapes = []
-    min_area = args.get("min_area", 0)
     for contour in ranked:
         area = filled_area(contour)
-        if area < min_area:
+        if area < args["min_area"]:
             continue
         x, y, w, h = cv2.boundingRect(contour)
         shapes.append({"contour": contour, "area": area,

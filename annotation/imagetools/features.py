@@ -8,7 +8,7 @@ import math
 import cv2
 import numpy as np
 
-from annotation.imagetools import checks
+from annotation.imagetools import checks, colors
 from annotation.imagetools.context import MAX_LISTED, ToolContext, ToolOutput
 from annotation.imagetools.errors import ToolArgumentError
 from annotation.imagetools.images import as_bgr, as_gray, size_of
@@ -17,7 +17,7 @@ from annotation.imagetools.schema import (arguments, bbox, boolean, choice, inte
                                           number)
 from annotation.imagetools.segment import SEGMENT_PROPERTIES, foreground_mask
 
-RED, GREEN = (0, 0, 255), (0, 255, 0)  # BGR
+RED, GREEN = colors.BGR_RED, colors.BGR_GREEN
 
 
 def _edge_check(args: dict) -> None:
@@ -215,12 +215,11 @@ def _best_matches(scores: np.ndarray, size: tuple[int, int], lowest_is_best: boo
     return matches
 
 
-def _region_stats(labels_mask: np.ndarray, connectivity: int, min_area: int = 0,
+def _region_stats(mask: np.ndarray, connectivity: int, min_area: int = 0,
                   ) -> tuple[np.ndarray, list[dict]]:
     """Connected components of a 0/255 mask: the label image and each component (largest
     first) with its bbox [x1, y1, x2, y2], area in pixels and centroid."""
-    n, labels, stats, centroids = cv2.connectedComponentsWithStats(labels_mask,
-                                                                   connectivity=connectivity)
+    n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=connectivity)
     regions = []
     for label in range(1, n):
         x, y, w, h, area = (int(v) for v in stats[label])

@@ -80,8 +80,7 @@ def _crop_form(args: dict) -> dict:
         if any(k in args for k in ("x", "y", "width", "height")):
             raise ToolArgumentError(key, "give either a box or x, y, width and height, not both")
         box = args[key]
-        if not (isinstance(box, list) and len(box) == 4
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
+        if not (isinstance(box, list) and len(box) == 4 and all(map(checks.is_number, box))):
             raise ToolArgumentError(key, "expected [x1, y1, x2, y2], four numbers")
         checks.box_order(key, box)
         x1, y1 = math.floor(box[0]), math.floor(box[1])

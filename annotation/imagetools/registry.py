@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from annotation.imagetools.context import Limits, ToolContext, ToolOutput
 from annotation.imagetools.errors import ToolArgumentError
+from annotation.imagetools.images import ensure_image
 from annotation.imagetools.schema import fold_choices, schema_errors, snake_case_keys, with_defaults
 
 MODULES = ("geometry", "enhancement", "feature_extraction", "drawing", "adapt")
@@ -44,11 +45,6 @@ class Tool:
     @cached_property
     def _validator(self) -> Draft202012Validator:
         return Draft202012Validator(self.schema)
-
-    @property
-    def defaults(self) -> dict:
-        return {name: prop["default"] for name, prop in self.schema.get("properties", {}).items()
-                if "default" in prop}
 
     def problems(self, args: Any) -> tuple[dict | None, list[ToolArgumentError]]:
         """(the arguments with defaults filled in, []) or (None, every problem found)."""
@@ -83,7 +79,7 @@ class Tool:
                  images: Mapping[str, np.ndarray] | None = None) -> ToolOutput:
         """Runs the tool alone (no time limit; run_chain enforces that)."""
         ctx = ToolContext(limits=limits or Limits(), images=dict(images or {}))
-        return self.func(image, self.prepare(args), ctx)
+        return self.func(ensure_image(image), self.prepare(args), ctx)
 
 
 REGISTRY: dict[str, Tool] = {}

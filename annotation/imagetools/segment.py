@@ -20,19 +20,18 @@ SEGMENT_PROPERTIES: dict[str, dict] = {
 
 
 def foreground_mask(image: np.ndarray, args: dict) -> np.ndarray:
-    """A 0/255 mask of the objects. With foreground auto, the objects are the class covering
+    """`args` holds SEGMENT_PROPERTIES (defaults filled in). A 0/255 mask of the objects. With foreground auto, the objects are the class covering
     less of the image (dark text on white paper, bright blobs on black); with threshold_mode
     nonzero they are the non-black pixels."""
     gray = as_gray(image)
-    mode = args.get("threshold_mode", "otsu")
+    mode, foreground = args["threshold_mode"], args["foreground"]
     if mode == "nonzero":
         mask = cv2.compare(gray, 0, cv2.CMP_GT)
-        return cv2.bitwise_not(mask) if args.get("foreground") == "dark" else mask
+        return cv2.bitwise_not(mask) if foreground == "dark" else mask
     if mode == "otsu":
         _, mask = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     else:
-        _, mask = cv2.threshold(gray, args.get("threshold_value", 127), 255, cv2.THRESH_BINARY)
-    foreground = args.get("foreground", "auto")
+        _, mask = cv2.threshold(gray, args["threshold_value"], 255, cv2.THRESH_BINARY)
     if foreground == "dark" or (foreground == "auto" and cv2.countNonZero(mask) * 2 > mask.size):
         mask = cv2.bitwise_not(mask)
     return mask
