@@ -70,10 +70,10 @@ def _tool_steps(sample: Mapping[str, Any]) -> list[dict[str, Any]]:
                                                    "input": call.get("input"), "output": call.get("output")}})
     for extra in key_steps[len(steps):]:
         steps.append({"thought": extra})
-    if not steps:
-        steps.append({"thought": "Zoom into the region that answers the question.",
-                      "tool": {"name": "zoom_in", "args": {"bbox": list(sample["regions"][0])}}
-                      if sample.get("regions") else {"name": "enhance_contrast", "args": {}}})
+    if not any("tool" in s for s in steps):  # no reference chain: a plausible single call
+        steps.insert(0, {"thought": "Zoom into the region that answers the question.",
+                         "tool": {"name": "zoom_in", "args": {"bbox": list(sample["regions"][0])}}
+                         if sample.get("regions") else {"name": "enhance_contrast", "args": {}}})
     return steps
 
 

@@ -293,3 +293,38 @@ def test_the_admin_action_rescores(bench, researcher, django_capture_on_commit_c
     assert "1 submission(s) sent for re-scoring" in resp.content.decode()
     sub.refresh_from_db()
     assert sub.status == "done" and sub.scorer_version != "metrics-old"
+
+
+# ------------------------------------------------------------------ demo submissions
+
+
+def test_the_simulator_is_deterministic_and_follows_its_profile() -> None:
+    from evaluation.simulator import Profile, simulate
+
+    samples = [{"uid": f"u{i}", "answer": "A", "options": {"A": "x", "B": "y"}, "transform": [],
+                "regions": [], "key_steps": ["Look."], "toolchain": []} for i in range(200)]
+    perfect = list(simulate(samples, Profile(text_accuracy=1.0, modes=("text",))))
+    assert all(line["answer"] == "<answer>A</answer>" for line in perfect)
+    poor = Profile(text_accuracy=0.0, tool_accuracy=1.0, selection=1.0, modes=("text", "adaptive"), seed=7)
+    lines = list(simulate(samples, poor))
+    assert lines == list(simulate(samples, poor))
+    adaptive = [x for x in lines if x["mode"] == "adaptive"]
+    # Text always wrong and perfect selection: every adaptive line calls a tool and is right.
+    assert all(any("tool" in s for s in x["steps"]) and x["answer"] == "<answer>A</answer>" for x in adaptive)
+
+
+def test_load_demo_adds_labelled_simulated_submissions_scored_once(settings) -> None:
+    from django.core.management import call_command
+
+    call_command("load_demo", stdout=None)
+    call_command("load_demo", stdout=None)  # safe to run twice
+    demo = Submission.objects.filter(is_demo=True)
+    assert demo.count() == 5
+    assert all(s.status == "done" and s.is_public and "(simulated)" in s.model_name
+               and s.description.startswith("Simulated demo entry") for s in demo)
+    modes = {m for s in demo for m in s.results["modes"]}
+    assert modes == {"text", "adaptive", "oracle"}
+    mccs = [s.results["mode_selection"]["mcc"] for s in demo if s.results["mode_selection"]]
+    assert max(mccs) > 0.5 and min(mccs) < 0.2  # good and poor mode selection
+    assert len({s.prices for s in demo}) == 5
+    assert not mail.outbox  # demo entries email no one

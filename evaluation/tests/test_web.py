@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from unittest import mock
+
 import pytest
 from django.contrib.auth import get_user_model
 
+from evaluation import services
 from evaluation.models import Submission
 from evaluation.tests.submission_helpers import BAD_FILES, good_file, make_benchmark, upload
 
-pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
@@ -37,11 +40,13 @@ def post(web, bench, django_capture_on_commit_callbacks):
     return go
 
 
+@pytest.mark.django_db
 def test_the_upload_page_needs_a_sign_in(client, bench) -> None:
     resp = client.get("/submissions/new/tiny/")
     assert resp.status_code == 302 and "/accounts/login/" in resp["Location"]
 
 
+@pytest.mark.django_db
 def test_the_upload_page_has_the_drop_zone_metadata_and_prices(web, bench) -> None:
     page = web.get("/submissions/new/tiny/").content.decode()
     assert "Drop your prediction file here" in page
@@ -51,6 +56,7 @@ def test_the_upload_page_has_the_drop_zone_metadata_and_prices(web, bench) -> No
     assert 'value="tiny" selected' in page
 
 
+@pytest.mark.django_db
 def test_a_form_upload_redirects_to_a_page_showing_the_results(web, post) -> None:
     resp = post(good_file(), price_input_per_mtok="1", price_output_per_mtok="2")
     sub = Submission.objects.get()
@@ -61,12 +67,14 @@ def test_a_form_upload_redirects_to_a_page_showing_the_results(web, post) -> Non
     assert "hx-trigger" not in page  # done: no more polling
 
 
+@pytest.mark.django_db
 def test_the_script_upload_gets_json_with_the_page_to_open(post) -> None:
     resp = post(good_file(), xhr=True)
     assert resp.status_code == 202
     assert resp.json()["page"] == f"/submissions/{Submission.objects.get().pk}/"
 
 
+@pytest.mark.django_db
 def test_the_page_shows_dev_rows_but_never_test_rows(web, post) -> None:
     post(good_file())
     page = web.get(Submission.objects.get().get_absolute_url()).content.decode()
@@ -74,6 +82,7 @@ def test_the_page_shows_dev_rows_but_never_test_rows(web, post) -> None:
     assert "<td>s4</td>" not in page and "<td>s6</td>" not in page
 
 
+@pytest.mark.django_db
 def test_a_pending_submission_polls_its_status_fragment(web, bench, user) -> None:
     sub = Submission.objects.create(benchmark=bench, owner=user, model_name="m", file="x.jsonl",
                                     status="scoring", progress_done=3, progress_total=12)
@@ -85,6 +94,7 @@ def test_a_pending_submission_polls_its_status_fragment(web, bench, user) -> Non
     assert "Scoring: 3 of 12 predictions" in body and 'style="width:25%"' in body
 
 
+@pytest.mark.django_db
 def test_a_bad_file_shows_its_errors_with_line_numbers(web, post) -> None:
     post((BAD_FILES / "negative_tokens.jsonl").read_bytes())
     page = web.get(Submission.objects.get().get_absolute_url()).content.decode()
@@ -93,6 +103,7 @@ def test_a_bad_file_shows_its_errors_with_line_numbers(web, post) -> None:
     assert "expected a non-negative number or null, got -5" in page
 
 
+@pytest.mark.django_db
 def test_an_over_size_upload_gets_413_with_the_message_on_the_form(post, settings) -> None:
     settings.SUBMISSION_MAX_FILE_BYTES = 1024
     resp = post((BAD_FILES / "too_large.jsonl").read_bytes())
@@ -102,6 +113,7 @@ def test_an_over_size_upload_gets_413_with_the_message_on_the_form(post, setting
     assert resp.status_code == 413 and "over the limit" in resp.json()["detail"]
 
 
+@pytest.mark.django_db
 def test_someone_elses_submission_is_not_found(web, bench) -> None:
     other = get_user_model().objects.create_user("eve")
     sub = Submission.objects.create(benchmark=bench, owner=other, model_name="m", file="x.jsonl")
@@ -109,6 +121,7 @@ def test_someone_elses_submission_is_not_found(web, bench) -> None:
     assert web.post(f"/submissions/{sub.pk}/publish/", {"public": "1"}).status_code == 404
 
 
+@pytest.mark.django_db
 def test_publish_unpublish_and_delete_from_the_page(web, post) -> None:
     post(good_file())
     sub = Submission.objects.get()
@@ -120,3 +133,49 @@ def test_publish_unpublish_and_delete_from_the_page(web, post) -> None:
     assert not sub.is_public
     assert web.post(f"/submissions/{sub.pk}/delete/")["Location"] == "/submissions/"
     assert "No submissions yet" in web.get("/submissions/").content.decode()
+
+
+# ------------------------------------------------------------------ in a real browser
+
+
+@pytest.fixture
+def chromium():
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--headless", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_through_the_form_shows_its_progress_until_done(live_server, chromium, tmp_path,
+                                                                   monkeypatch) -> None:
+    # Playwright's sync API runs an event loop in this thread; the ORM calls below are still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    make_benchmark(tmp_path / "bench")
+    get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
+    path = tmp_path / "predictions.jsonl"
+    path.write_bytes(good_file())
+    page = chromium.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill('input[name="username"]', "ada")
+    page.fill('input[name="password"]', "pw-ada-1")
+    page.click('button[type="submit"], input[type="submit"]')
+    page.wait_for_load_state()
+    # Nothing consumes the queue here: the submission waits, "queued", until this test scores it,
+    # so the page's polling is what must bring the result in.
+    with mock.patch.object(services, "submission_enqueue", return_value=True):
+        page.goto(f"{live_server.url}/submissions/new/tiny/")
+        page.set_input_files('input[type="file"]', str(path))
+        assert "predictions.jsonl" in page.inner_text("#file-label")
+        page.fill('input[name="model_name"]', "browser-model")
+        page.fill('input[name="price_input_per_mtok"]', "0.5")
+        page.click("#submit-button")
+        page.wait_for_url(re.compile(r"/submissions/\d+/$"))
+    assert page.inner_text("#status-value") == "Queued"
+    services.submission_process_sync(submission=Submission.objects.get())
+    page.wait_for_selector("#status-value:text('Done')", timeout=15_000)
+    assert "66.7%" in page.inner_text("#results-table")
+    assert page.locator("#rows-table tbody tr").count() == 6  # dev samples, two modes
