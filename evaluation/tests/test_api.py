@@ -144,3 +144,37 @@ def test_the_openapi_schema_documents_the_submission_endpoints(api) -> None:
     resp = api.get("/api/schema/")
     assert resp.status_code == 200
     assert b"/api/v1/benchmarks/{slug}/submissions/" in resp.content
+
+
+def run_client(live_server, token: str, path, *extra: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.conf import settings
+
+    script = Path(settings.BASE_DIR) / "scripts" / "submit_client.py"
+    return subprocess.run([sys.executable, str(script), "--server", live_server.url, "--token", token,
+                           "--benchmark", "tiny", "--model", "client-model", str(path), *extra],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_standalone_client_uploads_with_a_progress_bar_and_waits_for_the_results(
+        live_server, tmp_path, user) -> None:
+    import json
+
+    make_benchmark(tmp_path / "bench")
+    token = Token.objects.create(user=user).key
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(good_file())
+    done = run_client(live_server, token, good, "--prices", "1", "2", "--wait")
+    assert done.returncode == 0, done.stderr
+    assert "upload  [####" in done.stderr and "100.0%" in done.stderr
+    assert json.loads(done.stdout)["modes"]["text"]["accuracy"]["overall"]["count"] == 4
+    assert Submission.objects.get().prices == (1.0, 2.0)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes((BAD_FILES / "negative_tokens.jsonl").read_bytes())
+    failed = run_client(live_server, token, bad, "--wait")
+    assert failed.returncode == 1
+    assert "line 1, field 'usage.input_tokens': expected a non-negative number or null, got -5" in failed.stderr
