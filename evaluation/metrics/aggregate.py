@@ -1,4 +1,10 @@
-"""Per-mode aggregates from per-prediction records (metrics.md sections 2-7).
+"""Per-mode aggregates (metrics.md sections 2-7), folded in while scoring.
+
+The scorer feeds each record to its mode's ``ModeAccumulator`` as soon as the figures are
+decided (rule-decided ones in the reading pass, judge-decided ones as the verdicts are
+applied); ``mode_report`` turns an accumulator into the report. Means are sums over lists
+kept in file order, so every figure is the same, bit for bit, as a second pass over the
+records would give.
 
 Aux-line samples appear only in their own accuracy table; every other figure is over the
 non-aux samples, as the paper's overall figures are.
@@ -6,10 +12,10 @@ non-aux samples, as the paper's overall figures are.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .mode_selection import cell, confusion
+from .mode_selection import cell, mcc
 from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_rate
 from .types import (
     AccuracyTable,
@@ -17,14 +23,13 @@ from .types import (
     CostReport,
     Mean,
     ModeReport,
-    PredictionResult,
     ProcessReport,
     Rate,
     ToolchainReport,
 )
 
 if TYPE_CHECKING:
-    from .scoring import SampleInfo
+    from .scoring import PreparedBenchmark, SampleInfo
 
 
 def _mean(values: Sequence[float]) -> Mean:
@@ -47,39 +52,98 @@ def _rate(t: _Tally, seed: int, resamples: int) -> Rate:
     return Rate(t.count, t.n, bootstrap_rate(t.count, t.n, seed=seed, resamples=resamples))
 
 
-def accuracy_table(records: Iterable[PredictionResult], order: Sequence[SampleInfo], *,
-                   seed: int = SEED, resamples: int = RESAMPLES) -> AccuracyTable:
+class ModeAccumulator:
+    """Running figures of one mode. Lists hold values in file order (their sums are then the
+    same as a pass over the records would give); counts are ints."""
+
+    __slots__ = ("n_rows", "present_main", "correct", "aux_correct", "steps", "calls", "with_calls",
+                 "tokens", "n_tokens", "latency", "cost", "ious", "mae_total", "mae_eff", "n_ref",
+                 "precision", "recall", "f1", "edit", "efficiency", "kcov", "kcov_any",
+                 "step_score", "per_sample_eff", "valid_calls", "decided_calls")
+
+    def __init__(self, n_groups: int) -> None:
+        self.n_rows = 0  # every prediction of the mode, aux-line ones included
+        self.present_main = 0  # non-aux predictions (the rest of the non-aux samples are missing)
+        self.correct = [0] * n_groups  # correct non-aux predictions per sample group
+        self.aux_correct = 0
+        self.steps = self.calls = self.with_calls = self.tokens = self.n_tokens = 0
+        self.latency: list[float] = []
+        self.cost: list[float] = []
+        self.ious: list[float] = []
+        self.mae_total = self.mae_eff = self.n_ref = 0
+        self.precision: list[float] = []
+        self.recall: list[float] = []
+        self.f1: list[float] = []
+        self.edit: list[float] = []
+        self.efficiency: list[float] = []
+        self.kcov: list[float] = []
+        self.kcov_any: list[float] = []
+        self.step_score: list[float] = []
+        self.per_sample_eff: list[float] = []
+        self.valid_calls = self.decided_calls = 0
+
+    def add(self, row: list, group: int, correct: bool, process: bool) -> None:
+        """One non-aux record (a list in PredictionResult's field order), rule figures only."""
+        self.n_rows += 1
+        self.present_main += 1
+        if correct:
+            self.correct[group] += 1
+        self.steps += row[5]  # n_steps
+        n_calls = row[6]
+        if n_calls:
+            self.calls += n_calls
+            self.with_calls += 1
+            self.efficiency.append(row[9] / n_calls)  # l_eff / l_total
+        tokens = row[20]
+        if tokens is not None:
+            self.tokens += tokens
+            self.n_tokens += 1
+        if row[22] is not None:
+            self.latency.append(row[22])
+        if row[21] is not None:
+            self.cost.append(row[21])
+        if process and row[19] is not None:
+            self.ious.append(row[19])
+        l_gt = row[10]
+        if l_gt:
+            self.n_ref += 1
+            self.mae_total += abs(n_calls - l_gt)
+            self.mae_eff += abs(row[9] - l_gt)
+            prf = row[12]
+            self.precision.append(prf[0])
+            self.recall.append(prf[1])
+            self.f1.append(prf[2])
+            self.edit.append(row[13])
+
+
+def _count_mean(total: int, n: int) -> Mean:
+    return Mean(total / n, n) if n else Mean(None, 0)
+
+
+def accuracy_table(acc: ModeAccumulator, bench: PreparedBenchmark, *, seed: int = SEED,
+                   resamples: int = RESAMPLES) -> AccuracyTable:
     """Correct over all benchmark samples of the table; a missing prediction counts wrong."""
-    correct = {r.sample_id: r.correct for r in records}
     overall, wo_enh, aux = _Tally(), _Tally(), _Tally()
     domains: dict[str, _Tally] = {}
     categories: dict[str, _Tally] = {}
-    missing = 0
-    for info in order:
-        s = info.sample
-        got = correct.get(s.uid)
-        hit = 1 if got else 0
-        if info.aux:
-            aux.n += 1
-            aux.count += hit
-            continue
-        if got is None:
-            missing += 1
-        overall.n += 1
+    for (domain, category, plain), size, hit in zip(bench.groups, bench.group_sizes, acc.correct):
+        overall.n += size
         overall.count += hit
-        if not s.transform:
-            wo_enh.n += 1
+        if plain:
+            wo_enh.n += size
             wo_enh.count += hit
-        d = domains.get(s.domain)
+        d = domains.get(domain)
         if d is None:
-            d = domains[s.domain] = _Tally()
-        d.n += 1
+            d = domains[domain] = _Tally()
+        d.n += size
         d.count += hit
-        c = categories.get(s.category)
+        c = categories.get(category)
         if c is None:
-            c = categories[s.category] = _Tally()
-        c.n += 1
+            c = categories[category] = _Tally()
+        c.n += size
         c.count += hit
+    aux.n = bench.n_aux
+    aux.count = acc.aux_correct
     overall_rate = _rate(overall, seed, resamples)
     return AccuracyTable(
         overall=overall_rate,
@@ -88,87 +152,61 @@ def accuracy_table(records: Iterable[PredictionResult], order: Sequence[SampleIn
         wo_enh=_rate(wo_enh, seed, resamples),
         all=overall_rate,
         aux_line=_rate(aux, seed, resamples),
-        missing=missing,
+        missing=bench.n_main - acc.present_main,
     )
 
 
-def mode_report(mode: str, records: Sequence[PredictionResult], order: Sequence[SampleInfo], *,
-                process: bool, seed: int = SEED, resamples: int = RESAMPLES) -> ModeReport:
-    aux_ids = {i.sample.uid for i in order if i.aux}
-    main = [r for r in records if r.sample_id not in aux_ids] if aux_ids else list(records)
-    steps = [r.n_steps for r in main]
-    n_calls = [r.n_calls for r in main]
-    tokens = [r.tokens for r in main if r.tokens is not None]
-    latency = [r.latency_ms for r in main if r.latency_ms is not None]
-    costs = [r.cost_usd for r in main if r.cost_usd is not None]
-
-    kcov: list[float] = []
-    kcov_any: list[float] = []
-    step_score: list[float] = []
-    ious: list[float] = []
-    per_sample_eff: list[float] = []
-    valid_calls = decided_calls = 0
-    if process:
-        for r in main:
-            if r.kcov is not None:
-                kcov.append(r.kcov)
-                kcov_any.append(r.kcov_any)  # type: ignore[arg-type]
-            if r.step_score is not None:
-                step_score.append(r.step_score)
-            if r.iou is not None:
-                ious.append(r.iou)
-            if r.calls:
-                ok = sum(1 for c in r.calls if c.valid)
-                valid_calls += ok
-                decided_calls += len(r.calls)
-                per_sample_eff.append(ok / len(r.calls))
+def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, process: bool,
+                seed: int = SEED, resamples: int = RESAMPLES) -> ModeReport:
+    n_main = acc.present_main
+    ious = acc.ious if process else []
     hits = sum(1 for v in ious if v >= 0.5)
     proc = ProcessReport(
-        kcov=_mean(kcov),
-        kcov_any=_mean(kcov_any),
-        tool_eff=Rate(valid_calls, decided_calls),
-        tool_eff_per_sample=_mean(per_sample_eff),
-        mean_steps=_mean(steps),
-        mean_calls=_mean(n_calls),
-        mean_tokens=_mean(tokens),
-        mean_latency_ms=_mean(latency),
+        kcov=_mean(acc.kcov),
+        kcov_any=_mean(acc.kcov_any),
+        tool_eff=Rate(acc.valid_calls, acc.decided_calls),
+        tool_eff_per_sample=_mean(acc.per_sample_eff),
+        mean_steps=_count_mean(acc.steps, n_main),
+        mean_calls=_count_mean(acc.calls, n_main),
+        mean_tokens=_count_mean(acc.tokens, acc.n_tokens),
+        mean_latency_ms=_mean(acc.latency),
         grounding_iou=_mean(ious),
         grounding_hit=Rate(hits, len(ious)),
-        step_score=_mean(step_score),
+        step_score=_mean(acc.step_score),
     )
-
-    with_ref = [r for r in main if r.l_gt > 0]
-    prf = [r.toolset_prf for r in with_ref]
     chain = ToolchainReport(
-        tcr=Rate(sum(1 for c in n_calls if c > 0), len(main)),
-        mae_total=_mean([abs(r.l_total - r.l_gt) for r in with_ref]),
-        mae_eff=_mean([abs(r.l_eff - r.l_gt) for r in with_ref]),
-        efficiency=_mean([r.l_eff / r.l_total for r in main if r.l_total > 0]),
-        toolset_precision=_mean([t[0] for t in prf]),  # type: ignore[index]
-        toolset_recall=_mean([t[1] for t in prf]),  # type: ignore[index]
-        toolset_f1=_mean([t[2] for t in prf]),  # type: ignore[index]
-        edit_distance=_mean([r.edit_distance for r in with_ref]),  # type: ignore[misc]
+        tcr=Rate(acc.with_calls, n_main),
+        mae_total=_count_mean(acc.mae_total, acc.n_ref),
+        mae_eff=_count_mean(acc.mae_eff, acc.n_ref),
+        efficiency=_mean(acc.efficiency),
+        toolset_precision=_mean(acc.precision),
+        toolset_recall=_mean(acc.recall),
+        toolset_f1=_mean(acc.f1),
+        edit_distance=_mean(acc.edit),
     )
     return ModeReport(
         mode=mode,
-        n_predictions=len(records),
-        accuracy=accuracy_table(records, order, seed=seed, resamples=resamples),
+        n_predictions=acc.n_rows,
+        accuracy=accuracy_table(acc, bench, seed=seed, resamples=resamples),
         process=proc,
         toolchain=chain,
-        cost=CostReport(mean_cost_usd=_mean(costs)),
+        cost=CostReport(mean_cost_usd=_mean(acc.cost)),
     )
 
 
-def mode_selection(text: Iterable[PredictionResult], adaptive: Iterable[PredictionResult],
-                   infos: Mapping[str, SampleInfo], *, seed: int = SEED,
-                   resamples: int = RESAMPLES) -> Confusion | None:
-    """Confusion and MCC over non-aux samples with both a text and an adaptive prediction;
-    None when no sample has both."""
-    text_ok = {r.sample_id: r.correct for r in text if not infos[r.sample_id].aux}
-    cells = [cell(text_ok[r.sample_id], r.n_calls > 0) for r in adaptive
-             if r.sample_id in text_ok]
-    if not cells:
+def mode_selection_from_rows(text: Mapping[str, Sequence], adaptive: Mapping[str, Sequence],
+                             infos: Mapping[str, SampleInfo], *, seed: int = SEED,
+                             resamples: int = RESAMPLES) -> Confusion | None:
+    """Confusion and MCC over non-aux samples with both a text and an adaptive prediction
+    (records by sample id; field 3 is ``correct``, field 6 ``n_calls``); None when no sample
+    has both."""
+    counts = [0, 0, 0, 0]
+    for sid, row in adaptive.items():
+        t = text.get(sid)
+        if t is not None and not infos[sid].aux:
+            counts[cell(t[3], row[6] > 0)] += 1
+    if not any(counts):
         return None
-    conf = confusion(cells)
-    ci = bootstrap_mcc(conf.tp, conf.fp, conf.tn, conf.fn, seed=seed, resamples=resamples)
-    return Confusion(conf.tp, conf.fp, conf.tn, conf.fn, conf.mcc, ci)
+    tp, fp, tn, fn = counts
+    ci = bootstrap_mcc(tp, fp, tn, fn, seed=seed, resamples=resamples)
+    return Confusion(tp, fp, tn, fn, mcc(tp, fp, tn, fn), ci)

@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .types import MODES, Prediction, PredictionFormatError, Step, ToolCall
+from .types import (
+    MODES,
+    Prediction,
+    PredictionFormatError,
+    Step,
+    ToolCall,
+    make_prediction,
+    make_step,
+    make_tool_call,
+)
 
 _MODES = frozenset(MODES)
 
@@ -45,12 +54,12 @@ def _parse_tool(tool: Any, where: str) -> ToolCall:
     if err is not None and type(err) is not str:
         # Some harnesses log structured errors; their presence is what matters.
         err = str(err)
-    return ToolCall(
-        name=name,
-        args=args,
-        input=_ref(tool.get("input"), where + ".input"),
-        output=_ref(tool.get("output"), where + ".output"),
-        error=err or None,
+    return make_tool_call(  # ToolCall(name, args, input, output, error), built fast
+        name,
+        args,
+        _ref(tool.get("input"), where + ".input"),
+        _ref(tool.get("output"), where + ".output"),
+        err or None,
     )
 
 
@@ -97,7 +106,7 @@ def parse_prediction(obj: Any) -> Prediction:
                 raise PredictionFormatError(f"steps[{i}].thought", "a string", thought)
             tool = st.get("tool")
             built.append(
-                Step(thought, None if tool is None else _parse_tool(tool, f"steps[{i}].tool"))
+                make_step(thought, None if tool is None else _parse_tool(tool, f"steps[{i}].tool"))
             )
         steps = tuple(built)
 
@@ -109,16 +118,16 @@ def parse_prediction(obj: Any) -> Prediction:
         in_tok = _opt_num(usage, "input_tokens", "usage.")
         out_tok = _opt_num(usage, "output_tokens", "usage.")
     turns = _opt_num(obj, "turns", "") if "turns" in obj else None
-    return Prediction(
-        sample_id=sid,
-        mode=mode,
-        answer=answer,
-        response=response,
-        steps=steps,
-        answer_image=_ref(obj.get("answer_image"), "answer_image"),
-        input_tokens=int(in_tok) if in_tok is not None else None,
-        output_tokens=int(out_tok) if out_tok is not None else None,
-        turns=int(turns) if turns is not None else None,
-        latency_ms=_opt_num(obj, "latency_ms", "") if "latency_ms" in obj else None,
-        cost_usd=_opt_num(obj, "cost_usd", "") if "cost_usd" in obj else None,
+    return make_prediction(  # Prediction's fields in order, built fast
+        sid,  # sample_id
+        mode,
+        answer,
+        response,
+        steps,
+        _ref(obj.get("answer_image"), "answer_image"),
+        int(in_tok) if in_tok is not None else None,  # input_tokens
+        int(out_tok) if out_tok is not None else None,  # output_tokens
+        int(turns) if turns is not None else None,  # turns
+        _opt_num(obj, "latency_ms", "") if "latency_ms" in obj else None,
+        _opt_num(obj, "cost_usd", "") if "cost_usd" in obj else None,
     )

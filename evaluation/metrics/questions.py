@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .types import Sample, Step, ToolCall
+from .types import Sample, Step, ToolCall, fast_constructor
 
 
 def step_payload(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
@@ -77,3 +77,11 @@ class StepScoreQuestion:
     def payload(self) -> dict[str, Any]:
         return {"question": self.sample.question, "reference": list(self.sample.key_steps),
                 "gold": self.sample.answer, "steps": step_payload(self.steps)}
+
+
+# Positional constructors that fill the slots directly (the scorer builds questions by the
+# hundred thousand); same instances as the classes' own constructors.
+make_answer_question = fast_constructor(AnswerQuestion)
+make_key_step_question = fast_constructor(KeyStepQuestion)
+make_tool_call_question = fast_constructor(ToolCallQuestion)
+make_step_score_question = fast_constructor(StepScoreQuestion)

@@ -1,22 +1,34 @@
 """From a benchmark's samples and a prediction iterable to records and aggregates.
 
-One pass builds a row per prediction with everything the rules decide; the judge is then
-asked in batches (so a remote judge can run them concurrently and a cache can answer many at
-once); a last pass turns rows into records and records into per-mode aggregates.
+One pass reads each prediction (straight from its decoded dict when it is well formed: the
+typed ``Prediction`` is built only for the unusual ones, by ``parse_prediction``, which also
+names the field of a malformed one), decides everything the rules decide, and folds the
+rule-decided figures into per-mode accumulators. The judge is then asked in batches (so a
+remote judge can run them concurrently and a cache can answer many at once), and its verdicts
+are folded in as they are applied. Records are lists filled in place and frozen into
+``PredictionResult`` tuples at the end.
+
+Everything is deterministic: the memos below only avoid recomputing pure functions (answer
+extraction, rule matching, the tool validator, toolset and edit-distance figures), and every
+mean is summed in file order, as before.
 """
 
 from __future__ import annotations
 
 import gc
-
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .aggregate import mode_report, mode_selection
+from .aggregate import ModeAccumulator, mode_report, mode_selection_from_rows
 from .answers import GoldKey, compile_gold, extract_answer, rule_match
 from .parse import parse_prediction
-from .process import box_from_args, best_iou, key_step_coverage
-from .questions import AnswerQuestion, KeyStepQuestion, StepScoreQuestion, ToolCallQuestion
+from .process import best_iou, box_from_args, key_step_coverage
+from .questions import (
+    make_answer_question,
+    make_key_step_question,
+    make_step_score_question,
+    make_tool_call_question,
+)
 from .stats import RESAMPLES, SEED
 from .toolchain import effective_chain, normalized_edit_distance, toolset_prf
 from .types import (
@@ -27,6 +39,8 @@ from .types import (
     Sample,
     Step,
     SubmissionReport,
+    make_step,
+    make_tool_call,
 )
 
 if TYPE_CHECKING:  # the protocol lives with the judges; the library only calls its methods
@@ -34,6 +48,14 @@ if TYPE_CHECKING:  # the protocol lives with the judges; the library only calls 
 
 ToolValidator = Callable[[str, dict], list[str]]
 DEFAULT_PROCESS_MODES = frozenset({"adaptive"})
+_MODES = frozenset(MODES)
+_new_tuple = tuple.__new__
+
+# A record is built as a list in PredictionResult's field order, then frozen into the tuple.
+(R_SID, R_MODE, R_EXTRACTED, R_CORRECT, R_DECIDED_BY, R_N_STEPS, R_N_CALLS, R_CALLS, R_L_TOTAL,
+ R_L_EFF, R_L_GT, R_EFFECTIVE, R_PRF, R_EDIT, R_KEY_STEPS, R_KCOV, R_KCOV_ANY, R_STEP_SCORES,
+ R_STEP_SCORE, R_IOU, R_TOKENS, R_COST, R_LATENCY, R_VERDICT) = range(24)
+assert PredictionResult._fields[R_VERDICT] == "answer_verdict" and len(PredictionResult._fields) == 24
 
 
 class ScoringError(ValueError):
@@ -47,7 +69,8 @@ def default_tool_name(name: str) -> str:
 class SampleInfo:
     """What the scorer needs from one sample, computed once per benchmark."""
 
-    __slots__ = ("sample", "gold", "aux", "ref_names", "l_gt", "zoomable")
+    __slots__ = ("sample", "gold", "aux", "ref_names", "l_gt", "zoomable", "has_keys", "group",
+                 "empty_prf", "empty_edit")
 
     def __init__(self, sample: Sample, resolve: Callable[[str], str]) -> None:
         self.sample = sample
@@ -56,6 +79,11 @@ class SampleInfo:
         self.ref_names: tuple[str, ...] = tuple(resolve(c.tool) for c in sample.toolchain)
         self.l_gt = len(sample.toolchain)
         self.zoomable = bool(sample.regions)
+        self.has_keys = bool(sample.key_steps)
+        self.group = -1  # index of (domain, category, w/o enh.) among non-aux samples
+        # The toolchain figures of a prediction without tool calls, the same for every one.
+        self.empty_prf = toolset_prf((), self.ref_names) if self.l_gt else None
+        self.empty_edit = normalized_edit_distance((), self.ref_names) if self.l_gt else None
 
 
 class PreparedBenchmark:
@@ -74,22 +102,75 @@ class PreparedBenchmark:
             return got
 
         self.resolve = resolve
+        self.resolved = resolved  # the resolver's memo, read directly on the hot path
         self.infos: dict[str, SampleInfo] = {}
+        # Non-aux samples fall in groups of equal (domain, category, w/o enh.): per-mode
+        # accuracy is tallied per group, then summed into the tables.
+        self.groups: list[tuple[str, str, bool]] = []
+        self.group_sizes: list[int] = []
+        self.n_aux = 0
+        group_of: dict[tuple[str, str, bool], int] = {}
         for s in samples:
             sample = s if isinstance(s, Sample) else Sample.from_mapping(s)
             if sample.uid in self.infos:
                 raise ScoringError(f"duplicate sample uid {sample.uid!r} in the benchmark")
-            self.infos[sample.uid] = SampleInfo(sample, resolve)
+            info = self.infos[sample.uid] = SampleInfo(sample, resolve)
+            if info.aux:
+                self.n_aux += 1
+                continue
+            key = (sample.domain, sample.category, not sample.transform)
+            g = group_of.get(key)
+            if g is None:
+                g = group_of[key] = len(self.groups)
+                self.groups.append(key)
+                self.group_sizes.append(0)
+            self.group_sizes[g] += 1
+            info.group = g
         self.order = list(self.infos.values())
-
-
-class _Row:
-    __slots__ = ("p", "info", "extracted", "correct", "decided_by", "answer_verdict", "names",
-                 "calls", "valid", "call_by", "errors", "effective", "ks", "scores", "iou")
+        self.n_main = len(self.order) - self.n_aux
 
 
 def _is_zoom(name: str) -> bool:
     return "zoom" in name or "crop" in name
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _freeze(value: Any, out: list) -> bool:
+    """Append a type-tagged, hashable flattening of a JSON-like value to ``out``.
+
+    Types are part of the key (1, 1.0 and True are equal in Python but not to a schema), as are
+    container lengths (so flattenings cannot run into each other); a float zero is keyed by its
+    repr (-0.0 and 0.0 print differently). False when the value holds anything else.
+    """
+    t = type(value)
+    if t in _SCALARS:
+        out.append(t)
+        out.append(value)
+        return True
+    if t is float:
+        out.append(t)
+        out.append(value if value else repr(value))
+        return True
+    if t is list or t is tuple:
+        out.append(t)
+        out.append(len(value))
+        for v in value:
+            if not _freeze(v, out):
+                return False
+        return True
+    if t is dict:
+        out.append(t)
+        out.append(len(value))
+        for k, v in value.items():
+            if type(k) is not str:
+                return False
+            out.append(k)
+            if not _freeze(v, out):
+                return False
+        return True
+    return False
 
 
 def score_submission(
@@ -110,7 +191,8 @@ def score_submission(
 
     ``predictions`` holds decoded prediction objects (formats.md) or ``Prediction``s; a
     malformed object raises PredictionFormatError, an unknown sample or a repeated
-    (sample, mode) raises ScoringError.
+    (sample, mode) raises ScoringError. ``tool_validator`` must be a pure function of
+    (name, args): its answers are memoised per submission.
     """
     # The cyclic GC would re-walk every live record many times while we allocate hundreds of
     # thousands of acyclic objects; nothing here builds reference cycles, so pause it.
@@ -142,167 +224,303 @@ def _score(
 ) -> SubmissionReport:
     bench = samples if isinstance(samples, PreparedBenchmark) else PreparedBenchmark(
         samples, resolve_tool)
-    infos = bench.infos
+    infos_get = bench.infos.get
     resolve = bench.resolve
+    resolved_get = bench.resolved.get
     judge_tag = f"judge:{judge.name}"
-    seen: set[tuple[str, str]] = set()
-    rows: list[_Row] = []
-    q_answer: list[tuple[_Row, AnswerQuestion]] = []
-    q_calls: list[tuple[_Row, int, ToolCallQuestion]] = []
-    q_ks: list[tuple[_Row, KeyStepQuestion]] = []
+    n_groups = len(bench.groups)
+    accs = {m: ModeAccumulator(n_groups) for m in MODES}
+    by_sid: dict[str, dict[str, list]] = {m: {} for m in MODES}
+    rows: list[list] = []
+    q_answer: list[tuple[list, SampleInfo]] = []
+    q_calls: list[list] = []  # the call entries [name, valid, decided_by, errors] to decide
+    q_call_questions: list = []
+    q_ks: list[tuple[list, SampleInfo, tuple[Step, ...]]] = []
+    call_rows: list[list] = []  # rows with tool calls: their call entries become CallResults
+    proc_call_rows: dict[str, list[list]] = {m: [] for m in MODES}
+    extract_memo: dict[str, str] = {}
+    rule_memo: dict[tuple[SampleInfo, str], bool] = {}
+    validate_memo: dict[tuple, tuple[str, ...]] = {}
+    prf_memo: dict[tuple, tuple[float, float, float]] = {}
+    edit_memo: dict[tuple, float] = {}
+    price_in, price_out = prices if prices is not None else (0.0, 0.0)
+    have_prices = prices is not None
 
     for obj in predictions:
-        p = obj if type(obj) is Prediction else parse_prediction(obj)
-        info = infos.get(p.sample_id)
+        # ---- read the prediction: a well-formed dict directly, anything else via parse_prediction
+        good = False
+        if type(obj) is dict:
+            sid = obj.get("sample_id")
+            mode = obj.get("mode")
+            answer = obj.get("answer")
+            response = obj.get("response")
+            if answer is None:
+                answer = ""
+            if response is None:
+                response = ""
+            usage = obj.get("usage")
+            in_tok = out_tok = None
+            if usage is not None and type(usage) is dict:
+                in_tok = usage.get("input_tokens")
+                out_tok = usage.get("output_tokens")
+            turns = obj.get("turns")
+            latency = obj.get("latency_ms")
+            cost_usd = obj.get("cost_usd")
+            answer_image = obj.get("answer_image")
+            raw_steps = obj.get("steps")
+            if (
+                type(sid) is str and sid and type(mode) is str and mode in _MODES
+                and type(answer) is str and type(response) is str
+                and (usage is None or type(usage) is dict)
+                and (in_tok is None or (type(in_tok) is int and in_tok >= 0))
+                and (out_tok is None or (type(out_tok) is int and out_tok >= 0))
+                and (turns is None or (type(turns) is int and turns >= 0))
+                and (latency is None or ((type(latency) is int or type(latency) is float)
+                                         and latency >= 0))
+                and (cost_usd is None or ((type(cost_usd) is int or type(cost_usd) is float)
+                                          and cost_usd >= 0))
+                and (answer_image is None or type(answer_image) is str)
+            ):
+                if raw_steps is None:
+                    steps: tuple[Step, ...] = ()
+                    good = True
+                elif type(raw_steps) is list:
+                    built = []
+                    for st in raw_steps:
+                        if type(st) is not dict:
+                            break
+                        thought = st.get("thought")
+                        if thought is None:
+                            thought = ""
+                        elif type(thought) is not str:
+                            break
+                        tool = st.get("tool")
+                        if tool is not None:
+                            if type(tool) is not dict:
+                                break
+                            name = tool.get("name")
+                            args = tool.get("args")
+                            t_in = tool.get("input")
+                            t_out = tool.get("output")
+                            err = tool.get("error")
+                            if args is None:
+                                args = {}
+                            if not (type(name) is str and name and type(args) is dict
+                                    and (t_in is None or type(t_in) is str)
+                                    and (t_out is None or type(t_out) is str)
+                                    and (err is None or type(err) is str)):
+                                break
+                            tool = make_tool_call(name, args, t_in, t_out, err or None)
+                        built.append(make_step(thought, tool))
+                    else:
+                        steps = tuple(built)
+                        good = True
+        if not good:
+            p = obj if type(obj) is Prediction else parse_prediction(obj)
+            sid, mode, answer, response, steps = p.sample_id, p.mode, p.answer, p.response, p.steps
+            answer_image, in_tok, out_tok, turns = p.answer_image, p.input_tokens, p.output_tokens, p.turns
+            latency, cost_usd = p.latency_ms, p.cost_usd
+
+        # ---- the sample, and one line per (sample, mode)
+        info = infos_get(sid)
         if info is None:
-            raise ScoringError(f"sample_id {p.sample_id!r} is not in the benchmark")
-        key = (p.sample_id, p.mode)
-        if key in seen:
-            raise ScoringError(f"duplicate prediction for sample {p.sample_id!r}, mode {p.mode!r}")
-        seen.add(key)
-        row = _Row()
-        row.p = p
-        row.info = info
-        row.extracted = extracted = extract_answer(p.answer, p.response)
-        row.correct = correct = rule_match(info.gold, extracted)
-        row.decided_by = "rule"
-        row.answer_verdict = None
-        if not correct and judge_answers:
-            q_answer.append((row, AnswerQuestion(info.sample, extracted)))
-        process = p.mode in process_modes
-        calls = [s.tool for s in p.steps if s.tool is not None]
-        row.calls = calls
-        row.ks = row.scores = row.iou = None
-        if calls:
-            names = [resolve(c.name) for c in calls]
-            valid: list[bool | None] = []
-            errors: list[tuple[str, ...]] = []
-            call_by: list[str] = []
-            thoughts = [s.thought for s in p.steps if s.tool is not None]
-            for i, call in enumerate(calls):
-                errs: list[str] = []
-                if benchmark_tools is not None and names[i] not in benchmark_tools:
-                    errs.append(f"tool {call.name!r} is not in this benchmark's tool set")
+            raise ScoringError(f"sample_id {sid!r} is not in the benchmark")
+        seen = by_sid[mode]
+        if sid in seen:
+            raise ScoringError(f"duplicate prediction for sample {sid!r}, mode {mode!r}")
+        acc = accs[mode]
+        aux = info.aux
+        process = mode in process_modes
+
+        # ---- answer: extraction and rules (memoised: both are pure functions)
+        if response:
+            extracted = extract_answer(answer, response)
+        else:
+            extracted = extract_memo.get(answer)
+            if extracted is None:
+                extracted = extract_memo[answer] = extract_answer(answer)
+        rkey = (info, extracted)
+        correct = rule_memo.get(rkey)
+        if correct is None:
+            correct = rule_memo[rkey] = rule_match(info.gold, extracted)
+
+        # ---- usage and cost
+        if in_tok is None and out_tok is None:
+            tokens = None
+        else:
+            tokens = (in_tok or 0) + (out_tok or 0)
+        if cost_usd is not None:
+            cost = float(cost_usd)
+        elif have_prices and tokens is not None:
+            cost = ((in_tok or 0) * price_in + (out_tok or 0) * price_out) / 1e6
+        else:
+            cost = None
+
+        # ---- tool calls
+        l_gt = info.l_gt
+        iou = None
+        if steps:
+            calls = [s.tool for s in steps if s.tool is not None]
+        else:
+            calls = ()
+        n_calls = len(calls)
+        if n_calls:
+            names = []
+            entries = []
+            for s in steps:
+                call = s.tool
+                if call is None:
+                    continue
+                cname = call.name
+                rn = resolved_get(cname)
+                if rn is None:
+                    rn = resolve(cname)
+                names.append(rn)
+                if benchmark_tools is not None and rn not in benchmark_tools:
+                    errors: tuple[str, ...] = (
+                        f"tool {cname!r} is not in this benchmark's tool set",)
                 elif tool_validator is not None:
-                    errs.extend(tool_validator(call.name, call.args))
-                if call.error:
-                    errs.append(f"execution error: {call.error}")
-                errors.append(tuple(errs))
-                if errs:
-                    valid.append(False)
-                    call_by.append("rule")
+                    flat: list = [cname]
+                    if _freeze(call.args, flat):
+                        vkey = tuple(flat)
+                        errors = validate_memo.get(vkey)  # type: ignore[assignment]
+                        if errors is None:
+                            errors = validate_memo[vkey] = tuple(tool_validator(cname, call.args))
+                    else:
+                        errors = tuple(tool_validator(cname, call.args))
                 else:
-                    valid.append(None)
-                    call_by.append("")
+                    errors = ()
+                if call.error:
+                    errors = errors + (f"execution error: {call.error}",)
+                if errors:
+                    entries.append([cname, False, "rule", errors])
+                else:
+                    entry = [cname, None, "", ()]
+                    entries.append(entry)
                     if process:
-                        q_calls.append((row, i, ToolCallQuestion(info.sample, call, thoughts[i])))
-            row.names, row.valid, row.errors, row.call_by = names, valid, errors, call_by
-            row.effective = effective_chain(calls, p.answer_image)
+                        q_calls.append(entry)
+                        q_call_questions.append(
+                            make_tool_call_question(info.sample, call, s.thought))
+            effective = effective_chain(calls, answer_image)
             if process and info.zoomable:
                 boxes = [b for c, n in zip(calls, names) if _is_zoom(n)
                          and (b := box_from_args(c.args)) is not None]
-                row.iou = best_iou(boxes, info.sample.regions)
+                iou = best_iou(boxes, info.sample.regions)
+            if l_gt:
+                pkey = (tuple(names), info.ref_names)
+                prf = prf_memo.get(pkey)
+                if prf is None:
+                    prf = prf_memo[pkey] = toolset_prf(names, info.ref_names)
+                ekey = (tuple([names[i] for i in effective]), info.ref_names)
+                edit = edit_memo.get(ekey)
+                if edit is None:
+                    edit = edit_memo[ekey] = normalized_edit_distance(ekey[0], info.ref_names)
+            else:
+                prf = edit = None
         else:
-            row.names = row.valid = row.errors = row.call_by = ()
-            row.effective = ()
-        if process and info.sample.key_steps:
-            q_ks.append((row, KeyStepQuestion(info.sample, p.steps)))
+            entries = ()  # type: ignore[assignment]
+            effective = ()
+            prf = info.empty_prf
+            edit = info.empty_edit
+        l_eff = len(effective)
+        n_steps = turns if turns is not None else len(steps)
+
+        row = [sid, mode, extracted, correct, "rule", n_steps, n_calls, entries, n_calls, l_eff,
+               l_gt, effective, prf, edit, None, None, None, None, None, iou, tokens, cost,
+               latency, None]
         rows.append(row)
+        seen[sid] = row
+        if n_calls:
+            call_rows.append(row)
 
+        # ---- judge questions, and the rule-decided figures folded in now
+        if not correct and judge_answers:
+            q_answer.append((row, info))
+        if aux:
+            acc.n_rows += 1
+            if correct:
+                acc.aux_correct += 1
+        else:
+            acc.add(row, info.group, correct, process)
+            if process and n_calls:
+                proc_call_rows[mode].append(row)
+        if process and info.has_keys:
+            q_ks.append((row, info, steps))
+
+    # ---- the judge, in batches; its verdicts are folded into the accumulators as applied
     if q_answer:
-        for (row, _), yes in zip(q_answer, judge.answer_equivalence([q for _, q in q_answer])):
-            row.answer_verdict = bool(yes)
-            row.decided_by = judge_tag
-            row.correct = bool(yes)
+        verdicts = judge.answer_equivalence(
+            [make_answer_question(info.sample, row[R_EXTRACTED]) for row, info in q_answer])
+        for (row, info), yes in zip(q_answer, verdicts):
+            yes = bool(yes)
+            row[R_VERDICT] = yes
+            row[R_DECIDED_BY] = judge_tag
+            row[R_CORRECT] = yes
+            if yes:
+                acc = accs[row[R_MODE]]
+                if info.aux:
+                    acc.aux_correct += 1
+                else:
+                    acc.correct[info.group] += 1
     if q_calls:
-        for (row, i, _), ok in zip(q_calls, judge.tool_call_validity([q for _, _, q in q_calls])):
-            row.valid[i] = bool(ok)
-            row.call_by[i] = judge_tag
+        for entry, ok in zip(q_calls, judge.tool_call_validity(q_call_questions)):
+            entry[1] = bool(ok)
+            entry[2] = judge_tag
+    for mode, prow in proc_call_rows.items():
+        acc = accs[mode]
+        for row in prow:
+            entries = row[R_CALLS]
+            ok = sum(1 for e in entries if e[1])
+            acc.valid_calls += ok
+            acc.decided_calls += len(entries)
+            acc.per_sample_eff.append(ok / len(entries))
     if q_ks:
-        for (row, _), verdicts in zip(q_ks, judge.key_step_matching([q for _, q in q_ks])):
-            row.ks = tuple(bool(v) for v in verdicts)
+        ks_verdicts = judge.key_step_matching(
+            [make_key_step_question(info.sample, steps) for _, info, steps in q_ks])
         q_steps = []
-        for row, _ in q_ks:
-            steps: tuple[Step, ...] = row.p.steps
-            if not steps:
-                continue
-            valid_iter = iter(row.valid)
-            per_step = tuple(next(valid_iter) if s.tool is not None else None for s in steps)
-            q_steps.append((row, StepScoreQuestion(row.info.sample, steps, per_step)))
+        for (row, info, steps), verdicts in zip(q_ks, ks_verdicts):
+            ks = tuple(map(bool, verdicts))
+            kcov, kcov_any = key_step_coverage(ks)
+            row[R_KEY_STEPS] = ks
+            row[R_KCOV] = kcov
+            row[R_KCOV_ANY] = kcov_any
+            if not info.aux and kcov is not None:
+                acc = accs[row[R_MODE]]
+                acc.kcov.append(kcov)
+                acc.kcov_any.append(kcov_any)
+            if steps:
+                valid_iter = iter(row[R_CALLS])
+                per_step = tuple(next(valid_iter)[1] if s.tool is not None else None
+                                 for s in steps)
+                q_steps.append((row, info, steps, per_step))
         if q_steps:
-            for (row, _), scores in zip(q_steps, judge.step_scores([q for _, q in q_steps])):
-                row.scores = tuple(float(s) for s in scores)
+            scored = judge.step_scores(
+                [make_step_score_question(info.sample, steps, per_step)
+                 for _, info, steps, per_step in q_steps])
+            for (row, info, _, _), scores in zip(q_steps, scored):
+                scores = tuple(map(float, scores))
+                row[R_STEP_SCORES] = scores
+                if scores:
+                    mean = row[R_STEP_SCORE] = sum(scores) / len(scores)
+                    if not info.aux:
+                        accs[row[R_MODE]].step_score.append(mean)
 
-    records = tuple(_record(row, prices) for row in rows)
-    by_mode: dict[str, list[PredictionResult]] = {}
-    for rec in records:
-        by_mode.setdefault(rec.mode, []).append(rec)
+    # ---- freeze the records; aggregate
+    new = _new_tuple
+    for row in call_rows:
+        row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
+    records = tuple([new(PredictionResult, row) for row in rows])
     modes = {
-        m: mode_report(m, by_mode[m], bench.order, process=m in process_modes,
-                       seed=seed, resamples=resamples)
-        for m in MODES if m in by_mode
+        m: mode_report(m, accs[m], bench, process=m in process_modes, seed=seed,
+                       resamples=resamples)
+        for m in MODES if by_sid[m]
     }
     return SubmissionReport(
         judge=judge.name,
         n_samples=len(bench.order),
         n_predictions=len(records),
         modes=modes,
-        mode_selection=mode_selection(by_mode.get("text", ()), by_mode.get("adaptive", ()),
-                                      infos, seed=seed, resamples=resamples),
+        mode_selection=mode_selection_from_rows(by_sid["text"], by_sid["adaptive"],
+                                                bench.infos, seed=seed, resamples=resamples),
         records=records,
-    )
-
-
-def _record(row: _Row, prices: tuple[float, float] | None) -> PredictionResult:
-    p: Prediction = row.p
-    info: SampleInfo = row.info
-    n_calls = len(row.calls)
-    ks = row.ks
-    kcov, kcov_any = key_step_coverage(ks) if ks is not None else (None, None)
-    scores = row.scores
-    in_tok, out_tok = p.input_tokens, p.output_tokens
-    tokens = None if in_tok is None and out_tok is None else (in_tok or 0) + (out_tok or 0)
-    if p.cost_usd is not None:
-        cost = float(p.cost_usd)
-    elif prices is not None and tokens is not None:
-        cost = ((in_tok or 0) * prices[0] + (out_tok or 0) * prices[1]) / 1e6
-    else:
-        cost = None
-    if info.l_gt:
-        prf = toolset_prf(row.names, info.ref_names)
-        edit = normalized_edit_distance([row.names[i] for i in row.effective], info.ref_names)
-    else:
-        prf = edit = None
-    if n_calls:
-        calls = tuple(
-            CallResult(c.name, v, by, e)
-            for c, v, by, e in zip(row.calls, row.valid, row.call_by, row.errors)
-        )
-    else:
-        calls = ()
-    return PredictionResult(
-        sample_id=p.sample_id,
-        mode=p.mode,
-        extracted=row.extracted,
-        correct=row.correct,
-        decided_by=row.decided_by,
-        n_steps=p.turns if p.turns is not None else len(p.steps),
-        n_calls=n_calls,
-        calls=calls,
-        l_total=n_calls,
-        l_eff=len(row.effective),
-        l_gt=info.l_gt,
-        effective=row.effective,
-        toolset_prf=prf,
-        edit_distance=edit,
-        key_steps=ks,
-        kcov=kcov,
-        kcov_any=kcov_any,
-        step_scores=scores,
-        step_score=sum(scores) / len(scores) if scores else None,
-        iou=row.iou,
-        tokens=tokens,
-        cost_usd=cost,
-        latency_ms=p.latency_ms,
-        answer_verdict=row.answer_verdict,
     )

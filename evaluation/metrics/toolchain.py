@@ -32,20 +32,24 @@ def effective_chain(calls: Sequence[ToolCall], answer_image: str | None = None) 
     """Indices (ascending) of the calls that are ancestors of the answer image.
 
     ``answer_image`` defaults to the last image produced; an answer drawn from ``img0`` or from
-    a reference no call wrote gives an empty chain.
+    a reference no call wrote gives an empty chain. (Same graph as ``resolve_refs``, in one
+    pass: a defaulted output is keyed by the call's index, an int, which no reference equals.)
     """
     n = len(calls)
     if n == 0:
         return ()
-    refs = resolve_refs(calls)
-    latest: dict[str, int] = {}
-    parent = [-1] * n
-    for i, (src, dst) in enumerate(refs):
-        parent[i] = latest.get(src, -1)
-        latest[dst] = i
-    target = refs[-1][1] if answer_image is None else answer_image
-    node = latest.get(target, -1)
-    chain: list[int] = []
+    latest: dict[object, int] = {}
+    parent: list[int] = []
+    prev: object = ORIGINAL
+    for i, call in enumerate(calls):
+        parent.append(latest.get(call.input or prev, -1))
+        prev = call.output or i
+        latest[prev] = i
+    node = latest.get(prev if answer_image is None else answer_image, -1)
+    if node < 0:
+        return ()
+    chain = [node]
+    node = parent[node]
     while node >= 0:
         chain.append(node)
         node = parent[node]

@@ -8,8 +8,8 @@ on; a value is ``None`` (never NaN) when its denominator is zero.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
 
 MODES: tuple[str, ...] = ("text", "adaptive", "oracle")
 ANSWER_TYPES: frozenset[str] = frozenset({"choice", "number", "text"})
@@ -122,6 +122,34 @@ class Prediction:
         return tuple(s.tool for s in self.steps if s.tool is not None)
 
 
+def fast_constructor(cls: type) -> Any:
+    """A positional constructor for a frozen, slotted dataclass that fills the slots directly.
+
+    Same instance as ``cls(*fields)`` (equality, hash, immutability afterwards), without the
+    frozen ``__init__``'s ``object.__setattr__`` per field: the scorer builds steps, tool calls
+    and judge questions by the hundred thousand. It runs no ``__post_init__``, so it is only
+    for classes without one.
+    """
+    names = [f.name for f in fields(cls)]
+    if getattr(cls, "__post_init__", None) is not None:
+        raise TypeError(f"{cls.__name__} has a __post_init__")
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    body = []
+    for i, name in enumerate(names):
+        env[f"_set{i}"] = cls.__dict__[name].__set__  # the slot's member descriptor
+        body.append(f"    _set{i}(o, a{i})\n")
+    args = ", ".join(f"a{i}" for i in range(len(names)))
+    exec(f"def make({args}):\n    o = _new(_cls)\n{''.join(body)}    return o\n", env)
+    make = env["make"]
+    make.__name__ = make.__qualname__ = f"make_{cls.__name__}"
+    return make
+
+
+make_step = fast_constructor(Step)
+make_tool_call = fast_constructor(ToolCall)
+make_prediction = fast_constructor(Prediction)
+
+
 # ---------------------------------------------------------------- results
 
 
@@ -173,9 +201,12 @@ class Confusion:
         return self.tp + self.fp + self.tn + self.fn
 
 
-@dataclass(frozen=True, slots=True)
-class CallResult:
-    """Validity of one tool call, and who decided it."""
+class CallResult(NamedTuple):
+    """Validity of one tool call, and who decided it.
+
+    Records are built by the hundred thousand, so result records are immutable named tuples
+    (cheap to build) rather than frozen dataclasses; attributes and defaults are the same.
+    """
 
     name: str
     valid: bool | None
@@ -183,9 +214,11 @@ class CallResult:
     errors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class PredictionResult:
-    """Everything the scorer decided about one prediction; stored beside it for audits."""
+class PredictionResult(NamedTuple):
+    """Everything the scorer decided about one prediction; stored beside it for audits.
+
+    An immutable named tuple (see CallResult): read it by attribute, field order may grow.
+    """
 
     sample_id: str
     mode: str
