@@ -203,3 +203,10 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"queue": SUBMISSIONS_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
     },
 }
+# SQLite (the default, local runs and tests): scoring a large file writes ~100k rows in one
+# transaction, for seconds. In WAL mode, pages reading a submission's status are not blocked by
+# that write, and a second writer waits up to 30 s instead of failing with "database is locked".
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+    )
