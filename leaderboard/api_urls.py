@@ -1,3 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from leaderboard import api
+
+urlpatterns = [
+    path("benchmarks/", api.BenchmarkListApi.as_view(), name="api-benchmark-list"),
+    path("benchmarks/<slug:slug>/", api.BenchmarkDetailApi.as_view(), name="api-benchmark-detail"),
+    path("benchmarks/<slug:slug>/leaderboard/", api.LeaderboardApi.as_view(), name="api-benchmark-leaderboard"),
+]

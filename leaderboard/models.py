@@ -1,3 +1,83 @@
+"""The leaderboard's own tables: a derived row per scored submission, and the papers' reported results.
+
+``BoardEntry`` is a cache in table form, never a source of truth: everything in it is derived from
+a submission's ``results`` and its ``PredictionResult`` rows, and ``services.entries_sync`` rebuilds
+it whenever the submission's ``scored_at`` moves. It exists because the overview must sort 1,000
+submissions in milliseconds, and parsing 1,000 full ``results`` documents per request cannot.
+
+``ReportedResult`` holds the numbers a benchmark's authors printed (AdaptMMBench Tables 1-3): they
+are shown badged with their citation and never enter routing baselines or paired tests.
+"""
+
+from __future__ import annotations
+
 from django.db import models
 
-# Create your models here.
+
+class BoardEntry(models.Model):
+    submission = models.OneToOneField("evaluation.Submission", on_delete=models.CASCADE, related_name="board_entry")
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    # The submission's scored_at this row was built from; a re-score moves it and makes the row stale.
+    scored_at = models.DateTimeField(null=True)
+    # The mode the overview's cost, tokens and rank score refer to (adaptive when scored, else text).
+    headline_mode = models.CharField(max_length=8, blank=True)
+    # Overview figures, in percent for shares; each with its 95 % bootstrap interval where the library gives one.
+    text_acc = models.FloatField(null=True)
+    text_lo = models.FloatField(null=True)
+    text_hi = models.FloatField(null=True)
+    adaptive_acc = models.FloatField(null=True)
+    adaptive_lo = models.FloatField(null=True)
+    adaptive_hi = models.FloatField(null=True)
+    oracle_acc = models.FloatField(null=True)
+    oracle_lo = models.FloatField(null=True)
+    oracle_hi = models.FloatField(null=True)
+    mcc = models.FloatField(null=True)
+    mcc_lo = models.FloatField(null=True)
+    mcc_hi = models.FloatField(null=True)
+    kcov = models.FloatField(null=True)
+    kcov_n = models.PositiveIntegerField(default=0)
+    tool_eff = models.FloatField(null=True)
+    tool_eff_lo = models.FloatField(null=True)
+    tool_eff_hi = models.FloatField(null=True)
+    tokens = models.FloatField(null=True)  # mean input + output tokens per sample, headline mode
+    cost = models.FloatField(null=True)  # mean $ per sample, headline mode
+    # Per-sample vectors over the benchmark's non-aux samples (by primary key), for paired tests and
+    # routing: {mode: "10-1..."} with 1 right, 0 wrong, - no prediction; {mode: [cost $, ...]};
+    # {mode: [tokens, ...]}; "invoked" is the adaptive mode's tool use as a 1/0/- string.
+    correct = models.JSONField(default=dict)
+    invoked = models.TextField(blank=True)
+    costs = models.JSONField(default=dict)
+    token_counts = models.JSONField(default=dict)
+    # Accuracy per domain split by recovery transform: {mode: {domain: {"wo_enh": [count, n], "all": [count, n]}}}.
+    domain_table = models.JSONField(default=dict)
+    built_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["benchmark", "scored_at"], name="board_entry_benchmark_idx")]
+
+    def __str__(self) -> str:
+        return f"board entry of submission {self.submission_id}"
+
+
+class ReportedResult(models.Model):
+    """One model's figures as printed by a benchmark's authors; ``figures`` follows docs/leaderboard.md."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="reported_results")
+    model_name = models.CharField(max_length=200)
+    organisation = models.CharField(max_length=200, blank=True)
+    weights = models.CharField(max_length=6, blank=True)  # open | closed | "" (as Submission.weights)
+    position = models.PositiveSmallIntegerField(default=0)  # row order in the paper
+    figures = models.JSONField(default=dict)
+    citation = models.TextField()
+    source = models.CharField(max_length=200, blank=True)  # e.g. "AdaptMMBench (arXiv 2602.02676), Tables 1-3"
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark", "position", "model_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "model_name"], name="reported_result_unique_model"),
+            models.CheckConstraint(name="reported_result_model_name_not_empty", condition=~models.Q(model_name="")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} (reported) on {self.benchmark_id}"

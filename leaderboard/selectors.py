@@ -1,10 +1,31 @@
-"""Reads for the public pages."""
+"""Reads for the public pages: benchmarks, the overview rows and every tab's table.
+
+Each selector makes a fixed number of queries whatever the number of submissions (the tests count
+them with 10 and with 100). Overview rows come from the derived ``BoardEntry`` table (one flat
+``values()`` query); the tabs read the stored ``results`` of the public submissions.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotation.models import Benchmark, Domain
+from evaluation.models import Submission
+from leaderboard import board
+from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
+from leaderboard.models import BoardEntry, ReportedResult
+from leaderboard.services import MODES, entries_sync, public_submissions
+
+ENTRY_FIELDS = (
+    "submission_id", "submission__model_name", "submission__organisation", "submission__weights",
+    "submission__finished_at", "submission__is_demo", "headline_mode",
+    "text_acc", "text_lo", "text_hi", "adaptive_acc", "adaptive_lo", "adaptive_hi",
+    "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "mcc_lo", "mcc_hi", "kcov", "kcov_n",
+    "tool_eff", "tool_eff_lo", "tool_eff_hi", "tokens", "cost",
+)
 
 
 def home_benchmarks() -> QuerySet[Benchmark]:
@@ -13,3 +34,252 @@ def home_benchmarks() -> QuerySet[Benchmark]:
         sample_count=Count("samples", distinct=True),
         dev_count=Count("samples", filter=Q(samples__split="dev"), distinct=True),
     ).prefetch_related(Prefetch("domains", queryset=domains))
+
+
+def benchmark_get(slug: str) -> Benchmark | None:
+    return Benchmark.objects.filter(slug=slug).first()
+
+
+def domains_of(benchmark: Benchmark) -> list[tuple[str, str]]:
+    return list(Domain.objects.filter(benchmark=benchmark).order_by("position", "slug").values_list("slug", "name"))
+
+
+def public_entries(benchmark: Benchmark) -> QuerySet[BoardEntry]:
+    return BoardEntry.objects.filter(
+        benchmark=benchmark, submission__status="done", submission__is_public=True,
+        submission__deleted_at__isnull=True,
+    ).order_by("submission__finished_at", "submission_id")
+
+
+def _entry_row(v: dict[str, Any]) -> board.Row:
+    def fig(name: str) -> Fig:
+        return Fig(v[f"{name}_acc"], v[f"{name}_lo"], v[f"{name}_hi"])
+
+    return board.Row(
+        key=f"s{v['submission_id']}", submission_id=v["submission_id"], model_name=v["submission__model_name"],
+        organisation=v["submission__organisation"], weights=v["submission__weights"],
+        date=v["submission__finished_at"], is_demo=v["submission__is_demo"], headline_mode=v["headline_mode"],
+        text=fig("text"), adaptive=fig("adaptive"), oracle=fig("oracle"),
+        mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]), kcov=Fig(v["kcov"], n=v["kcov_n"]),
+        tool_eff=Fig(v["tool_eff"], v["tool_eff_lo"], v["tool_eff_hi"]), tokens=v["tokens"], cost=v["cost"],
+    )
+
+
+def _reported_row(rep: ReportedResult) -> board.Row:
+    f = rep.figures or {}
+    acc = f.get("accuracy") or {}
+
+    def overall(mode: str) -> Fig:
+        pair = (acc.get(mode) or {}).get("overall")
+        return Fig(pair[1]) if pair else NONE
+
+    ms = f.get("mode_selection") or {}
+    pr = f.get("process") or {}
+    return board.Row(
+        key=f"r{rep.pk}", model_name=rep.model_name, organisation=rep.organisation, weights=rep.weights,
+        reported=True, citation=rep.source, headline_mode="adaptive",
+        text=overall("text"), adaptive=overall("adaptive"), oracle=overall("oracle"),
+        mcc=Fig(ms.get("mcc")), kcov=Fig(pr.get("kcov")), tool_eff=Fig(pr.get("tool_eff")), tokens=pr.get("tokens"),
+    )
+
+
+def board_rows(benchmark: Benchmark) -> list[board.Row]:
+    """Every public row of the benchmark (submissions, then reported results), with rank scores."""
+    entries_sync(benchmark)
+    rows = [_entry_row(v) for v in public_entries(benchmark).values(*ENTRY_FIELDS)]
+    rows += [_reported_row(r) for r in ReportedResult.objects.filter(benchmark=benchmark)]
+    bounds = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
+    return board.with_rank_scores(rows, bounds)
+
+
+def board_vectors(submission_ids: list[int]) -> dict[int, board.Vectors]:
+    """Per-sample correctness and tool use of the given rows, for the neighbour tests (one query)."""
+    return {sid: board.Vectors(correct=c, invoked=inv) for sid, c, inv in BoardEntry.objects.filter(
+        submission_id__in=submission_ids).values_list("submission_id", "correct", "invoked")}
+
+
+def overview(benchmark: Benchmark, query: board.Query, rows: list[board.Row] | None = None) -> board.Page:
+    rows = board_rows(benchmark) if rows is None else rows
+    ordered = board.sort_rows(board.filter_rows(rows, query), query.sort, query.desc)
+    page = board.paginate(ordered, query.page)
+    ids = [r.submission_id for r in page.rows if r.submission_id is not None]
+    tested = board.annotate_neighbours(page.rows, query.sort, board_vectors(ids) if query.sort in board.TESTED else {})
+    return board.Page(tested, page.number, page.pages, page.total)
+
+
+def leaders(benchmark: Benchmark, n: int = 3) -> list[board.Row]:
+    """The home page's leaders: best headline (adaptive, else text) accuracy."""
+    rows = [r for r in board_rows(benchmark) if r.headline.known]
+    rows.sort(key=lambda r: r.headline.value, reverse=True)
+    return rows[:n]
+
+
+# ----------------------------------------------------------------------------------- the tabs
+
+
+@dataclass(frozen=True, slots=True)
+class TabSource:
+    """One public row's results for the tabs: a submission's stored results, or a reported row's figures."""
+
+    key: str
+    model_name: str
+    organisation: str
+    weights: str
+    submission_id: int | None
+    is_demo: bool
+    reported: bool
+    results: dict = field(default_factory=dict)
+    domain_table: dict = field(default_factory=dict)
+
+
+def tab_sources(benchmark: Benchmark) -> list[TabSource]:
+    entries_sync(benchmark)
+    subs = public_submissions(benchmark).select_related("board_entry").only(
+        "pk", "model_name", "organisation", "weights", "is_demo", "results", "board_entry__domain_table",
+    ).order_by("finished_at", "pk")
+    out = [TabSource(f"s{s.pk}", s.model_name, s.organisation, s.weights, s.pk, s.is_demo, False, s.results or {},
+                     s.board_entry.domain_table) for s in subs]
+    out += [TabSource(f"r{r.pk}", r.model_name, r.organisation, r.weights, None, False, True, r.figures or {})
+            for r in ReportedResult.objects.filter(benchmark=benchmark)]
+    return out
+
+
+@dataclass
+class Cell:
+    fig: Fig
+    place: int = 0  # 1 best, 2 second best within its column and mode
+
+
+@dataclass
+class TableRow:
+    source: TabSource
+    mode: str
+    cells: list[Cell]
+
+
+def domain_table(benchmark: Benchmark, sources: list[TabSource]) -> tuple[list[tuple[str, str]], list[TableRow]]:
+    """AdaptMMBench Table 3: model x mode rows; per domain (and overall) `w/o enh.` and `All` accuracy."""
+    domains = domains_of(benchmark)
+    rows: list[TableRow] = []
+    for src in sources:
+        for mode in MODES:
+            cells: list[Cell] = []
+            if src.reported:
+                acc = path(src.results, "accuracy", mode)
+                if not acc:
+                    continue
+                for slug, _ in [*domains, ("overall", "")]:
+                    pair = acc.get(slug) or [None, None]
+                    cells += [Cell(Fig(pair[0])), Cell(Fig(pair[1]))]
+            else:
+                table = src.domain_table.get(mode)
+                overall = path(src.results, "modes", mode, "accuracy")
+                if table is None or overall is None:
+                    continue
+                for slug, _ in domains:
+                    d = table.get(slug) or {"wo_enh": [0, 0], "all": [0, 0]}
+                    cells += [Cell(count_fig(*d["wo_enh"])), Cell(count_fig(*d["all"]))]
+                cells += [Cell(rate_fig(overall.get("wo_enh"))), Cell(rate_fig(overall.get("all")))]
+            rows.append(TableRow(src, mode, cells))
+    for col in range(len(rows[0].cells) if rows else 0):
+        _mark_column(rows, col, True)
+    return domains, rows
+
+
+def aux_table(sources: list[TabSource]) -> list[tuple[TabSource, list[Fig]]]:
+    """Auxiliary-line samples, their own table (left out of the overall figures, as in the paper)."""
+    out = []
+    for src in sources:
+        if src.reported:
+            aux = src.results.get("aux_line") or {}
+            figs = [Fig(aux.get(m)) for m in MODES]
+        else:
+            figs = [rate_fig(path(src.results, "modes", m, "accuracy", "aux_line")) for m in MODES]
+        if any(f.known or (f.n or 0) > 0 for f in figs):
+            out.append((src, figs))
+    return out
+
+
+@dataclass
+class ModeSelectionRow:
+    source: TabSource
+    tp: int | None
+    fp: int | None
+    tn: int | None
+    fn: int | None
+    mcc: Fig
+
+
+def mode_selection(sources: list[TabSource]) -> list[ModeSelectionRow]:
+    out = []
+    for src in sources:
+        ms = src.results.get("mode_selection")
+        if not ms:
+            continue
+        iv = ms.get("interval") or {}
+        out.append(ModeSelectionRow(src, ms.get("tp"), ms.get("fp"), ms.get("tn"), ms.get("fn"),
+                                    Fig(ms.get("mcc"), iv.get("low"), iv.get("high"), ms.get("n"))))
+    out.sort(key=lambda r: r.mcc.value if r.mcc.value is not None else -2, reverse=True)
+    return out
+
+
+PROCESS_COLUMNS = (  # (label, key, better, scale): Table 2's columns and the grounding / step-score extras
+    ("Key-step cov. %", "kcov", "higher", 100.0), ("Key-step any %", "kcov_any", "higher", 100.0),
+    ("Tool eff. %", "tool_eff", "higher", 100.0), ("Steps", "mean_steps", "lower", 1.0),
+    ("Tools", "mean_calls", "lower", 1.0), ("Tokens", "mean_tokens", "lower", 1.0),
+    ("Step score", "step_score", "higher", 1.0), ("Grounding IoU", "grounding_iou", "higher", 1.0),
+    ("Grounding hit %", "grounding_hit", "higher", 100.0),
+)
+REPORTED_PROCESS = {"kcov": "kcov", "tool_eff": "tool_eff", "mean_steps": "steps", "mean_calls": "tools",
+                    "mean_tokens": "tokens"}
+
+TOOLCHAIN_COLUMNS = (
+    ("TCR %", "tcr", "higher", 100.0), ("MAE (all calls)", "mae_total", "lower", 1.0),
+    ("MAE (effective)", "mae_eff", "lower", 1.0), ("Efficiency", "efficiency", "higher", 1.0),
+    ("Toolset P", "toolset_precision", "higher", 1.0), ("Toolset R", "toolset_recall", "higher", 1.0),
+    ("Toolset F1", "toolset_f1", "higher", 1.0), ("Edit distance", "edit_distance", "lower", 1.0),
+)
+
+
+def _node_fig(node: Any, scale: float) -> Fig:
+    return rate_fig(node, scale) if isinstance(node, dict) and "count" in node else mean_fig(node, scale)
+
+
+def _metric_rows(sources: list[TabSource], section: str, columns: tuple, modes: tuple[str, ...]) -> list[TableRow]:
+    rows = []
+    for src in sources:
+        for mode in modes:
+            if src.reported:
+                if section != "process" or mode != "adaptive" or not src.results.get("process"):
+                    continue
+                pr = src.results["process"]
+                cells = [Cell(Fig(pr.get(REPORTED_PROCESS[k])) if k in REPORTED_PROCESS else Fig(None))
+                         for _, k, _, _ in columns]
+            else:
+                node = path(src.results, "modes", mode, section)
+                if node is None:
+                    continue
+                cells = [Cell(_node_fig(node.get(k), scale)) for _, k, _, scale in columns]
+            rows.append(TableRow(src, mode, cells))
+    for col, (_, _, better, _) in enumerate(columns):
+        _mark_column(rows, col, better == "higher")
+    return rows
+
+
+def _mark_column(rows: list[TableRow], col: int, higher: bool) -> None:
+    for mode in {r.mode for r in rows}:
+        group = [r for r in rows if r.mode == mode]
+        values = sorted({r.cells[col].fig.value for r in group if r.cells[col].fig.value is not None}, reverse=higher)
+        for r in group:
+            v = r.cells[col].fig.value
+            if v is not None:
+                r.cells[col].place = 1 if v == values[0] else 2 if len(values) > 1 and v == values[1] else 0
+
+
+def process_table(sources: list[TabSource]) -> list[TableRow]:
+    """AdaptMMBench Table 2 (adaptive mode), with step score and grounding beside it."""
+    return _metric_rows(sources, "process", PROCESS_COLUMNS, ("adaptive",))
+
+
+def toolchain_table(sources: list[TabSource]) -> list[TableRow]:
+    return _metric_rows(sources, "toolchain", TOOLCHAIN_COLUMNS, ("adaptive", "oracle"))

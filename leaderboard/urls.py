@@ -1,8 +1,18 @@
 from django.urls import path
 
-from leaderboard import views
+from leaderboard import views, views_model
 
 app_name = "leaderboard"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("assets/plotly.min.js", views.plotly_js, name="plotly_js"),
+    path("b/<slug:slug>/leaderboard.csv", views.export, {"fmt": "csv"}, name="export_csv"),
+    path("b/<slug:slug>/leaderboard.json", views.export, {"fmt": "json"}, name="export_json"),
+    path("b/<slug:slug>/", views.board, name="board"),
+    path("b/<slug:slug>/compare/", views_model.compare, name="compare"),
+    path("b/<slug:slug>/m/<int:pk>/", views_model.model_page_view, name="model"),
+    path("b/<slug:slug>/m/<int:pk>/s/<str:uid>/", views_model.sample, name="sample"),
+    path("b/<slug:slug>/m/<int:pk>/s/<str:uid>/<str:mode>/<str:ref>.png", views_model.sample_image,
+         name="sample_image"),
+    path("b/<slug:slug>/<slug:tab>/", views.board, name="tab"),
 ]

@@ -210,3 +210,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
+
+# ---------------------------------------------------------------------------------------------
+# Cache (leaderboard pages and fragments; leaderboard/cache.py). In-process memory by default;
+# Redis when REDIS_URL or CACHE_URL names one (shared by every web process, so an invalidation
+# reaches them all).
+_CACHE_URL = env_str("CACHE_URL") or env_str("REDIS_URL")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL, "KEY_PREFIX": "vlmlb"}
+        if _CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "leaderboard",
+              "OPTIONS": {"MAX_ENTRIES": 5000}}
+    )
+}

@@ -1,0 +1,229 @@
+"""The overview table as plain data: rows, columns, sorting, filtering, rank score, neighbour tests.
+
+No database access here: ``selectors`` reads the rows, this module orders and annotates them, so
+the ordering logic can be tested on hand-made rows. Statistics come from ``evaluation.metrics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc, rank_score
+from evaluation.metrics.cost import cost_bounds
+from evaluation.metrics.mode_selection import cell
+from leaderboard.figures import NONE, Fig
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    key: str  # "s<submission id>" or "r<reported id>"
+    model_name: str
+    organisation: str = ""
+    weights: str = ""
+    date: datetime | None = None
+    submission_id: int | None = None
+    is_demo: bool = False
+    reported: bool = False
+    citation: str = ""
+    headline_mode: str = ""
+    text: Fig = NONE
+    adaptive: Fig = NONE
+    oracle: Fig = NONE
+    mcc: Fig = NONE
+    kcov: Fig = NONE
+    tool_eff: Fig = NONE
+    tokens: float | None = None
+    cost: float | None = None  # mean $ per sample in the headline mode
+    rank_score: float | None = None
+    rank: int = 0
+    note: str = ""  # the paired test against the row above, in words
+    significant: bool | None = None
+
+    @property
+    def cost_10k(self) -> float | None:
+        return None if self.cost is None else self.cost * 10_000
+
+    @property
+    def headline(self) -> Fig:
+        return getattr(self, self.headline_mode) if self.headline_mode in ("text", "adaptive", "oracle") else NONE
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    label: str
+    better: str | None  # "higher", "lower" or None (not a figure)
+    value: Callable[[Row], Any]
+    title: str = ""
+
+
+def _fig(name: str) -> Callable[[Row], Any]:
+    return lambda r: getattr(r, name).value
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("model", "Model", None, lambda r: r.model_name.lower()),
+    Column("organisation", "Organisation", None, lambda r: r.organisation.lower()),
+    Column("weights", "Weights", None, lambda r: r.weights or "~"),
+    Column("date", "Date", None, lambda r: r.date.timestamp() if r.date else None),
+    Column("text", "Text acc. %", "higher", _fig("text"), "Accuracy without tools"),
+    Column("adaptive", "Adaptive acc. %", "higher", _fig("adaptive"), "Accuracy when the model decides on tools"),
+    Column("oracle", "Oracle acc. %", "higher", _fig("oracle"), "Accuracy given the key region and recovery"),
+    Column("mcc", "MCC", "higher", _fig("mcc"), "Mode-selection Matthews correlation"),
+    Column("kcov", "Key-step cov. %", "higher", _fig("kcov"), "Longest matched prefix of the key steps"),
+    Column("tool_eff", "Tool eff. %", "higher", _fig("tool_eff"), "Valid tool calls over all calls"),
+    Column("tokens", "Tokens", "lower", lambda r: r.tokens, "Mean input + output tokens per sample"),
+    Column("cost", "$ / 10K", "lower", lambda r: r.cost_10k, "Average cost of 10,000 samples"),
+    Column("rank", "Rank score", "higher", lambda r: r.rank_score, "RouterArena's accuracy-cost score, b = 0.1"),
+)
+COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
+DEFAULT_SORT = "adaptive"
+TESTED = ("text", "adaptive", "oracle", "mcc")  # orderings whose neighbours get a paired test
+
+
+def with_rank_scores(rows: Sequence[Row], bounds: tuple[float, float] | None = None) -> list[Row]:
+    """Rank score (percent) of every priced row, with the benchmark's fixed bounds or those of the priced rows."""
+    priced = [r.cost for r in rows if r.cost is not None and not r.reported]
+    bounds = bounds or cost_bounds(priced)
+    out = []
+    for r in rows:
+        score = None
+        if bounds and r.cost is not None and r.headline.value is not None:
+            score = 100.0 * rank_score(r.headline.value / 100.0, r.cost, bounds[0], bounds[1])
+        out.append(replace(r, rank_score=score))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    sort: str = DEFAULT_SORT
+    desc: bool = True
+    weights: str = ""  # "open" | "closed" | ""
+    q: str = ""
+    page: int = 1
+    demo: bool = True  # show simulated demo entries
+    reported: bool = True  # show the authors' reported rows
+
+    @classmethod
+    def parse(cls, params: Any) -> Query:
+        sort = params.get("sort", DEFAULT_SORT)
+        if sort not in COLUMN_BY_KEY:
+            sort = DEFAULT_SORT
+        column = COLUMN_BY_KEY[sort]
+        default_desc = column.better != "lower" and column.better is not None
+        direction = params.get("dir", "")
+        desc = default_desc if direction not in ("asc", "desc") else direction == "desc"
+        weights = params.get("weights", "")
+        try:
+            page = max(1, int(params.get("page", 1)))
+        except (TypeError, ValueError):
+            page = 1
+        return cls(sort=sort, desc=desc, weights=weights if weights in ("open", "closed") else "",
+                   q=str(params.get("q", ""))[:100].strip(), page=page, demo=params.get("demo", "1") != "0",
+                   reported=params.get("reported", "1") != "0")
+
+    def params(self, **changes: Any) -> dict[str, str]:
+        """Query-string parameters of this query with ``changes``, defaults left out."""
+        q = replace(self, **changes)
+        out: dict[str, str] = {}
+        if q.sort != DEFAULT_SORT:
+            out["sort"] = q.sort
+        column = COLUMN_BY_KEY[q.sort]
+        if q.desc != (column.better != "lower" and column.better is not None):
+            out["dir"] = "desc" if q.desc else "asc"
+        if q.weights:
+            out["weights"] = q.weights
+        if q.q:
+            out["q"] = q.q
+        if not q.demo:
+            out["demo"] = "0"
+        if not q.reported:
+            out["reported"] = "0"
+        if q.page > 1:
+            out["page"] = str(q.page)
+        return out
+
+
+def filter_rows(rows: Sequence[Row], query: Query) -> list[Row]:
+    needle = query.q.lower()
+    return [r for r in rows
+            if (not query.weights or r.weights == query.weights)
+            and (not needle or needle in r.model_name.lower() or needle in r.organisation.lower())
+            and (query.demo or not r.is_demo) and (query.reported or not r.reported)]
+
+
+def sort_rows(rows: Sequence[Row], sort: str, desc: bool) -> list[Row]:
+    """Stable sort by one column; rows without a value always go last, whatever the direction."""
+    value = COLUMN_BY_KEY[sort].value
+    known = [r for r in rows if value(r) is not None]
+    unknown = [r for r in rows if value(r) is None]
+    known.sort(key=value, reverse=desc)  # stable: equal values keep the selector's order
+    return [replace(r, rank=i) for i, r in enumerate(known + unknown, 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Vectors:
+    correct: dict[str, str] = field(default_factory=dict)
+    invoked: str = ""
+
+
+def _bools(bits: str) -> list[bool]:
+    return [b == "1" for b in bits]
+
+
+def paired_note(sort: str, upper: Vectors, lower: Vectors) -> tuple[str, bool | None]:
+    """The paired test of metrics.md section 8 between two neighbours, for the column sorted by."""
+    if sort == "mcc":
+        ta, ia, tb, ib = upper.correct.get("text", ""), upper.invoked, lower.correct.get("text", ""), lower.invoked
+        if not (ta and ia and tb and ib) or len({len(ta), len(ia), len(tb), len(ib)}) != 1:
+            return "", None
+        both = [i for i in range(len(ta)) if "-" not in (ta[i], ia[i], tb[i], ib[i])]
+        if not both:
+            return "", None
+        test = paired_bootstrap_mcc([cell(ta[i] == "1", ia[i] == "1") for i in both],
+                                    [cell(tb[i] == "1", ib[i] == "1") for i in both])
+        name = "paired bootstrap"
+    else:
+        a, b = upper.correct.get(sort, ""), lower.correct.get(sort, "")
+        if not a or not b or len(a) != len(b):
+            return "", None
+        test = mcnemar_exact(_bools(a), _bools(b))
+        name = "exact McNemar"
+    if test.significant:
+        return f"differs significantly from the row above ({name}, p = {test.p_value:.3f})", True
+    return f"not significantly different from the row above ({name}, p = {test.p_value:.2f})", False
+
+
+def annotate_neighbours(rows: Sequence[Row], sort: str, vectors: dict[int, Vectors]) -> list[Row]:
+    """Say, on each row, whether it differs significantly from the row above (tested orderings only)."""
+    if sort not in TESTED:
+        return list(rows)
+    out = [rows[0]] if rows else []
+    for upper, lower in zip(rows, rows[1:]):
+        note, sig = "", None
+        if upper.reported or lower.reported:
+            note = "not tested: reported figures come without per-sample results" if (
+                getattr(upper, sort).known and getattr(lower, sort).known) else ""
+        elif upper.submission_id in vectors and lower.submission_id in vectors and getattr(lower, sort).known:
+            note, sig = paired_note(sort, vectors[upper.submission_id], vectors[lower.submission_id])
+        out.append(replace(lower, note=note, significant=sig))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    rows: list[Row]
+    number: int
+    pages: int
+    total: int
+
+
+def paginate(rows: Sequence[Row], page: int, size: int = PAGE_SIZE) -> Page:
+    pages = max(1, -(-len(rows) // size))
+    number = min(max(1, page), pages)
+    return Page(list(rows[(number - 1) * size:number * size]), number, pages, len(rows))

@@ -1,0 +1,85 @@
+"""Per-benchmark caching of the leaderboard's fragments and rows.
+
+Keys carry a per-benchmark version token and a fingerprint of the benchmark's submissions
+(count, latest score, latest edit) and reported rows, so a page is never served stale even
+where nobody calls ``invalidate_benchmark``; calling it (when a submission finishes, is
+published, unpublished or deleted) drops every cached page of the benchmark at once, also on
+backends where the fingerprint query is all that would otherwise notice.
+
+Only fragments that are the same for every visitor are cached: the page around them (header
+with the signed-in user, CSRF token) is rendered per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.core.cache import cache
+from django.db.models import Count, Max, OuterRef, Subquery
+
+from annotation.models import Benchmark
+from evaluation.models import Submission
+from leaderboard.models import ReportedResult
+
+TIMEOUT = 15 * 60  # a safety net; invalidation and the fingerprint do the real work
+T = TypeVar("T")
+
+
+def _version_key(benchmark_id: int) -> str:
+    return f"lb:version:{benchmark_id}"
+
+
+def invalidate_benchmark(benchmark_id: int) -> None:
+    """Drop every cached leaderboard page and row list of one benchmark (call after a submission
+    finishes, is re-scored, published, unpublished or deleted, and after reported results load)."""
+    cache.set(_version_key(benchmark_id), uuid.uuid4().hex, None)
+
+
+def _version(benchmark_id: int) -> str:
+    key = _version_key(benchmark_id)
+    token = cache.get(key)
+    if token is None:
+        cache.add(key, uuid.uuid4().hex, None)
+        token = cache.get(key) or "0"
+    return token
+
+
+def fingerprint_annotations() -> dict[str, Any]:
+    """Subqueries that change whenever a benchmark's public rows may change (for ``annotate``)."""
+    subs = Submission.objects.filter(benchmark=OuterRef("pk")).order_by().values("benchmark")
+    reported = ReportedResult.objects.filter(benchmark=OuterRef("pk")).order_by().values("benchmark")
+    return {
+        "fp_count": Subquery(subs.annotate(c=Count("pk")).values("c")),
+        "fp_scored": Subquery(subs.annotate(m=Max("scored_at")).values("m")),
+        "fp_updated": Subquery(subs.annotate(m=Max("updated_at")).values("m")),
+        "fp_reported": Subquery(reported.annotate(m=Max("updated_at")).values("m")),
+    }
+
+
+def benchmark_with_fingerprint(slug: str) -> Benchmark | None:
+    """The benchmark and, in the same query, its fingerprint."""
+    return Benchmark.objects.annotate(**fingerprint_annotations()).filter(slug=slug).first()
+
+
+def fingerprint(benchmark: Benchmark) -> str:
+    parts = [getattr(benchmark, name, None) for name in ("fp_count", "fp_scored", "fp_updated", "fp_reported")]
+    parts.append(benchmark.updated_at)
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+
+
+def key(benchmark: Benchmark, *parts: Any) -> str:
+    raw = "|".join(str(p) for p in parts)
+    digest = hashlib.sha1(raw.encode()).hexdigest()[:20]
+    return f"lb:{benchmark.pk}:{_version(benchmark.pk)}:{fingerprint(benchmark)}:{digest}"
+
+
+def cached(benchmark: Benchmark, parts: tuple, build: Callable[[], T]) -> T:
+    k = key(benchmark, *parts)
+    value = cache.get(k)
+    if value is None:
+        value = build()
+        cache.set(k, value, TIMEOUT)
+    return value

@@ -1,0 +1,74 @@
+"""The leaderboard's rows as CSV and JSON (the same rows the overview shows, in its default order)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import orjson
+
+from annotation.models import Benchmark
+from leaderboard import board
+
+FIGURES = ("text", "adaptive", "oracle", "mcc", "kcov", "tool_eff")
+CSV_HEADER = (
+    ["rank", "model", "organisation", "weights", "date", "submission_id", "source", "simulated_demo"]
+    + [f"{f}{s}" for f in FIGURES for s in ("", "_low", "_high")]
+    + ["tokens", "cost_per_10k_usd", "rank_score", "headline_mode", "citation"]
+)
+
+
+def ordered(rows: list[board.Row]) -> list[board.Row]:
+    return board.sort_rows(rows, board.DEFAULT_SORT, True)
+
+
+def row_dict(row: board.Row) -> dict[str, Any]:
+    """One row with every figure and its interval (percent for shares; MCC in [-1, 1])."""
+    out: dict[str, Any] = {
+        "rank": row.rank, "model": row.model_name, "organisation": row.organisation, "weights": row.weights or None,
+        "date": row.date.isoformat() if row.date else None, "submission_id": row.submission_id,
+        "source": "reported by the authors" if row.reported else "submission", "simulated_demo": row.is_demo,
+    }
+    for name in FIGURES:
+        out[name] = getattr(row, name).as_dict()
+    out.update(tokens=row.tokens, cost_per_10k_usd=row.cost_10k, rank_score=row.rank_score,
+               headline_mode=row.headline_mode or None, citation=row.citation or None)
+    return out
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value
+
+
+def rows_csv(rows: list[board.Row]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(CSV_HEADER)
+    for row in ordered(rows):
+        d = row_dict(row)
+        flat = [d["rank"], d["model"], d["organisation"], d["weights"], d["date"], d["submission_id"], d["source"],
+                d["simulated_demo"]]
+        for name in FIGURES:
+            flat += [d[name]["value"], d[name]["low"], d[name]["high"]]
+        flat += [d["tokens"], d["cost_per_10k_usd"], d["rank_score"], d["headline_mode"], d["citation"]]
+        writer.writerow([_csv_cell(v) for v in flat])
+    return buf.getvalue()
+
+
+def rows_payload(benchmark: Benchmark, rows: list[board.Row]) -> dict[str, Any]:
+    return {
+        "benchmark": {"slug": benchmark.slug, "name": benchmark.name, "version": benchmark.version},
+        "order": "adaptive accuracy, descending; rows without it last",
+        "units": {"shares": "percent", "mcc": "[-1, 1]", "cost_per_10k_usd": "US dollars per 10,000 samples",
+                  "intervals": "95 % bootstrap percentile intervals (1,000 resamples)"},
+        "rows": [row_dict(r) for r in ordered(rows)],
+    }
+
+
+def rows_json(benchmark: Benchmark, rows: list[board.Row]) -> bytes:
+    return orjson.dumps(rows_payload(benchmark, rows), option=orjson.OPT_INDENT_2)

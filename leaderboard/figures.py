@@ -1,0 +1,78 @@
+"""Small, Django-free helpers for figures: a value with its interval, and reading stored results.
+
+Every statistic comes from the scoring library (``evaluation.metrics``); this module only reads
+what it stored and asks it for intervals it did not store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from evaluation.metrics import bootstrap_rate
+
+
+@dataclass(frozen=True, slots=True)
+class Fig:
+    """A figure as shown: value, optional 95 % interval, and what it stands on (n)."""
+
+    value: float | None
+    lo: float | None = None
+    hi: float | None = None
+    n: int | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "low": self.lo, "high": self.hi, "n": self.n}
+
+
+NONE = Fig(None)
+
+
+@lru_cache(maxsize=65536)
+def rate_interval(count: int, n: int) -> tuple[float, float] | None:
+    """The library's bootstrap interval of count/n; memoised because it depends on nothing else."""
+    iv = bootstrap_rate(count, n)
+    return (iv.low, iv.high) if iv else None
+
+
+def rate_fig(node: Any, scale: float = 100.0) -> Fig:
+    """A stored Rate (``{"count", "n", "value", "interval"}``) as a Fig, scaled to percent."""
+    if not isinstance(node, dict) or node.get("value") is None:
+        return Fig(None, n=node.get("n") if isinstance(node, dict) else None)
+    iv = node.get("interval")
+    if iv is None and node.get("n"):
+        pair = rate_interval(node["count"], node["n"])
+        iv = {"low": pair[0], "high": pair[1]} if pair else None
+    iv = iv or {}
+    lo, hi = iv.get("low"), iv.get("high")
+    return Fig(node["value"] * scale, lo * scale if lo is not None else None,
+               hi * scale if hi is not None else None, node.get("n"))
+
+
+def count_fig(count: int, n: int) -> Fig:
+    """count/n in percent with the library's bootstrap interval."""
+    if not n:
+        return Fig(None, n=0)
+    pair = rate_interval(count, n)
+    return Fig(100.0 * count / n, pair[0] * 100 if pair else None, pair[1] * 100 if pair else None, n)
+
+
+def mean_fig(node: Any, scale: float = 1.0) -> Fig:
+    """A stored Mean (``{"value", "n"}``): no interval in the stored results, the n is shown instead."""
+    if not isinstance(node, dict) or node.get("value") is None:
+        return Fig(None, n=node.get("n") if isinstance(node, dict) else None)
+    return Fig(node["value"] * scale, n=node.get("n"))
+
+
+def path(results: Any, *keys: str) -> Any:
+    node = results
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node

@@ -1,0 +1,218 @@
+"""Reads for the model page (every metric, per category, error breakdown, dev samples) and the compare page.
+
+Per-sample detail is shown for dev-split samples only: test-split correctness stays hidden, as
+in ``evaluation.selectors.prediction_results_for``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+
+from annotation.models import Annotation, AnnotationStatus, Benchmark, Category, Sample, Split
+from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
+from evaluation.metrics.mode_selection import cell
+from evaluation.models import PredictionResult, Submission
+from evaluation.validation import iter_prediction_objects
+from leaderboard.figures import Fig, count_fig, mean_fig, path, rate_fig
+from leaderboard.models import BoardEntry
+from leaderboard.services import MODES, entries_sync, public_submissions
+
+
+def public_submission(benchmark: Benchmark, pk: int) -> Submission | None:
+    return public_submissions(benchmark).select_related("owner").filter(pk=pk).first()
+
+
+METRICS = (  # (label, section, key, scale, digits)
+    ("Accuracy %", "accuracy", "overall", 100.0, 1), ("Accuracy w/o enh. %", "accuracy", "wo_enh", 100.0, 1),
+    ("Aux-line accuracy %", "accuracy", "aux_line", 100.0, 1),
+    ("Key-step coverage %", "process", "kcov", 100.0, 1), ("Key-step any %", "process", "kcov_any", 100.0, 1),
+    ("Tool effectiveness %", "process", "tool_eff", 100.0, 1), ("Steps", "process", "mean_steps", 1.0, 2),
+    ("Tool calls", "process", "mean_calls", 1.0, 2), ("Tokens", "process", "mean_tokens", 1.0, 0),
+    ("Latency ms", "process", "mean_latency_ms", 1.0, 0), ("Step score", "process", "step_score", 1.0, 2),
+    ("Grounding IoU", "process", "grounding_iou", 1.0, 2), ("Grounding hit %", "process", "grounding_hit", 100.0, 1),
+    ("TCR %", "toolchain", "tcr", 100.0, 1), ("MAE (all calls)", "toolchain", "mae_total", 1.0, 2),
+    ("MAE (effective)", "toolchain", "mae_eff", 1.0, 2), ("Chain efficiency", "toolchain", "efficiency", 1.0, 2),
+    ("Toolset F1", "toolchain", "toolset_f1", 1.0, 2), ("Edit distance", "toolchain", "edit_distance", 1.0, 2),
+    ("$ per 10K samples", "cost", "mean_cost_usd", 10_000.0, 2),
+)
+
+
+def metric_rows(results: dict) -> tuple[list[str], list[dict[str, Any]]]:
+    modes = [m for m in MODES if m in (results.get("modes") or {})]
+    rows = []
+    for label, section, key, scale, digits in METRICS:
+        figs = []
+        for mode in modes:
+            node = path(results, "modes", mode, section, key)
+            figs.append(rate_fig(node, scale) if isinstance(node, dict) and "count" in node else mean_fig(node, scale))
+        if any(f.known for f in figs):
+            rows.append({"label": label, "figs": figs, "digits": digits})
+    return modes, rows
+
+
+def category_rows(benchmark: Benchmark, results: dict, modes: list[str]) -> list[dict[str, Any]]:
+    cats = Category.objects.filter(domain__benchmark=benchmark).select_related("domain").order_by(
+        "domain__position", "domain__slug", "position", "slug")
+    return [{"domain": c.domain.name, "category": c.name,
+             "figs": [rate_fig(path(results, "modes", m, "accuracy", "by_category", c.slug)) for m in modes]}
+            for c in cats]
+
+
+ERROR_KINDS = (
+    ("beyond", "Beyond the model", "wrong in every mode it was run in"),
+    ("mode_selection", "Mode-selection error",
+     "called no tool though its text answer was wrong, or called tools though its text answer was right"),
+    ("wrong_region", "Zoomed into the wrong region", "IoU < 0.5 with every annotated region"),
+    ("invalid_call", "Invalid tool call", "at least one call was judged invalid"),
+    ("valid_but_wrong", "Wrong despite valid tool use", "every call valid, the answer still wrong"),
+    ("other", "Other", "no tool call and no text-mode answer to compare with"),
+)
+
+
+@dataclass
+class Breakdown:
+    mode: str
+    wrong: int
+    total: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def items(self) -> list[tuple[str, str, str, int, float]]:
+        return [(k, label, why, self.counts.get(k, 0), 100.0 * self.counts.get(k, 0) / self.wrong if self.wrong else 0.0)
+                for k, label, why in ERROR_KINDS]
+
+
+def classify(adaptive: dict[str, Any], others: dict[str, bool]) -> str:
+    """One wrong adaptive prediction's error kind, in AdaptMMBench's terms (first that applies)."""
+    if others and not any(others.values()):
+        return "beyond"
+    calls = adaptive["calls"] or []
+    if "text" in others and (others["text"] == bool(adaptive["n_calls"])):
+        return "mode_selection"  # text wrong and no tools, or text right and tools
+    if adaptive["iou"] is not None and adaptive["iou"] < 0.5:
+        return "wrong_region"
+    if any(c.get("valid") is False for c in calls):
+        return "invalid_call"
+    if adaptive["n_calls"]:
+        return "valid_but_wrong"
+    return "other"
+
+
+def error_breakdown(submission: Submission) -> Breakdown | None:
+    """Every wrong adaptive prediction on a non-aux sample, by kind (aggregates only: test samples count too)."""
+    rows = PredictionResult.objects.filter(submission=submission, sample__aux_line=False).values(
+        "sample_id", "mode", "correct", "n_calls", "calls", "iou")
+    by_sample: dict[int, dict[str, dict]] = {}
+    for r in rows:
+        by_sample.setdefault(r["sample_id"], {})[r["mode"]] = r
+    adaptive = [m for m in by_sample.values() if "adaptive" in m]
+    if not adaptive:
+        return None
+    counts: Counter[str] = Counter()
+    wrong = 0
+    for modes in adaptive:
+        if modes["adaptive"]["correct"]:
+            continue
+        wrong += 1
+        others = {m: r["correct"] for m, r in modes.items() if m != "adaptive"}
+        counts[classify(modes["adaptive"], others)] += 1
+    return Breakdown("adaptive", wrong, len(adaptive), dict(counts))
+
+
+def dev_samples(submission: Submission) -> list[dict[str, Any]]:
+    """Dev-split samples with this submission's verdict per mode (one query)."""
+    out: dict[int, dict[str, Any]] = {}
+    for r in PredictionResult.objects.filter(submission=submission, sample__split=Split.DEV).order_by(
+        "sample__position", "sample__uid", "mode"
+    ).values("sample_id", "sample__uid", "sample__category__name", "mode", "correct"):
+        item = out.setdefault(r["sample_id"], {"uid": r["sample__uid"], "category": r["sample__category__name"],
+                                               "modes": {}})
+        item["modes"][r["mode"]] = r["correct"]
+    return list(out.values())
+
+
+def dev_sample(benchmark: Benchmark, uid: str) -> Sample | None:
+    return Sample.objects.select_related("category__domain").filter(benchmark=benchmark, uid=uid,
+                                                                     split=Split.DEV).first()
+
+
+def sample_key_steps(sample: Sample) -> list[str]:
+    ann = Annotation.objects.filter(sample=sample, status=AnnotationStatus.APPROVED).prefetch_related(
+        "key_steps").first()
+    return [k.text for k in ann.key_steps.all()] if ann else []
+
+
+def sample_results(submission: Submission, sample: Sample) -> QuerySet[PredictionResult]:
+    return PredictionResult.objects.filter(submission=submission, sample=sample).order_by("mode")
+
+
+def prediction_lines(submission: Submission, uid: str) -> dict[str, dict[str, Any]]:
+    """The prediction file's lines for one sample, by mode (the steps with their thoughts and tool arguments)."""
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        with submission.file.open("rb") as stream:
+            for obj in iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES):
+                if isinstance(obj, dict) and str(obj.get("sample_id")) == uid:
+                    found[str(obj.get("mode"))] = obj
+    except (FileNotFoundError, ValueError):
+        return found
+    return found
+
+
+# ------------------------------------------------------------------------------------ compare
+
+
+@dataclass
+class ModeTest:
+    mode: str
+    a: Fig
+    b: Fig
+    diff: float
+    p_value: float
+    significant: bool
+    discordant: tuple[int, int] | None
+    test: str
+
+
+def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any]:
+    """Paired tests (metrics.md section 8) on the samples both were scored on, per mode, and MCC."""
+    entries_sync(benchmark)
+    ea, eb = (BoardEntry.objects.get(submission=a), BoardEntry.objects.get(submission=b))
+    tests: list[ModeTest] = []
+    for mode in MODES:
+        ba, bb = ea.correct.get(mode), eb.correct.get(mode)
+        if not ba or not bb or len(ba) != len(bb):
+            continue
+        t = mcnemar_exact([c == "1" for c in ba], [c == "1" for c in bb])
+        tests.append(ModeTest(mode, rate_fig(path(a.results, "modes", mode, "accuracy", "overall")),
+                              rate_fig(path(b.results, "modes", mode, "accuracy", "overall")), 100 * t.statistic,
+                              t.p_value, t.significant, t.discordant, "exact McNemar"))
+    mcc_test = None
+    ta, tb = ea.correct.get("text", ""), eb.correct.get("text", "")
+    if ta and tb and ea.invoked and eb.invoked and len({len(ta), len(tb), len(ea.invoked), len(eb.invoked)}) == 1:
+        both = [i for i in range(len(ta)) if "-" not in (ta[i], tb[i], ea.invoked[i], eb.invoked[i])]
+        if both:
+            t = paired_bootstrap_mcc([cell(ta[i] == "1", ea.invoked[i] == "1") for i in both],
+                                     [cell(tb[i] == "1", eb.invoked[i] == "1") for i in both])
+            ms_a, ms_b = a.results.get("mode_selection") or {}, b.results.get("mode_selection") or {}
+            mcc_test = ModeTest("mode selection", Fig(ms_a.get("mcc")), Fig(ms_b.get("mcc")), t.statistic,
+                                t.p_value, t.significant, None, f"paired bootstrap on {len(both)} samples")
+    common = [t.mode for t in tests]
+    mode = "adaptive" if "adaptive" in common else (common[0] if common else "")
+    domains = list(benchmark.domains.order_by("position", "slug").values_list("slug", "name"))
+    diffs = []
+    for slug, name in domains:
+        ca = (ea.domain_table.get(mode) or {}).get(slug, {}).get("all", [0, 0])
+        cb = (eb.domain_table.get(mode) or {}).get(slug, {}).get("all", [0, 0])
+        fa, fb = count_fig(*ca), count_fig(*cb)
+        if fa.known and fb.known:
+            diffs.append({"domain": name, "a": fa.value, "b": fb.value, "diff": fa.value - fb.value})
+    chart = {"data": [{"type": "bar", "x": [d["domain"] for d in diffs], "y": [d["diff"] for d in diffs],
+                       "hovertemplate": "%{x}: %{y:+.1f} points<extra></extra>", "meta": {"role": "domain-diff"}}],
+             "layout": {"yaxis": {"title": {"text": f"{mode} accuracy, A − B (points)"}, "zeroline": True},
+                        "margin": {"t": 10}, "height": 320}}
+    return {"tests": tests, "mcc_test": mcc_test, "diff_mode": mode, "diffs": diffs, "chart": chart}

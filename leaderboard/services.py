@@ -1,0 +1,156 @@
+"""Writes of the leaderboard: its derived BoardEntry rows (and the reported results, in reported.py).
+
+A board entry is rebuilt from its submission's ``results`` and ``PredictionResult`` rows whenever
+the submission was scored after the entry was built. ``entries_sync`` is called by the selectors
+before they read, so a finished or re-scored submission shows up even if nobody told the
+leaderboard; ``leaderboard.cache.invalidate_benchmark`` additionally drops the cached pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Q
+
+from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
+from evaluation.models import PredictionResult, Submission, SubmissionStatus
+from leaderboard.models import BoardEntry
+
+MODES = ("text", "adaptive", "oracle")
+CHUNK = 50  # submissions whose prediction rows are read in one query
+
+
+def public_submissions(benchmark: Benchmark) -> Any:
+    """Public rows: done, published, not deleted (the leaderboard shows nothing else)."""
+    return Submission.objects.filter(benchmark=benchmark, status=SubmissionStatus.DONE, is_public=True,
+                                     deleted_at__isnull=True, results__isnull=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SampleFrame:
+    """The benchmark's non-aux samples in a fixed order, with what the per-domain table needs."""
+
+    order: dict[int, int]  # sample pk -> position in the vectors
+    domain: list[str]
+    enhanced: list[bool]  # the approved annotation asks for a recovery transform (not in `w/o enh.`)
+
+
+def sample_frame(benchmark: Benchmark) -> SampleFrame:
+    rows = list(Sample.objects.filter(benchmark=benchmark, aux_line=False).order_by("pk")
+                .values_list("pk", "category__domain__slug"))
+    transforms = dict(Annotation.objects.filter(sample__benchmark=benchmark, status=AnnotationStatus.APPROVED)
+                      .values_list("sample_id", "transform"))
+    return SampleFrame(order={pk: i for i, (pk, _) in enumerate(rows)}, domain=[d for _, d in rows],
+                       enhanced=[bool(transforms.get(pk)) for pk, _ in rows])
+
+
+def _num(node: Any, key: str = "value") -> float | None:
+    return node.get(key) if isinstance(node, dict) else None
+
+
+def _rate(node: Any, scale: float = 100.0) -> tuple[float | None, float | None, float | None]:
+    """(value, low, high) of a stored Rate, scaled (percent by default)."""
+    if not isinstance(node, dict) or node.get("value") is None:
+        return None, None, None
+    iv = node.get("interval") or {}
+    lo, hi = iv.get("low"), iv.get("high")
+    return (node["value"] * scale, lo * scale if lo is not None else None, hi * scale if hi is not None else None)
+
+
+def _interval_of_rate(node: Any) -> tuple[float | None, float | None]:
+    """Tool effectiveness is stored without an interval; the library's bootstrap gives it from its counts."""
+    from leaderboard.figures import rate_interval
+
+    if not isinstance(node, dict) or not node.get("n"):
+        return None, None
+    iv = rate_interval(node["count"], node["n"])
+    return (iv[0] * 100, iv[1] * 100) if iv else (None, None)
+
+
+def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFrame) -> dict[str, Any]:
+    """Every BoardEntry field for one submission; ``rows`` are (sample_id, mode, correct, cost, tokens, n_calls)."""
+    res = submission.results or {}
+    modes = res.get("modes") or {}
+    headline = "adaptive" if "adaptive" in modes else ("text" if "text" in modes else next(iter(modes), ""))
+    out: dict[str, Any] = {"benchmark_id": submission.benchmark_id, "scored_at": submission.scored_at,
+                           "headline_mode": headline}
+    for mode in MODES:
+        acc = (modes.get(mode) or {}).get("accuracy", {}).get("overall")
+        out[f"{mode}_acc"], out[f"{mode}_lo"], out[f"{mode}_hi"] = _rate(acc)
+    ms = res.get("mode_selection")
+    if ms:
+        iv = ms.get("interval") or {}
+        out.update(mcc=ms.get("mcc"), mcc_lo=iv.get("low"), mcc_hi=iv.get("high"))
+    else:
+        out.update(mcc=None, mcc_lo=None, mcc_hi=None)
+    process = (modes.get("adaptive") or {}).get("process") or {}
+    kcov = process.get("kcov") or {}
+    out["kcov"] = kcov["value"] * 100 if kcov.get("value") is not None else None
+    out["kcov_n"] = kcov.get("n") or 0
+    tool_eff = process.get("tool_eff")
+    out["tool_eff"] = _rate(tool_eff)[0]
+    out["tool_eff_lo"], out["tool_eff_hi"] = _interval_of_rate(tool_eff)
+    head = modes.get(headline) or {}
+    out["tokens"] = _num((head.get("process") or {}).get("mean_tokens"))
+    out["cost"] = _num((head.get("cost") or {}).get("mean_cost_usd"))
+    n = len(frame.domain)
+    correct = {m: ["-"] * n for m in modes}
+    costs = {m: [0.0] * n for m in modes}
+    tokens = {m: [0] * n for m in modes}
+    invoked = ["-"] * n if "adaptive" in modes else []
+    for sample_id, mode, ok, cost, toks, n_calls in rows:
+        i = frame.order.get(sample_id)
+        if i is None or mode not in correct:
+            continue
+        correct[mode][i] = "1" if ok else "0"
+        costs[mode][i] = cost or 0.0
+        tokens[mode][i] = toks or 0
+        if mode == "adaptive":
+            invoked[i] = "1" if n_calls else "0"
+    table: dict[str, dict[str, dict[str, list[int]]]] = {}
+    for mode, bits in correct.items():
+        per: dict[str, dict[str, list[int]]] = {}
+        for i, bit in enumerate(bits):
+            cell = per.setdefault(frame.domain[i], {"wo_enh": [0, 0], "all": [0, 0]})
+            hit = bit == "1"
+            cell["all"][0] += hit
+            cell["all"][1] += 1
+            if not frame.enhanced[i]:
+                cell["wo_enh"][0] += hit
+                cell["wo_enh"][1] += 1
+        table[mode] = per
+    out.update(correct={m: "".join(b) for m, b in correct.items()}, costs=costs, token_counts=tokens,
+               invoked="".join(invoked), domain_table=table)
+    return out
+
+
+def stale_submission_ids(benchmark: Benchmark) -> list[int]:
+    """Public submissions without an entry, or scored since their entry was built."""
+    return list(public_submissions(benchmark).filter(
+        Q(board_entry__isnull=True) | ~Q(board_entry__scored_at=F("scored_at")) | Q(board_entry__scored_at__isnull=True)
+    ).values_list("pk", flat=True))
+
+
+def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
+    """Build or rebuild the stale entries of ``benchmark``; returns how many were written."""
+    ids = stale_submission_ids(benchmark) if ids is None else ids
+    if not ids:
+        return 0
+    frame = sample_frame(benchmark)
+    written = 0
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start:start + CHUNK]
+        subs = Submission.objects.filter(pk__in=chunk).only("pk", "benchmark_id", "scored_at", "results")
+        rows: dict[int, list[tuple]] = {pk: [] for pk in chunk}
+        for sub_id, *rest in PredictionResult.objects.filter(submission_id__in=chunk).values_list(
+            "submission_id", "sample_id", "mode", "correct", "cost_usd", "tokens", "n_calls"
+        ):
+            rows[sub_id].append(tuple(rest))
+        with transaction.atomic():
+            for sub in subs:
+                BoardEntry.objects.update_or_create(submission=sub, defaults=entry_fields(sub, rows[sub.pk], frame))
+                written += 1
+    return written

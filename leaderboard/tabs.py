@@ -1,0 +1,94 @@
+"""The leaderboard's tabs: their names, URLs and the context each one renders with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from annotation.models import Benchmark
+from leaderboard import board, selectors
+from leaderboard.pareto import UNITS, pareto_view
+from leaderboard.services import MODES
+
+
+@dataclass(frozen=True, slots=True)
+class Tab:
+    slug: str
+    label: str
+    template: str
+
+
+TABS: tuple[Tab, ...] = (
+    Tab("overview", "Overview", "leaderboard/tabs/overview.html"),
+    Tab("domains", "Accuracy by domain", "leaderboard/tabs/domains.html"),
+    Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html"),
+    Tab("process", "Reasoning process", "leaderboard/tabs/process.html"),
+    Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
+    Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html"),
+)
+TAB_BY_SLUG = {t.slug: t for t in TABS}
+
+
+def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None) -> str:
+    url = reverse("leaderboard:board", args=[benchmark.slug]) if tab == "overview" else reverse(
+        "leaderboard:tab", args=[benchmark.slug, tab])
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
+    query = board.Query.parse(params)
+    page = selectors.overview(benchmark, query)
+    headers = []
+    for col in board.COLUMNS:
+        active = query.sort == col.key
+        default_desc = col.better != "lower" and col.better is not None
+        desc = (not query.desc) if active else default_desc
+        headers.append({
+            "column": col, "active": active, "desc": query.desc if active else None,
+            "url": tab_url(benchmark, "overview", query.params(sort=col.key, desc=desc, page=1)),
+            "aria_sort": ("descending" if query.desc else "ascending") if active else "none",
+        })
+    pages = [{"number": n, "url": tab_url(benchmark, "overview", query.params(page=n)), "current": n == page.number}
+             for n in range(1, page.pages + 1)] if page.pages > 1 else []
+    return {"query": query, "page": page, "headers": headers, "pages": pages,
+            "tested": query.sort in board.TESTED,
+            "filter_url": tab_url(benchmark, "overview"),
+            "any_reported": any(r.reported for r in page.rows)}
+
+
+def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
+    if tab == "overview":
+        return overview_context(benchmark, params)
+    sources = selectors.tab_sources(benchmark)
+    if tab == "domains":
+        domains, rows = selectors.domain_table(benchmark, sources)
+        return {"domains": domains, "rows": rows, "aux": selectors.aux_table(sources), "modes": MODES}
+    if tab == "mode-selection":
+        rows = selectors.mode_selection(sources)
+        chart = {"data": [{"type": "bar", "orientation": "h", "y": [r.source.model_name for r in rows][::-1],
+                           "x": [r.mcc.value for r in rows][::-1],
+                           "error_x": {"type": "data", "symmetric": False,
+                                       "array": [(r.mcc.hi - r.mcc.value) if r.mcc.hi is not None else 0
+                                                 for r in rows][::-1],
+                                       "arrayminus": [(r.mcc.value - r.mcc.lo) if r.mcc.lo is not None else 0
+                                                      for r in rows][::-1]},
+                           "hovertemplate": "%{y}: MCC %{x:.3f}<extra></extra>", "meta": {"role": "mcc"}}],
+                 "layout": {"xaxis": {"title": {"text": "MCC (95 % interval)"}, "range": [-1, 1]},
+                            "margin": {"l": 200, "t": 10}, "height": 120 + 28 * len(rows)}}
+        return {"rows": rows, "chart": chart}
+    if tab == "process":
+        return {"rows": selectors.process_table(sources), "columns": selectors.PROCESS_COLUMNS}
+    if tab == "toolchains":
+        return {"rows": selectors.toolchain_table(sources), "columns": selectors.TOOLCHAIN_COLUMNS}
+    if tab == "cost":
+        mode = params.get("mode", "adaptive")
+        mode = mode if mode in MODES else "adaptive"
+        unit = params.get("unit", "usd")
+        unit = unit if unit in UNITS else "usd"
+        view = pareto_view(sources, mode, unit)
+        return {"pareto": view, "modes": MODES, "units": UNITS, "mode": mode, "unit": unit,
+                "request_path": tab_url(benchmark, "cost")}
+    raise KeyError(tab)

@@ -1,0 +1,151 @@
+"""The model page, its dev-sample browser (with tool calls re-run on the image), and the compare page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.cache import cache as django_cache
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from annotation.imagetools import ToolError, encode_png, load_image, make_preview, run_chain
+from annotation.models import Sample
+from evaluation.models import Submission
+from leaderboard import cache, model_page
+from leaderboard.services import public_submissions
+
+IMAGE_TTL = 60 * 60
+
+
+def _benchmark(slug: str):  # noqa: ANN202
+    benchmark = cache.benchmark_with_fingerprint(slug)
+    if benchmark is None:
+        raise Http404("No such benchmark")
+    return benchmark
+
+
+def _submission(benchmark: Any, pk: int) -> Submission:
+    submission = model_page.public_submission(benchmark, pk)
+    if submission is None:
+        raise Http404("No public submission with this number on this benchmark")
+    return submission
+
+
+@require_GET
+def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    benchmark = _benchmark(slug)
+    submission = _submission(benchmark, pk)
+    results = submission.results or {}
+    modes, metrics = model_page.metric_rows(results)
+    ms = results.get("mode_selection")
+    context = {
+        "benchmark": benchmark, "submission": submission, "modes": modes, "metrics": metrics,
+        "mode_selection": ms, "mcc": model_page.Fig(ms["mcc"], (ms.get("interval") or {}).get("low"),
+                                                    (ms.get("interval") or {}).get("high")) if ms else None,
+        "categories": model_page.category_rows(benchmark, results, modes),
+        "breakdown": model_page.error_breakdown(submission),
+        "samples": model_page.dev_samples(submission),
+        "others": public_submissions(benchmark).exclude(pk=pk).only("pk", "model_name").order_by("model_name"),
+    }
+    return render(request, "leaderboard/model.html", context)
+
+
+def _steps(sample: Sample, line: dict[str, Any], result: Any, key_steps: list[str]) -> dict[str, Any]:
+    """The prediction's steps, each with its call's verdict and, where the chain ran, its output image."""
+    steps = [s for s in (line.get("steps") or []) if isinstance(s, dict)]
+    chain = [s for s in steps if isinstance(s.get("tool"), dict)]
+    ran = None
+    error = None
+    if chain:
+        try:
+            ran = run_chain(load_image(sample.image.path), chain)
+            error = ran.error
+        except (OSError, ValueError, ToolError) as exc:  # an unreadable or missing image: say so, not a 500
+            error = f"the image could not be loaded: {exc}"
+    verdicts = list(result.calls) if result else []
+    scores = list(result.step_scores or []) if result else []
+    out = []
+    call_index = 0
+    for i, step in enumerate(steps):
+        item: dict[str, Any] = {"n": i + 1, "thought": step.get("thought", ""), "score": scores[i] if i < len(scores) else None}
+        if isinstance(step.get("tool"), dict):
+            tool = step["tool"]
+            item["tool"] = {"name": tool.get("name"), "args": tool.get("args"), "input": tool.get("input") or "",
+                            "output": tool.get("output") or ""}
+            item["verdict"] = verdicts[call_index] if call_index < len(verdicts) else None
+            run = ran.steps[call_index] if ran and call_index < len(ran.steps) else None
+            if run is not None:
+                item["run"] = {"output": run.output, "error": run.error, "measurements": run.measurements}
+            call_index += 1
+        out.append(item)
+    matched = list(result.key_steps or []) if result else []
+    return {"steps": out, "chain_error": error, "images": ran.images if ran else {},
+            "key_steps": [(k, matched[i] if i < len(matched) else None) for i, k in enumerate(key_steps)]}
+
+
+@require_GET
+def sample(request: HttpRequest, slug: str, pk: int, uid: str) -> HttpResponse:
+    benchmark = _benchmark(slug)
+    submission = _submission(benchmark, pk)
+    item = model_page.dev_sample(benchmark, uid)
+    if item is None:
+        raise Http404("Only dev-split samples can be browsed")
+    lines = model_page.prediction_lines(submission, uid)
+    results = {r.mode: r for r in model_page.sample_results(submission, item)}
+    key_steps = model_page.sample_key_steps(item)
+    modes = []
+    for mode in ("text", "adaptive", "oracle"):
+        if mode not in lines and mode not in results:
+            continue
+        detail = _steps(item, lines.get(mode, {}), results.get(mode), key_steps)
+        for ref, image in detail.pop("images").items():
+            django_cache.set(_image_key(pk, uid, mode, ref), encode_png(make_preview(image, 800).image), IMAGE_TTL)
+        modes.append({"mode": mode, "line": lines.get(mode, {}), "result": results.get(mode), **detail})
+    context = {"benchmark": benchmark, "submission": submission, "sample": item, "modes": modes}
+    template = "leaderboard/_sample.html" if request.htmx else "leaderboard/sample.html"
+    response = render(request, template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _image_key(pk: int, uid: str, mode: str, ref: str) -> str:
+    return f"lb:img:{pk}:{uid}:{mode}:{ref}"
+
+
+@require_GET
+def sample_image(request: HttpRequest, slug: str, pk: int, uid: str, mode: str, ref: str) -> HttpResponse:
+    """An image of the re-run chain (img0 is the sample itself); dev-split samples only."""
+    benchmark = _benchmark(slug)
+    submission = _submission(benchmark, pk)
+    item = model_page.dev_sample(benchmark, uid)
+    if item is None:
+        raise Http404("Only dev-split samples can be browsed")
+    png = django_cache.get(_image_key(pk, uid, mode, ref))
+    if png is None:
+        line = model_page.prediction_lines(submission, uid).get(mode, {})
+        chain = [s for s in (line.get("steps") or []) if isinstance(s, dict) and isinstance(s.get("tool"), dict)]
+        images = run_chain(load_image(item.image.path), chain).images
+        if ref not in images:
+            raise Http404("This call produced no image")
+        png = encode_png(make_preview(images[ref], 800).image)
+        django_cache.set(_image_key(pk, uid, mode, ref), png, IMAGE_TTL)
+    response = HttpResponse(png, content_type="image/png")
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+@require_GET
+def compare(request: HttpRequest, slug: str) -> HttpResponse:
+    benchmark = _benchmark(slug)
+    choices = list(public_submissions(benchmark).only("pk", "model_name", "is_demo").order_by("model_name", "pk"))
+    context: dict[str, Any] = {"benchmark": benchmark, "choices": choices}
+    try:
+        a_id, b_id = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
+    except ValueError:
+        a_id = b_id = None
+    if a_id and b_id:
+        a, b = _submission(benchmark, a_id), _submission(benchmark, b_id)
+        context.update(a=a, b=b, **model_page.compare(benchmark, a, b))
+    return render(request, "leaderboard/compare.html", context)
