@@ -20,7 +20,7 @@ from evaluation.models import PredictionResult, Submission, SubmissionStatus
 from leaderboard.models import BoardEntry
 
 MODES = ("text", "adaptive", "oracle")
-CHUNK = 50  # submissions whose prediction rows are read in one query
+CHUNK = 200  # submissions whose prediction rows are read (and entries written) per round of queries
 
 
 def public_submissions(benchmark: Benchmark) -> Any:
@@ -149,8 +149,11 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
             "submission_id", "sample_id", "mode", "correct", "cost_usd", "tokens", "n_calls"
         ):
             rows[sub_id].append(tuple(rest))
+        entries = [BoardEntry(submission_id=sub.pk, **entry_fields(sub, rows[sub.pk], frame)) for sub in subs]
         with transaction.atomic():
-            for sub in subs:
-                BoardEntry.objects.update_or_create(submission=sub, defaults=entry_fields(sub, rows[sub.pk], frame))
-                written += 1
+            # Delete and insert in bulk: a fixed number of queries per chunk, whatever its size. Two
+            # requests syncing at once build identical rows, so the loser's conflict is ignored.
+            BoardEntry.objects.filter(submission_id__in=chunk).delete()
+            BoardEntry.objects.bulk_create(entries, ignore_conflicts=True)
+        written += len(entries)
     return written
