@@ -21,6 +21,7 @@ class Fig:
     lo: float | None = None
     hi: float | None = None
     n: int | None = None
+    digits: int | None = None  # decimals to show when fixed by the source (a paper's printed precision)
 
     @property
     def known(self) -> bool:

@@ -71,7 +71,7 @@ def _reported_row(rep: ReportedResult) -> board.Row:
 
     def overall(mode: str) -> Fig:
         pair = (acc.get(mode) or {}).get("overall")
-        return Fig(pair[1]) if pair else NONE
+        return Fig(pair[1], digits=2) if pair else NONE
 
     ms = f.get("mode_selection") or {}
     pr = f.get("process") or {}
@@ -79,7 +79,8 @@ def _reported_row(rep: ReportedResult) -> board.Row:
         key=f"r{rep.pk}", model_name=rep.model_name, organisation=rep.organisation, weights=rep.weights,
         reported=True, citation=rep.source, headline_mode="adaptive",
         text=overall("text"), adaptive=overall("adaptive"), oracle=overall("oracle"),
-        mcc=Fig(ms.get("mcc")), kcov=Fig(pr.get("kcov")), tool_eff=Fig(pr.get("tool_eff")), tokens=pr.get("tokens"),
+        mcc=Fig(ms.get("mcc"), digits=2), kcov=Fig(pr.get("kcov"), digits=2), tool_eff=Fig(pr.get("tool_eff"), digits=2),
+        tokens=pr.get("tokens"),
     )
 
 
@@ -170,7 +171,7 @@ def domain_table(benchmark: Benchmark, sources: list[TabSource]) -> tuple[list[t
                     continue
                 for slug, _ in [*domains, ("overall", "")]:
                     pair = acc.get(slug) or [None, None]
-                    cells += [Cell(Fig(pair[0])), Cell(Fig(pair[1]))]
+                    cells += [Cell(Fig(pair[0], digits=2)), Cell(Fig(pair[1], digits=2))]
             else:
                 table = src.domain_table.get(mode)
                 overall = path(src.results, "modes", mode, "accuracy")
@@ -192,7 +193,7 @@ def aux_table(sources: list[TabSource]) -> list[tuple[TabSource, list[Fig]]]:
     for src in sources:
         if src.reported:
             aux = src.results.get("aux_line") or {}
-            figs = [Fig(aux.get(m)) for m in MODES]
+            figs = [Fig(aux.get(m), digits=2) for m in MODES]
         else:
             figs = [rate_fig(path(src.results, "modes", m, "accuracy", "aux_line")) for m in MODES]
         if any(f.known or (f.n or 0) > 0 for f in figs):
@@ -253,7 +254,7 @@ def _metric_rows(sources: list[TabSource], section: str, columns: tuple, modes: 
                 if section != "process" or mode != "adaptive" or not src.results.get("process"):
                     continue
                 pr = src.results["process"]
-                cells = [Cell(Fig(pr.get(REPORTED_PROCESS[k])) if k in REPORTED_PROCESS else Fig(None))
+                cells = [Cell(Fig(pr.get(REPORTED_PROCESS[k]), digits=2) if k in REPORTED_PROCESS else Fig(None))
                          for _, k, _, _ in columns]
             else:
                 node = path(src.results, "modes", mode, section)

@@ -22,6 +22,8 @@ def fig(value: Fig | None, digits: int = 1) -> str:
     """62.5 [58.0, 66.1]: the value, then its 95 % interval when there is one."""
     if value is None or value.value is None:
         return mark_safe('<span class="na" title="not available">–</span>')  # noqa: S308 - a constant
+    if value.digits is not None:
+        digits = value.digits
     if value.lo is None or value.hi is None:
         return format_html("{}", _fmt(value.value, digits))
     return format_html('{} <span class="ci" title="95 % bootstrap interval">[{}, {}]</span>',

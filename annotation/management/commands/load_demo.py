@@ -19,3 +19,4 @@ class Command(BaseCommand):
 
         demo_subs = demo_submissions_load(slug="adaptmm-demo")
         self.stdout.write(f"Demo submissions (simulated, scored): {len(demo_subs)}")
+        __import__("django.core.management", fromlist=["_"]).call_command("load_reported_results", stdout=self.stdout)

@@ -1,0 +1,42 @@
+"""Loads the results a benchmark's authors reported (leaderboard/data/*.json) into ReportedResult rows.
+
+The benchmark entry is created with the paper's taxonomy and no samples; its rows are badged
+"reported by the authors" wherever they appear and never used as routing baselines.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.db import transaction
+
+from annotation.models import Benchmark, Category, Domain
+from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
+from leaderboard.cache import invalidate_benchmark
+from leaderboard.models import ReportedResult
+
+DATA = Path(__file__).resolve().parent / "data" / "adaptmmbench_reported.json"
+
+
+def reported_results_load(*, path: Path = DATA) -> tuple[Benchmark, int]:
+    """Create or update the benchmark entry and one row per model; safe to run twice."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    meta = data["benchmark"]
+    with transaction.atomic():
+        benchmark, _ = Benchmark.objects.update_or_create(slug=meta["slug"], defaults={
+            "name": meta["name"], "version": meta["version"], "description": meta["description"],
+            "citation": meta["citation"]})
+        for position, (slug, spec) in enumerate(ADAPTMMBENCH_DOMAINS.items()):
+            domain, _ = Domain.objects.update_or_create(benchmark=benchmark, slug=slug,
+                                                        defaults={"name": spec["name"], "position": position})
+            for cpos, (cslug, cname) in enumerate(spec["categories"].items()):
+                Category.objects.update_or_create(domain=domain, slug=cslug, defaults={"name": cname, "position": cpos})
+        for position, model in enumerate(data["models"]):
+            figures = {k: model[k] for k in ("accuracy", "mode_selection", "process", "aux_line") if k in model}
+            figures["supports_enhancement"] = model.get("supports_enhancement", False)
+            ReportedResult.objects.update_or_create(benchmark=benchmark, model_name=model["name"], defaults={
+                "organisation": model.get("organisation", ""), "weights": model.get("weights", ""),
+                "position": position, "figures": figures, "citation": meta["citation"], "source": data["source"]})
+        transaction.on_commit(lambda: invalidate_benchmark(benchmark.pk))
+    return benchmark, len(data["models"])
