@@ -1,0 +1,105 @@
+"""The leaderboard in headless Chromium: sorting, tabs through htmx and by link, the Pareto chart,
+the CSV download, and a sample with its steps on the model page."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from leaderboard.tests import helpers
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls of the fixtures stay synchronous.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def page(live_server, transactional_db, tmp_path):  # noqa: ANN201
+    playwright = pytest.importorskip("playwright.sync_api")
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    subs = {s.name: helpers.submit(benchmark, s) for s in (helpers.ALPHA, helpers.BETA, helpers.GAMMA)}
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        pg = browser.new_page(accept_downloads=True)
+        pg.base = live_server.url  # type: ignore[attr-defined]
+        pg.subs = subs  # type: ignore[attr-defined]
+        yield pg
+        browser.close()
+
+
+def _order(page) -> list[str]:  # noqa: ANN001
+    return page.locator("#overview-table tbody th.model > a").all_inner_texts()
+
+
+def test_sorting_by_a_column_changes_the_order(page) -> None:
+    page.goto(f"{page.base}/b/hand/")
+    assert _order(page) == ["Alpha", "Beta", "Gamma"]  # adaptive accuracy; Gamma has none
+    page.click('a[data-sort="text"]')
+    page.wait_for_url("**/b/hand/?sort=text")
+    page.wait_for_function("document.querySelector('#overview-table th.model a').textContent === 'Gamma'")
+    assert _order(page) == ["Gamma", "Beta", "Alpha"]
+    page.click('a[data-sort="text"]')  # again: ascending
+    page.wait_for_function("document.querySelector('#overview-table th.model a').textContent === 'Alpha'")
+    assert _order(page) == ["Alpha", "Beta", "Gamma"]
+
+
+def test_tab_switch_through_htmx_and_by_plain_link(page) -> None:
+    page.goto(f"{page.base}/b/hand/")
+    page.evaluate("window.__stayed = true")  # survives only if the page is not reloaded
+    page.click('a[data-tab="mode-selection"]')
+    page.wait_for_selector("#mode-selection-table")
+    assert page.url.endswith("/b/hand/mode-selection/")
+    assert page.evaluate("window.__stayed === true")
+    assert page.locator('a[data-tab="mode-selection"][aria-current="page"]').count() == 1
+    # Without JavaScript the same link is an ordinary page.
+    context = page.context.browser.new_context(java_script_enabled=False)
+    plain = context.new_page()
+    plain.goto(f"{page.base}/b/hand/")
+    plain.click('a[data-tab="domains"]')
+    plain.wait_for_url("**/b/hand/domains/")
+    assert plain.locator("#domain-table").count() == 1
+    context.close()
+
+
+def test_pareto_chart_renders_points_and_frontier(page) -> None:
+    page.goto(f"{page.base}/b/hand/")
+    page.click('a[data-tab="cost"]')  # through htmx, so the chart must load plotly.js after the swap
+    page.wait_for_selector('#pareto-chart[data-rendered="true"]', timeout=20_000)
+    points = page.locator("#pareto-chart .scatterlayer .trace .points path")
+    assert points.count() >= 2 + 3  # two submissions with adaptive costs, three routing baselines
+    names = page.evaluate("document.getElementById('pareto-chart').data.map(t => t.name)")
+    assert "Pareto frontier" in names and "Routing baselines" in names
+    frontier = page.evaluate(
+        "document.getElementById('pareto-chart').data.find(t => t.name === 'Pareto frontier').line.shape")
+    assert frontier == "hv"
+    assert page.locator("#pareto-chart .scatterlayer .trace .js-line").count() >= 1
+    assert page.evaluate("document.getElementById('pareto-chart').layout.xaxis.type") == "log"
+
+
+def test_csv_downloads(page) -> None:
+    page.goto(f"{page.base}/b/hand/")
+    with page.expect_download() as info:
+        page.click("#download-csv")
+    download = info.value
+    assert download.suggested_filename == "hand-leaderboard.csv"
+    content = open(download.path(), encoding="utf-8").read()
+    assert content.startswith("rank,model,") and "Alpha" in content and "Gamma" in content
+
+
+def test_model_page_opens_a_sample_with_its_steps(page) -> None:
+    alpha = page.subs["Alpha"]
+    page.goto(f"{page.base}/b/hand/m/{alpha.pk}/")
+    page.click('a[data-uid="s1"]')
+    page.wait_for_selector("#sample-panel .steps")
+    panel = page.inner_text("#sample-panel")
+    assert "Rotate the image upright." in panel and "zoom_in" in panel and "valid" in panel
+    assert page.url.endswith(f"/m/{alpha.pk}/")  # opened in place
+    images = page.locator("#sample-panel img")
+    assert images.count() == 3
+    page.wait_for_function(
+        "[...document.querySelectorAll('#sample-panel img')].every(i => i.complete && i.naturalWidth > 0)")
