@@ -504,23 +504,17 @@ def _transform(value: Any, registry: ToolRegistryView, err: Callable[[str, str],
 
 
 def frame_size(width: int, height: int, transform: list[dict]) -> tuple[int, int]:
-    """Size of the image after the transform: the frame regions are given in."""
+    """Size of the image after the transform: the frame regions are given in.
+
+    Only rotations change it (flips and photometric operations keep the size); the registry's
+    own `rotated_size` is used so that the importer and the runner agree to the pixel.
+    """
+    from annotation.imagetools import rotated_size
+
     for op in transform:
         if op["op"] == "rotate":
-            angle = float(op.get("angle", 0)) % 360
-            if angle % 90 == 0:
-                if angle % 180 == 90:
-                    width, height = height, width
-            else:
-                width, height = rotated_size(width, height, angle)
+            width, height = rotated_size(width, height, float(op.get("angle", 0)))
     return width, height
-
-
-def rotated_size(width: int, height: int, angle: float) -> tuple[int, int]:
-    """The canvas of a rotation by a non-right angle, expanded so that no pixel is cut."""
-    rad = math.radians(angle)
-    cos, sin = abs(math.cos(rad)), abs(math.sin(rad))
-    return int(round(width * cos + height * sin)), int(round(width * sin + height * cos))
 
 
 def _regions(value: Any, frame: tuple[int, int] | None, err: Callable[[str, str], None]) -> list[list[float]] | None:

@@ -155,3 +155,13 @@ def test_a_bad_reimport_leaves_the_previous_import_untouched(tmp_path: Path) -> 
         call_command("import_benchmark", str(second), slug="bench", no_progress=True)
     assert Sample.objects.get(uid="a").answer == "3"
     assert Sample.objects.count() == 2
+
+
+def test_regions_after_a_free_angle_rotation_use_the_runners_canvas(tmp_path: Path) -> None:
+    # An 80x120 image rotated by 30 degrees: the runner's canvas is ceil(80cos30 + 120sin30) = 130
+    # wide and ceil(80sin30 + 120cos30) = 144 high, so a box reaching x = 130 fits and x = 131 does not.
+    fits = sample_line("a", transform=[{"op": "rotate", "angle": 30}], regions=[[0, 0, 130, 144]])
+    call_command("import_benchmark", str(write_benchmark(tmp_path / "ok", [fits])), slug="ok", no_progress=True)
+    too_wide = sample_line("a", transform=[{"op": "rotate", "angle": 30}], regions=[[0, 0, 131, 144]])
+    message = import_errors(write_benchmark(tmp_path / "bad", [too_wide]))
+    assert "lies outside the image (130x144 after the transform)" in message
