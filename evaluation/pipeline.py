@@ -14,14 +14,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import orjson
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models import F, JSONField
 from django.utils import timezone
 
 from evaluation import selectors
 from evaluation.judges import Judge, OfflineJudge
-from evaluation.metrics import PredictionFormatError, ScoringError, score_submission
+from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
 from evaluation.reports import record_fields, report_to_json, scorer_version
 from evaluation.services import submission_enqueue, submission_fail, submission_heartbeat, submission_notify
@@ -169,6 +170,46 @@ def _counted(objs: Iterable[Any], progress: _Progress, total: int) -> Iterator[A
     progress(n, total, force=True)
 
 
+_INSERT_BATCH = 5000
+
+
+def _insert_results(submission_id: int, records: Iterable[Any], sample_pks: dict[str, int]) -> None:
+    """Insert one row per record without model instances (a 91k-row file would otherwise spend
+    most of its time and memory in Model.__init__ and the ORM's SQL compiler): COPY on
+    PostgreSQL, executemany elsewhere."""
+    fields = [f for f in PredictionResult._meta.concrete_fields if not f.primary_key]
+    is_json = [isinstance(f, JSONField) for f in fields]
+    names = [f.attname for f in fields]
+    table = connection.ops.quote_name(PredictionResult._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+
+    def rows() -> Iterator[tuple]:
+        for rec in records:
+            values = record_fields(rec)
+            values["submission_id"] = submission_id
+            values["sample_id"] = sample_pks[rec.sample_id]
+            yield tuple(
+                (None if values[n] is None else orjson.dumps(values[n]).decode()) if j else values[n]
+                for n, j in zip(names, is_json)
+            )
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows():
+                    copy.write_row(row)
+            return
+        sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
+        batch: list[tuple] = []
+        for row in rows():
+            batch.append(row)
+            if len(batch) >= _INSERT_BATCH:
+                cursor.executemany(sql, batch)
+                batch.clear()
+        if batch:
+            cursor.executemany(sql, batch)
+
+
 def submission_score(*, submission_id: int) -> None:
     """Score a validated submission. A JudgeError propagates (the task retries it with backoff)."""
     if not _claim(submission_id, (S.SCORING, S.JUDGING), S.SCORING):
@@ -177,13 +218,15 @@ def submission_score(*, submission_id: int) -> None:
     benchmark = sub.benchmark
     samples, sample_pks = selectors.scoring_samples(benchmark=benchmark)
     resolve, validate = tool_hooks()
+    prepared = PreparedBenchmark(samples, resolve)
+    del samples  # the digested form is all the scorer needs; free the raw dicts before scoring
     tools = frozenset((resolve(t) if resolve else None) or t for t in benchmark.tools) or None
     judge = ProgressJudge(pipeline_judge(), submission_id)
     progress = _Progress(submission_id)
     try:
         with sub.file.open("rb") as stream:
             report = score_submission(
-                samples,
+                prepared,
                 _counted(iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES), progress,
                          sub.n_predictions),
                 judge=judge, tool_validator=validate, benchmark_tools=tools, prices=sub.prices,
@@ -195,17 +238,13 @@ def submission_score(*, submission_id: int) -> None:
                         reason=f"The file could not be scored: {exc}. Upload it again; if this repeats, "
                                "tell the benchmark's maintainers.")
         return
-    rows = [
-        PredictionResult(submission_id=submission_id, sample_id=sample_pks[rec.sample_id], **record_fields(rec))
-        for rec in report.records
-    ]
     results = report_to_json(report)
     with transaction.atomic():
         locked = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if locked is None or locked.status not in (S.SCORING, S.JUDGING):
             return  # another run finished it (or it was failed) meanwhile
         PredictionResult.objects.filter(submission_id=submission_id).delete()
-        PredictionResult.objects.bulk_create(rows, batch_size=2000)
+        _insert_results(submission_id, report.records, sample_pks)
         now = timezone.now()
         Submission.objects.filter(pk=submission_id).update(
             status=S.DONE, results=results, scorer_version=scorer_version(), judge_name=report.judge,
