@@ -142,7 +142,7 @@ class SubmissionCreateApi(APIView):
 class SubmissionListApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(summary="Your submissions (newest first)", responses={200: dict})
+    @extend_schema(summary="Your submissions (newest first)", responses={200: dict}, operation_id="v1_submissions_list")
     def get(self, request: Request) -> Response:
         subs = selectors.submissions_of(user=request.user)[:200]
         return Response([{"id": s.pk, "benchmark": s.benchmark.slug, "model_name": s.model_name,
