@@ -11,8 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc, rank_score
-from evaluation.metrics.cost import cost_bounds
+from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
 from evaluation.metrics.mode_selection import cell
 from leaderboard.figures import NONE, Fig
 
@@ -86,19 +85,6 @@ DEFAULT_SORT = "adaptive"
 TESTED = ("text", "adaptive", "oracle", "mcc")  # orderings whose neighbours get a paired test
 
 
-def with_rank_scores(rows: Sequence[Row], bounds: tuple[float, float] | None = None) -> list[Row]:
-    """Rank score (percent) of every priced row, with the benchmark's fixed bounds or those of the priced rows."""
-    priced = [r.cost for r in rows if r.cost is not None and not r.reported]
-    bounds = bounds or cost_bounds(priced)
-    out = []
-    for r in rows:
-        score = None
-        if bounds and r.cost is not None and r.headline.value is not None:
-            score = 100.0 * rank_score(r.headline.value / 100.0, r.cost, bounds[0], bounds[1])
-        out.append(replace(r, rank_score=score))
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class Query:
     sort: str = DEFAULT_SORT
@@ -163,7 +149,12 @@ def sort_rows(rows: Sequence[Row], sort: str, desc: bool) -> list[Row]:
     known = [r for r in rows if value(r) is not None]
     unknown = [r for r in rows if value(r) is None]
     known.sort(key=value, reverse=desc)  # stable: equal values keep the selector's order
-    return [replace(r, rank=i) for i, r in enumerate(known + unknown, 1)]
+    return known + unknown
+
+
+def ranked(rows: Sequence[Row], start: int = 1) -> list[Row]:
+    """Rows numbered from ``start`` (only the rows shown are copied: the overview shows 50 of 1,000)."""
+    return [replace(r, rank=i) for i, r in enumerate(rows, start)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,4 +217,4 @@ class Page:
 def paginate(rows: Sequence[Row], page: int, size: int = PAGE_SIZE) -> Page:
     pages = max(1, -(-len(rows) // size))
     number = min(max(1, page), pages)
-    return Page(list(rows[(number - 1) * size:number * size]), number, pages, len(rows))
+    return Page(ranked(rows[(number - 1) * size:number * size], (number - 1) * size + 1), number, pages, len(rows))

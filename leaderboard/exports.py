@@ -20,7 +20,7 @@ CSV_HEADER = (
 
 
 def ordered(rows: list[board.Row]) -> list[board.Row]:
-    return board.sort_rows(rows, board.DEFAULT_SORT, True)
+    return board.ranked(board.sort_rows(rows, board.DEFAULT_SORT, True))
 
 
 def row_dict(row: board.Row) -> dict[str, Any]:

@@ -17,8 +17,12 @@ from django.db import models
 class BoardEntry(models.Model):
     submission = models.OneToOneField("evaluation.Submission", on_delete=models.CASCADE, related_name="board_entry")
     benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
-    # The submission's scored_at this row was built from; a re-score moves it and makes the row stale.
+    # The submission's scored_at and heartbeat_at this row was built from. The pipeline moves the
+    # heartbeat on every stage, so a re-score makes the row stale; heartbeat_at is compared rather than
+    # scored_at because SQLite stores it before the large ``results`` column (no overflow-page reads).
     scored_at = models.DateTimeField(null=True)
+    heartbeat_at = models.DateTimeField(null=True)
+    finished_at = models.DateTimeField(null=True)  # copied so the overview never reads the submission's late columns
     # The mode the overview's cost, tokens and rank score refer to (adaptive when scored, else text).
     headline_mode = models.CharField(max_length=8, blank=True)
     # Overview figures, in percent for shares; each with its 95 % bootstrap interval where the library gives one.

@@ -76,6 +76,7 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     modes = res.get("modes") or {}
     headline = "adaptive" if "adaptive" in modes else ("text" if "text" in modes else next(iter(modes), ""))
     out: dict[str, Any] = {"benchmark_id": submission.benchmark_id, "scored_at": submission.scored_at,
+                           "heartbeat_at": submission.heartbeat_at, "finished_at": submission.finished_at,
                            "headline_mode": headline}
     for mode in MODES:
         acc = (modes.get(mode) or {}).get("accuracy", {}).get("overall")
@@ -128,9 +129,16 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
 
 
 def stale_submission_ids(benchmark: Benchmark) -> list[int]:
-    """Public submissions without an entry, or scored since their entry was built."""
-    return list(public_submissions(benchmark).filter(
-        Q(board_entry__isnull=True) | ~Q(board_entry__scored_at=F("scored_at")) | Q(board_entry__scored_at__isnull=True)
+    """Public submissions without an entry, or moved through the pipeline since their entry was built.
+
+    Reads only columns SQLite keeps before ``results`` (status, visibility, heartbeat), through the
+    benchmark index, so this check stays cheap with a thousand large result documents.
+    """
+    return list(Submission.objects.filter(
+        benchmark=benchmark, status=SubmissionStatus.DONE, is_public=True, deleted_at__isnull=True,
+    ).filter(
+        Q(board_entry__isnull=True) | Q(board_entry__heartbeat_at__isnull=True)
+        | ~Q(board_entry__heartbeat_at=F("heartbeat_at"))
     ).values_list("pk", flat=True))
 
 
@@ -143,7 +151,8 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
     written = 0
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK]
-        subs = Submission.objects.filter(pk__in=chunk).only("pk", "benchmark_id", "scored_at", "results")
+        subs = Submission.objects.filter(pk__in=chunk).only("pk", "benchmark_id", "scored_at", "heartbeat_at",
+                                                            "finished_at", "results")
         rows: dict[int, list[tuple]] = {pk: [] for pk in chunk}
         for sub_id, *rest in PredictionResult.objects.filter(submission_id__in=chunk).values_list(
             "submission_id", "sample_id", "mode", "correct", "cost_usd", "tokens", "n_calls"
