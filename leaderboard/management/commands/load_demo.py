@@ -1,0 +1,33 @@
+"""`manage.py load_demo`: everything a newcomer sees after the run command.
+
+It lives in the leaderboard app because it reaches every layer (annotation -> evaluation ->
+leaderboard), and dependencies only run that way.
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load
+from annotation.workbench.demo import demo_workbench_ensure
+from evaluation.demo import demo_submissions_load
+from leaderboard.reported import reported_results_load
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the demo benchmark, demo accounts, annotation roles and assignments, simulated demo "
+        "submissions scored through the pipeline, and AdaptMMBench's reported results. Safe to run twice."
+    )
+
+    def handle(self, *args: object, **options: object) -> None:
+        self.stdout.write(f"Demo benchmark: {demo_benchmark_load()}")
+        demo_accounts_ensure()
+        names = ", ".join(f"{a.username}/{a.password}" for a in DEMO_ACCOUNTS)
+        self.stdout.write(f"Demo accounts: {names}")
+        self.stdout.write(f"Workbench: {demo_workbench_ensure(DEMO_SLUG)}")
+        submissions = demo_submissions_load(slug=DEMO_SLUG)
+        self.stdout.write(f"Demo submissions (simulated, scored): {len(submissions)}")
+        benchmark, n_models = reported_results_load()
+        self.stdout.write(f"Reported results: {n_models} models on '{benchmark.slug}'")
+        self.stdout.write(self.style.SUCCESS("Demo data loaded."))
