@@ -17,7 +17,7 @@ What it decides, per question kind (also in docs/metrics.md):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set as AbstractSet
 
 from evaluation.metrics.answers import normalize_text
 from evaluation.metrics.process import angle_gap, box_from_args, coverage, net_rotation
@@ -40,14 +40,34 @@ KEY_STEP_MATCH = 0.5
 _MEMO_LIMIT = 500_000
 
 
-def _content_words(text: str) -> frozenset[str]:
-    """The distinct [a-z0-9]+ runs of the lower-cased text, stop words removed."""
+def _content_words(text: str) -> AbstractSet[str]:
+    """The distinct [a-z0-9]+ runs of the lower-cased text, stop words removed (a set that
+    callers only read)."""
     low = text.lower()
-    # Plain ASCII words and single spaces (the common case): split instead of the regex; the
-    # runs are the same.
-    if low.isascii() and low.replace(" ", "").isalnum():
-        return frozenset(low.split()) - _STOP
-    return frozenset(_WORD.findall(low)) - _STOP
+    # Plain ASCII words and spaces (the common case): split instead of the regex; the runs
+    # are the same.
+    words = set(low.split() if low.isascii() and low.replace(" ", "").isalnum()
+                else _WORD.findall(low))
+    words -= _STOP
+    return words
+
+
+# The content words of a benchmark's key steps, per process and shared by every judge: like
+# ``PreparedBenchmark``, a benchmark's gold side is digested once, not once per submission.
+# Keyed by the key-step texts themselves (a pure function of them); bounded.
+_KEY_WORDS: dict[tuple[str, ...], tuple[tuple[AbstractSet[str], float, int], ...]] = {}
+_KEY_WORDS_LIMIT = 1_000_000
+
+
+def key_step_words(key_steps: tuple[str, ...]) -> tuple[tuple[AbstractSet[str], float, int], ...]:
+    """Each key step's content words, the overlap that matches it, and its size."""
+    got = _KEY_WORDS.get(key_steps)
+    if got is None:
+        if len(_KEY_WORDS) > _KEY_WORDS_LIMIT:
+            _KEY_WORDS.clear()
+        words = [_content_words(k) for k in key_steps]
+        got = _KEY_WORDS[key_steps] = tuple((w, KEY_STEP_MATCH * len(w), len(w)) for w in words)
+    return got
 
 
 class OfflineJudge:
@@ -56,42 +76,16 @@ class OfflineJudge:
 
     def __init__(self) -> None:
         # Memos of pure functions, per judge instance (so per submission in the pipeline).
-        self._words: dict[str, frozenset[str]] = {}
-        self._step_words: dict[tuple[str, str], frozenset[str]] = {}
-        # Keyed by the key-step texts themselves, so one judge can serve several benchmarks:
-        # each key step's content words with the overlap it needs.
-        self._key_words: dict[tuple[str, ...], tuple[tuple[frozenset[str], float], ...]] = {}
+        self._tool_name_words: dict[str, AbstractSet[str]] = {}
         self._gold_words: dict[str, list[str]] = {}
         self._answers: dict[tuple[str, str], bool] = {}
         self._rotation: dict[int, tuple[object, float | None]] = {}
+        self._profiles: dict[int, tuple[tuple[Step, ...], tuple, list[bool]]] = {}
 
-    def _tokens(self, text: str) -> frozenset[str]:
-        memo = self._words
-        got = memo.get(text)
+    def _tool_words(self, name: str) -> AbstractSet[str]:
+        got = self._tool_name_words.get(name)
         if got is None:
-            if len(memo) > _MEMO_LIMIT:
-                memo.clear()
-            got = memo[text] = _content_words(text)
-        return got
-
-    def _step_tokens(self, step: Step) -> frozenset[str]:
-        tool = step.tool
-        if tool is None:
-            return self._tokens(step.thought)
-        key = (step.thought, tool.name)
-        memo = self._step_words
-        got = memo.get(key)
-        if got is None:
-            if len(memo) > _MEMO_LIMIT:
-                memo.clear()
-            got = memo[key] = self._tokens(step.thought) | self._tokens(tool.name.replace("_", " "))
-        return got
-
-    def _keys(self, key_steps: tuple[str, ...]) -> tuple[tuple[frozenset[str], float], ...]:
-        got = self._key_words.get(key_steps)
-        if got is None:
-            words = [_content_words(k) for k in key_steps]
-            got = self._key_words[key_steps] = tuple((w, KEY_STEP_MATCH * len(w)) for w in words)
+            got = self._tool_name_words[name] = _content_words(name.replace("_", " "))
         return got
 
     def answer_equivalence(self, questions: Sequence[AnswerQuestion]) -> list[bool]:
@@ -112,20 +106,37 @@ class OfflineJudge:
 
     def key_step_matching(self, questions: Sequence[KeyStepQuestion]) -> list[tuple[bool, ...]]:
         out = []
-        step_tokens = self._step_tokens
-        keys_of = self._keys
+        tool_words = self._tool_words
+        profiles = self._profiles
         for q in questions:
-            steps = [step_tokens(s) for s in q.steps]
-            verdicts = []
-            for key, need in keys_of(q.sample.key_steps):
-                hit = False
-                if key:
-                    for words in steps:
-                        if len(key & words) >= need:
-                            hit = True
-                            break
-                verdicts.append(hit)
-            out.append(tuple(verdicts))
+            keys = key_step_words(q.sample.key_steps)
+            steps = q.steps
+            hits = [False] * len(keys)
+            confirmed = []
+            for step in steps:
+                tool = step.tool
+                words = _content_words(step.thought)
+                if tool is not None:
+                    words = words | tool_words(tool.name)
+                n_words = len(words)
+                conf = False
+                j = 0
+                for key, need, size in keys:
+                    if size:
+                        overlap = len(key & words)
+                        if overlap >= need:
+                            hits[j] = True
+                        # step score: overlap coefficient against this key step
+                        if n_words and not conf and overlap >= KEY_STEP_MATCH * min(size, n_words):
+                            conf = True
+                    j += 1
+                confirmed.append(conf)
+            out.append(tuple(hits))
+            # The step scores of these steps need the same overlaps: keep what they decide,
+            # by the steps tuple (held in the entry, so its id stays unique) and the keys.
+            if len(profiles) > _MEMO_LIMIT:
+                profiles.clear()
+            profiles[id(steps)] = (steps, keys, confirmed)
         return out
 
     def tool_call_validity(self, questions: Sequence[ToolCallQuestion]) -> list[bool]:
@@ -158,23 +169,14 @@ class OfflineJudge:
 
     def step_scores(self, questions: Sequence[StepScoreQuestion]) -> list[tuple[float, ...]]:
         out = []
-        step_tokens = self._step_tokens
-        keys_of = self._keys
+        profiles = self._profiles
         for q in questions:
-            keys = keys_of(q.sample.key_steps)
-            scores = []
-            for step, valid in zip(q.steps, q.call_valid):
-                if valid is False:
-                    scores.append(0.0)
-                    continue
-                words = step_tokens(step)
-                confirmed = False
-                if words:
-                    n_words = len(words)
-                    for key, _ in keys:
-                        if key and len(key & words) >= KEY_STEP_MATCH * min(len(key), n_words):
-                            confirmed = True
-                            break
-                scores.append(1.0 if confirmed else 0.5)
-            out.append(tuple(scores))
+            steps = q.steps
+            keys = key_step_words(q.sample.key_steps)
+            entry = profiles.get(id(steps))
+            if entry is None or entry[0] is not steps or entry[1] is not keys:
+                self.key_step_matching([KeyStepQuestion(q.sample, steps)])
+                entry = profiles[id(steps)]
+            out.append(tuple([0.0 if valid is False else 1.0 if conf else 0.5
+                              for valid, conf in zip(q.call_valid, entry[2])]))
         return out

@@ -1,10 +1,10 @@
 """Per-mode aggregates (metrics.md sections 2-7), folded in while scoring.
 
-The scorer feeds each record to its mode's ``ModeAccumulator`` as soon as the figures are
-decided (rule-decided ones in the reading pass, judge-decided ones as the verdicts are
-applied); ``mode_report`` turns an accumulator into the report. Means are sums over lists
-kept in file order, so every figure is the same, bit for bit, as a second pass over the
-records would give.
+The scorer folds each record into its mode's ``ModeAccumulator`` while the record is in hand
+(rule-decided figures in the reading pass, judge-decided ones as the verdicts are applied):
+on 100,000 records a second pass is dominated by memory latency. ``mode_report`` turns an
+accumulator into the report. Means are sums over lists kept in file order, so every figure
+is the same, bit for bit, as a pass over the finished records gives.
 
 Aux-line samples appear only in their own accuracy table; every other figure is over the
 non-aux samples, as the paper's overall figures are.
@@ -53,17 +53,18 @@ def _rate(t: _Tally, seed: int, resamples: int) -> Rate:
 
 
 class ModeAccumulator:
-    """Running figures of one mode. Lists hold values in file order (their sums are then the
-    same as a pass over the records would give); counts are ints."""
+    """Running figures of one mode, folded in by the scorer while each record is in hand (a
+    second pass over 100,000 records is dominated by memory latency). Lists keep file order,
+    so their sums are those of a pass over the finished records, bit for bit."""
 
-    __slots__ = ("n_rows", "present_main", "correct", "aux_correct", "steps", "calls", "with_calls",
-                 "tokens", "n_tokens", "latency", "cost", "ious", "mae_total", "mae_eff", "n_ref",
-                 "precision", "recall", "f1", "edit", "efficiency", "kcov", "kcov_any",
+    __slots__ = ("n_rows", "n_main", "correct", "aux_correct", "steps", "calls", "with_calls",
+                 "tokens", "n_tokens", "latency", "cost", "ious", "mae_total", "mae_eff",
+                 "n_ref", "precision", "recall", "f1", "edit", "efficiency", "kcov", "kcov_any",
                  "step_score", "per_sample_eff", "valid_calls", "decided_calls")
 
     def __init__(self, n_groups: int) -> None:
         self.n_rows = 0  # every prediction of the mode, aux-line ones included
-        self.present_main = 0  # non-aux predictions (the rest of the non-aux samples are missing)
+        self.n_main = 0  # non-aux predictions (the other non-aux samples are missing)
         self.correct = [0] * n_groups  # correct non-aux predictions per sample group
         self.aux_correct = 0
         self.steps = self.calls = self.with_calls = self.tokens = self.n_tokens = 0
@@ -82,38 +83,7 @@ class ModeAccumulator:
         self.per_sample_eff: list[float] = []
         self.valid_calls = self.decided_calls = 0
 
-    def add(self, row: list, group: int, correct: bool, process: bool) -> None:
-        """One non-aux record (a list in PredictionResult's field order), rule figures only."""
-        self.n_rows += 1
-        self.present_main += 1
-        if correct:
-            self.correct[group] += 1
-        self.steps += row[5]  # n_steps
-        n_calls = row[6]
-        if n_calls:
-            self.calls += n_calls
-            self.with_calls += 1
-            self.efficiency.append(row[9] / n_calls)  # l_eff / l_total
-        tokens = row[20]
-        if tokens is not None:
-            self.tokens += tokens
-            self.n_tokens += 1
-        if row[22] is not None:
-            self.latency.append(row[22])
-        if row[21] is not None:
-            self.cost.append(row[21])
-        if process and row[19] is not None:
-            self.ious.append(row[19])
-        l_gt = row[10]
-        if l_gt:
-            self.n_ref += 1
-            self.mae_total += abs(n_calls - l_gt)
-            self.mae_eff += abs(row[9] - l_gt)
-            prf = row[12]
-            self.precision.append(prf[0])
-            self.recall.append(prf[1])
-            self.f1.append(prf[2])
-            self.edit.append(row[13])
+
 
 
 def _count_mean(total: int, n: int) -> Mean:
@@ -123,10 +93,11 @@ def _count_mean(total: int, n: int) -> Mean:
 def accuracy_table(acc: ModeAccumulator, bench: PreparedBenchmark, *, seed: int = SEED,
                    resamples: int = RESAMPLES) -> AccuracyTable:
     """Correct over all benchmark samples of the table; a missing prediction counts wrong."""
+    correct = acc.correct
     overall, wo_enh, aux = _Tally(), _Tally(), _Tally()
     domains: dict[str, _Tally] = {}
     categories: dict[str, _Tally] = {}
-    for (domain, category, plain), size, hit in zip(bench.groups, bench.group_sizes, acc.correct):
+    for (domain, category, plain), size, hit in zip(bench.groups, bench.group_sizes, correct):
         overall.n += size
         overall.count += hit
         if plain:
@@ -152,13 +123,13 @@ def accuracy_table(acc: ModeAccumulator, bench: PreparedBenchmark, *, seed: int 
         wo_enh=_rate(wo_enh, seed, resamples),
         all=overall_rate,
         aux_line=_rate(aux, seed, resamples),
-        missing=bench.n_main - acc.present_main,
+        missing=bench.n_main - acc.n_main,
     )
 
 
 def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, process: bool,
                 seed: int = SEED, resamples: int = RESAMPLES) -> ModeReport:
-    n_main = acc.present_main
+    n_main = acc.n_main
     ious = acc.ious if process else []
     hits = sum(1 for v in ious if v >= 0.5)
     proc = ProcessReport(
@@ -194,17 +165,19 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
     )
 
 
-def mode_selection_from_rows(text: Mapping[str, Sequence], adaptive: Mapping[str, Sequence],
-                             infos: Mapping[str, SampleInfo], *, seed: int = SEED,
-                             resamples: int = RESAMPLES) -> Confusion | None:
+def mode_selection_from_slots(slots: Sequence[list | None], order: Sequence[SampleInfo], *,
+                              seed: int = SEED, resamples: int = RESAMPLES) -> Confusion | None:
     """Confusion and MCC over non-aux samples with both a text and an adaptive prediction
-    (records by sample id; field 3 is ``correct``, field 6 ``n_calls``); None when no sample
-    has both."""
+    (``slots[3 * i + m]``: the record of sample i in mode m, MODES order; field 3 is
+    ``correct``, field 6 ``n_calls``); None when no sample has both."""
     counts = [0, 0, 0, 0]
-    for sid, row in adaptive.items():
-        t = text.get(sid)
-        if t is not None and not infos[sid].aux:
-            counts[cell(t[3], row[6] > 0)] += 1
+    for i, info in enumerate(order):
+        text = slots[3 * i]
+        if text is None or info.aux:
+            continue
+        adaptive = slots[3 * i + 1]
+        if adaptive is not None:
+            counts[cell(text[3], adaptive[6] > 0)] += 1
     if not any(counts):
         return None
     tp, fp, tn, fn = counts

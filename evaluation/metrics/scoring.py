@@ -19,7 +19,7 @@ import gc
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .aggregate import ModeAccumulator, mode_report, mode_selection_from_rows
+from .aggregate import ModeAccumulator, mode_report, mode_selection_from_slots
 from .answers import GoldKey, compile_gold, extract_answer, rule_match
 from .parse import parse_prediction
 from .process import best_iou, box_from_args, key_step_coverage
@@ -35,6 +35,7 @@ from .types import (
     MODES,
     CallResult,
     Prediction,
+    PredictionFormatError,
     PredictionResult,
     Sample,
     Step,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # the protocol lives with the judges; the library only calls 
 
 ToolValidator = Callable[[str, dict], list[str]]
 DEFAULT_PROCESS_MODES = frozenset({"adaptive"})
-_MODES = frozenset(MODES)
+_MODE_INDEX = {m: i for i, m in enumerate(MODES)}
 _new_tuple = tuple.__new__
 
 # A record is built as a list in PredictionResult's field order, then frozen into the tuple.
@@ -69,12 +70,14 @@ def default_tool_name(name: str) -> str:
 class SampleInfo:
     """What the scorer needs from one sample, computed once per benchmark."""
 
-    __slots__ = ("sample", "gold", "aux", "ref_names", "l_gt", "zoomable", "has_keys", "group",
-                 "empty_prf", "empty_edit")
+    __slots__ = ("sample", "index", "gold", "gold_id", "aux", "ref_names", "l_gt", "zoomable",
+                 "has_keys", "group", "empty_prf", "empty_edit")
 
     def __init__(self, sample: Sample, resolve: Callable[[str], str]) -> None:
         self.sample = sample
+        self.index = -1  # position in the benchmark
         self.gold: GoldKey = compile_gold(sample)
+        self.gold_id = -1  # equal gold keys share an id: the rules' verdicts are memoised by it
         self.aux = sample.aux_line
         self.ref_names: tuple[str, ...] = tuple(resolve(c.tool) for c in sample.toolchain)
         self.l_gt = len(sample.toolchain)
@@ -110,11 +113,14 @@ class PreparedBenchmark:
         self.group_sizes: list[int] = []
         self.n_aux = 0
         group_of: dict[tuple[str, str, bool], int] = {}
+        gold_ids: dict[GoldKey, int] = {}
         for s in samples:
             sample = s if isinstance(s, Sample) else Sample.from_mapping(s)
             if sample.uid in self.infos:
                 raise ScoringError(f"duplicate sample uid {sample.uid!r} in the benchmark")
             info = self.infos[sample.uid] = SampleInfo(sample, resolve)
+            info.index = len(self.infos) - 1
+            info.gold_id = gold_ids.setdefault(info.gold, len(gold_ids))
             if info.aux:
                 self.n_aux += 1
                 continue
@@ -173,6 +179,36 @@ def _freeze(value: Any, out: list) -> bool:
     return False
 
 
+def _args_key(name: str, args: Any) -> tuple | None:
+    """The validator memo's key for (name, args): ``name`` then each argument's name and its
+    ``_freeze`` flattening; None when the arguments cannot be keyed. Flat arguments (scalars,
+    lists of scalars: nearly every call) are flattened inline, identically."""
+    if type(args) is not dict:
+        return None
+    out: list = [name]
+    for k, v in args.items():
+        if type(k) is not str:
+            return None
+        out.append(k)
+        t = type(v)
+        if t is int or t is str or t is bool or v is None:
+            out.append(t)
+            out.append(v)
+        elif t is list:
+            out.append(t)
+            out.append(len(v))
+            for x in v:
+                tx = type(x)
+                if tx is int or tx is str:
+                    out.append(tx)
+                    out.append(x)
+                elif not _freeze(x, out):
+                    return None
+        elif not _freeze(v, out):
+            return None
+    return tuple(out)
+
+
 def score_submission(
     samples: Iterable[Sample | Mapping[str, Any]] | PreparedBenchmark,
     predictions: Iterable[Prediction | Mapping[str, Any]],
@@ -228,18 +264,19 @@ def _score(
     resolve = bench.resolve
     resolved_get = bench.resolved.get
     judge_tag = f"judge:{judge.name}"
-    n_groups = len(bench.groups)
-    accs = {m: ModeAccumulator(n_groups) for m in MODES}
-    by_sid: dict[str, dict[str, list]] = {m: {} for m in MODES}
+    accs = [ModeAccumulator(len(bench.groups)) for _ in MODES]
+    # slots[3 * sample index + mode index]: the record, to find repeated lines (and pairs).
+    slots: list[list | None] = [None] * (3 * len(bench.order))
+    mode_index = _MODE_INDEX.get
     rows: list[list] = []
     q_answer: list[tuple[list, SampleInfo]] = []
     q_calls: list[list] = []  # the call entries [name, valid, decided_by, errors] to decide
     q_call_questions: list = []
     q_ks: list[tuple[list, SampleInfo, tuple[Step, ...]]] = []
     call_rows: list[list] = []  # rows with tool calls: their call entries become CallResults
-    proc_call_rows: dict[str, list[list]] = {m: [] for m in MODES}
+    proc_call_rows: list[tuple[list, ModeAccumulator]] = []
     extract_memo: dict[str, str] = {}
-    rule_memo: dict[tuple[SampleInfo, str], bool] = {}
+    rule_memo: dict[tuple[int, str], bool] = {}
     validate_memo: dict[tuple, tuple[str, ...]] = {}
     prf_memo: dict[tuple, tuple[float, float, float]] = {}
     edit_memo: dict[tuple, float] = {}
@@ -269,7 +306,7 @@ def _score(
             answer_image = obj.get("answer_image")
             raw_steps = obj.get("steps")
             if (
-                type(sid) is str and sid and type(mode) is str and mode in _MODES
+                type(sid) is str and sid and type(mode) is str and mode_index(mode) is not None
                 and type(answer) is str and type(response) is str
                 and (usage is None or type(usage) is dict)
                 and (in_tok is None or (type(in_tok) is int and in_tok >= 0))
@@ -325,10 +362,13 @@ def _score(
         info = infos_get(sid)
         if info is None:
             raise ScoringError(f"sample_id {sid!r} is not in the benchmark")
-        seen = by_sid[mode]
-        if sid in seen:
+        mi = mode_index(mode)
+        if mi is None:  # only a hand-built Prediction gets here with another mode
+            raise PredictionFormatError("mode", "one of text, adaptive, oracle", mode)
+        slot = 3 * info.index + mi
+        if slots[slot] is not None:
             raise ScoringError(f"duplicate prediction for sample {sid!r}, mode {mode!r}")
-        acc = accs[mode]
+        acc = accs[mi]
         aux = info.aux
         process = mode in process_modes
 
@@ -339,7 +379,7 @@ def _score(
             extracted = extract_memo.get(answer)
             if extracted is None:
                 extracted = extract_memo[answer] = extract_answer(answer)
-        rkey = (info, extracted)
+        rkey = (info.gold_id, extracted)
         correct = rule_memo.get(rkey)
         if correct is None:
             correct = rule_memo[rkey] = rule_match(info.gold, extracted)
@@ -380,9 +420,8 @@ def _score(
                     errors: tuple[str, ...] = (
                         f"tool {cname!r} is not in this benchmark's tool set",)
                 elif tool_validator is not None:
-                    flat: list = [cname]
-                    if _freeze(call.args, flat):
-                        vkey = tuple(flat)
+                    vkey = _args_key(cname, call.args)
+                    if vkey is not None:
                         errors = validate_memo.get(vkey)  # type: ignore[assignment]
                         if errors is None:
                             errors = validate_memo[vkey] = tuple(tool_validator(cname, call.args))
@@ -429,21 +468,45 @@ def _score(
                l_gt, effective, prf, edit, None, None, None, None, None, iou, tokens, cost,
                latency, None]
         rows.append(row)
-        seen[sid] = row
+        slots[slot] = row
         if n_calls:
             call_rows.append(row)
 
         # ---- judge questions, and the rule-decided figures folded in now
         if not correct and judge_answers:
             q_answer.append((row, info))
+        acc.n_rows += 1
         if aux:
-            acc.n_rows += 1
             if correct:
                 acc.aux_correct += 1
-        else:
-            acc.add(row, info.group, correct, process)
-            if process and n_calls:
-                proc_call_rows[mode].append(row)
+        else:  # fold the rule-decided figures in now (see aggregate.mode_report)
+            acc.n_main += 1
+            if correct:
+                acc.correct[info.group] += 1
+            acc.steps += n_steps
+            if n_calls:
+                acc.calls += n_calls
+                acc.with_calls += 1
+                acc.efficiency.append(l_eff / n_calls)
+                if process:
+                    proc_call_rows.append((row, acc))
+            if tokens is not None:
+                acc.tokens += tokens
+                acc.n_tokens += 1
+            if latency is not None:
+                acc.latency.append(latency)
+            if cost is not None:
+                acc.cost.append(cost)
+            if iou is not None:
+                acc.ious.append(iou)
+            if l_gt:
+                acc.n_ref += 1
+                acc.mae_total += abs(n_calls - l_gt)
+                acc.mae_eff += abs(l_eff - l_gt)
+                acc.precision.append(prf[0])  # type: ignore[index]
+                acc.recall.append(prf[1])  # type: ignore[index]
+                acc.f1.append(prf[2])  # type: ignore[index]
+                acc.edit.append(edit)
         if process and info.has_keys:
             q_ks.append((row, info, steps))
 
@@ -457,7 +520,7 @@ def _score(
             row[R_DECIDED_BY] = judge_tag
             row[R_CORRECT] = yes
             if yes:
-                acc = accs[row[R_MODE]]
+                acc = accs[_MODE_INDEX[row[R_MODE]]]
                 if info.aux:
                     acc.aux_correct += 1
                 else:
@@ -466,14 +529,12 @@ def _score(
         for entry, ok in zip(q_calls, judge.tool_call_validity(q_call_questions)):
             entry[1] = bool(ok)
             entry[2] = judge_tag
-    for mode, prow in proc_call_rows.items():
-        acc = accs[mode]
-        for row in prow:
-            entries = row[R_CALLS]
-            ok = sum(1 for e in entries if e[1])
-            acc.valid_calls += ok
-            acc.decided_calls += len(entries)
-            acc.per_sample_eff.append(ok / len(entries))
+    for row, acc in proc_call_rows:  # tool effectiveness, once every call is decided
+        entries = row[R_CALLS]
+        ok = sum(1 for e in entries if e[1])
+        acc.valid_calls += ok
+        acc.decided_calls += len(entries)
+        acc.per_sample_eff.append(ok / len(entries))
     if q_ks:
         ks_verdicts = judge.key_step_matching(
             [make_key_step_question(info.sample, steps) for _, info, steps in q_ks])
@@ -485,7 +546,7 @@ def _score(
             row[R_KCOV] = kcov
             row[R_KCOV_ANY] = kcov_any
             if not info.aux and kcov is not None:
-                acc = accs[row[R_MODE]]
+                acc = accs[_MODE_INDEX[row[R_MODE]]]
                 acc.kcov.append(kcov)
                 acc.kcov_any.append(kcov_any)
             if steps:
@@ -503,7 +564,7 @@ def _score(
                 if scores:
                     mean = row[R_STEP_SCORE] = sum(scores) / len(scores)
                     if not info.aux:
-                        accs[row[R_MODE]].step_score.append(mean)
+                        accs[_MODE_INDEX[row[R_MODE]]].step_score.append(mean)
 
     # ---- freeze the records; aggregate
     new = _new_tuple
@@ -511,16 +572,16 @@ def _score(
         row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
     records = tuple([new(PredictionResult, row) for row in rows])
     modes = {
-        m: mode_report(m, accs[m], bench, process=m in process_modes, seed=seed,
+        m: mode_report(m, accs[i], bench, process=m in process_modes, seed=seed,
                        resamples=resamples)
-        for m in MODES if by_sid[m]
+        for i, m in enumerate(MODES) if accs[i].n_rows
     }
     return SubmissionReport(
         judge=judge.name,
         n_samples=len(bench.order),
         n_predictions=len(records),
         modes=modes,
-        mode_selection=mode_selection_from_rows(by_sid["text"], by_sid["adaptive"],
-                                                bench.infos, seed=seed, resamples=resamples),
+        mode_selection=mode_selection_from_slots(slots, bench.order, seed=seed,
+                                                 resamples=resamples),
         records=records,
     )
