@@ -155,7 +155,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1800, minimum=1)
 
-# Judges (see docs/judges.md). Without OPENAI_BASE_URL/OPENAI_API_KEY the offline judge is used.
+# Judges (docs/metrics.md, section 9). Without JUDGE_OPENAI_BASE_URL the offline judge is used.
 JUDGE_OPENAI_MODEL = env_str("JUDGE_OPENAI_MODEL", "gpt-4o-mini")
 JUDGE_OPENAI_BASE_URL = env_str("JUDGE_OPENAI_BASE_URL")
 JUDGE_OPENAI_API_KEY = env_str("JUDGE_OPENAI_API_KEY")
