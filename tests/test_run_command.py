@@ -52,9 +52,19 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
         assert login_status == 200 and 'name="password"' in login
         assert (tmp_path / "var" / "db.sqlite3").exists()
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        stop_group(process)
+        log.close()
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """Stop the run command and everything it started (web server, worker)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
         try:
             process.wait(timeout=20)
+            return
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-        log.close()
+            continue
