@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation import benchmark_format as bf
+from annotation import benchmark_fields as bf
 from annotation.models import Benchmark, Sample
 from annotation.selectors import approved_annotations_for_export
 

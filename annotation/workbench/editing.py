@@ -3,7 +3,7 @@
 The page sends the whole annotation (a "payload", below) with the version it was based on.
 A save based on an older version is refused and nothing of the current annotation changes; the
 refused edit is stored as a `conflict` revision (a kept draft) that the author can restore.
-Validation is the import's (annotation.benchmark_format), so what the workbench accepts, the
+Validation is the import's (annotation.benchmark_fields), so what the workbench accepts, the
 benchmark file format accepts too.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation import benchmark_format as bf
+from annotation import benchmark_fields as bf
 from annotation.models import (
     Annotation,
     AnnotationStatus,
@@ -62,21 +62,21 @@ def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) 
         raise PayloadError(["expected a JSON object"])
     sample = annotation.sample
     registry = bf.default_registry_view()
-    transform = bf._transform(data.get("transform"), registry, err)
+    transform = bf.parse_transform(data.get("transform"), registry, err)
     frame = bf.frame_size(sample.width, sample.height, transform) if transform is not None else None
     regions_in = data.get("regions") or []
     calls_in = data.get("toolchain") or []
     if not isinstance(regions_in, list) or not isinstance(calls_in, list):
         raise PayloadError(["regions and toolchain must be lists"])
-    boxes = bf._regions([r.get("box") if isinstance(r, dict) else r for r in regions_in], frame, err)
+    boxes = bf.parse_regions([r.get("box") if isinstance(r, dict) else r for r in regions_in], frame, err)
     labels = [str(r.get("label") or "")[:100] if isinstance(r, dict) else "" for r in regions_in]
     steps = _steps(data.get("key_steps"), err)
-    chain = bf._toolchain([_call(c) for c in calls_in], registry, err)
+    chain = bf.parse_toolchain([_call(c) for c in calls_in], registry, err)
     verdicts = _verdicts(calls_in, err)
     question = str(data.get("question") or "").strip()
-    options = bf._options(data.get("options") or None, err)
+    options = bf.parse_options(data.get("options") or None, err)
     answer = str(data.get("answer") or "").strip()
-    answer_type = bf._answer_type(data.get("answer_type") or None, options, answer or None, err)
+    answer_type = bf.infer_answer_type(data.get("answer_type") or None, options, answer or None, err)
     if answer:
         answer = _answer(answer, answer_type, options, err)
     if complete:
@@ -143,7 +143,7 @@ def _answer(answer: str, answer_type: str, options: dict | None, err: Any) -> st
         if not options or letter not in options:
             err("answer", f"{answer!r} is not one of the options {', '.join(options or {})}")
         return letter
-    if answer_type == "number" and bf._parse_number(answer) is None:
+    if answer_type == "number" and bf.parse_number(answer) is None:
         err("answer", f"{answer!r} is not a number")
     return answer
 
@@ -153,7 +153,7 @@ def annotation_snapshot(annotation: Annotation) -> dict:
     return {
         "question": annotation.question, "options": annotation.options, "answer": annotation.answer,
         "answer_type": annotation.answer_type, "transform": annotation.transform,
-        "regions": [{"box": [bf._tidy(v) for v in r.as_box()], "label": r.label}
+        "regions": [{"box": [bf.tidy_number(v) for v in r.as_box()], "label": r.label}
                     for r in annotation.regions.all()],
         "key_steps": [{"text": s.text, "origin": s.origin, "verified": s.verified, "note": s.note}
                       for s in annotation.key_steps.all()],

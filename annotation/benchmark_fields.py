@@ -1,0 +1,282 @@
+"""Field-level parsing of benchmark-file lines, shared by the importer and the workbench.
+
+Each parser takes the raw JSON value and an `err(field, message)` callback, and returns the
+clean value or None after reporting what was wrong. Plain Python: no Django import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+# Transform operations must keep the frame computable from the image header alone:
+# rotate and flip move pixels, the photometric ones keep the size.
+GEOMETRIC_TRANSFORM_OPS = {"rotate", "flip"}
+PHOTOMETRIC_TRANSFORM_OPS = {
+    "contrast", "brightness", "gamma", "adjust_brightness", "histogram_eq", "sharpen", "denoise", "blur",
+}  # fmt: skip
+IMAGE_FORMATS = {"PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF"}
+OPTION_LETTER = re.compile(r"^[A-Z]$")
+ErrorCallback = Callable[[str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyStepIn:
+    text: str
+    origin: str = "human"
+    verified: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRegistryView:
+    """What validation needs from the tool registry, passed in so this module stays testable."""
+
+    resolve: Callable[[str], str | None]
+    validate_args: Callable[[str, dict], list[str]]
+
+
+def default_registry_view() -> ToolRegistryView:
+    from annotation.imagetools import resolve_tool_name, validate_args
+
+    return ToolRegistryView(resolve=resolve_tool_name, validate_args=validate_args)
+
+
+def parse_string(data: dict, key: str, err: Callable[[str, str], None]) -> str | None:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        err(key, f"expected a non-empty string, got {kind_of(value)}")
+        return None
+    return value
+
+
+def parse_options(value: Any, err: Callable[[str, str], None]) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len(value) < 2:
+        err("options", "expected null or an object of at least two letters -> option texts")
+        return None
+    for letter, text in value.items():
+        if not OPTION_LETTER.match(letter):
+            err("options", f"bad option letter {letter!r}: expected a single capital letter A-Z")
+            return None
+        if not isinstance(text, str) or not text.strip():
+            err("options", f"option {letter} must be a non-empty string")
+            return None
+    return dict(value)
+
+
+def infer_answer_type(value: Any, options: dict | None, answer: str | None, err: Callable[[str, str], None]) -> str:
+    inferred = "choice" if options else ("number" if answer is not None and parse_number(answer) is not None else "text")
+    if value is None:
+        return inferred
+    if value not in ("choice", "number", "text"):
+        err("answer_type", f"expected 'choice', 'number' or 'text', got {value!r}")
+        return inferred
+    if value == "choice" and not options:
+        err("answer_type", "'choice' needs options")
+    if value != "choice" and options:
+        err("answer_type", f"{value!r} but the sample has options (use 'choice')")
+    return value
+
+
+def parse_image(value: Any, root: Path, err: Callable[[str, str], None], max_pixels: int) -> tuple | None:
+    if not isinstance(value, str):
+        err("image", f"expected a relative path, got {kind_of(value)}")
+        return None
+    path = (root / value).resolve()
+    if not path.is_relative_to(root.resolve()):
+        err("image", f"{value!r} points outside the images folder")
+        return None
+    if not path.is_file():
+        err("image", f"image file {value!r} not found under {root}")
+        return None
+    try:
+        with Image.open(path) as img:  # reads the header only
+            width, height, fmt = img.width, img.height, img.format
+    except (UnidentifiedImageError, OSError) as exc:
+        err("image", f"{value!r} is not a readable image ({exc.__class__.__name__})")
+        return None
+    if fmt not in IMAGE_FORMATS:
+        err("image", f"{value!r} is a {fmt} image; expected one of {', '.join(sorted(IMAGE_FORMATS))}")
+        return None
+    if width * height > max_pixels:
+        err("image", f"{value!r} is {width}x{height} pixels, over the limit of {max_pixels}")
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    ext = {"JPEG": ".jpg", "TIFF": ".tif"}.get(fmt, "." + fmt.lower())
+    return path, digest.hexdigest(), ext, width, height
+
+
+def parse_transform(value: Any, registry: ToolRegistryView, err: Callable[[str, str], None]) -> list[dict] | None:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        err("transform", f"expected a list of operations, got {kind_of(value)}")
+        return None
+    ops: list[dict] = []
+    for index, op in enumerate(value, start=1):
+        where = f"transform[{index}]"
+        if not isinstance(op, dict) or not isinstance(op.get("op"), str):
+            err(where, "expected an object with an 'op' name")
+            return None
+        name = registry.resolve(op["op"])
+        if name is None:
+            err(f"{where}.op", f"unknown operation {op['op']!r}")
+            return None
+        if name not in GEOMETRIC_TRANSFORM_OPS | PHOTOMETRIC_TRANSFORM_OPS:
+            allowed = ", ".join(sorted(GEOMETRIC_TRANSFORM_OPS | PHOTOMETRIC_TRANSFORM_OPS))
+            err(f"{where}.op", f"{name!r} cannot be a recovery transform; use one of {allowed}")
+            return None
+        args = {k: v for k, v in op.items() if k != "op"}
+        problems = registry.validate_args(name, args)
+        if problems:
+            err(where, f"{name}: {problems[0]}")
+            return None
+        ops.append({"op": name, **args})
+    return ops
+
+
+def frame_size(width: int, height: int, transform: list[dict]) -> tuple[int, int]:
+    """Size of the image after the transform: the frame regions are given in.
+
+    Only rotations change it (flips and photometric operations keep the size); the registry's
+    own `rotated_size` is used so that the importer and the runner agree to the pixel.
+    """
+    from annotation.imagetools import rotated_size
+
+    for op in transform:
+        if op["op"] == "rotate":
+            width, height = rotated_size(width, height, float(op.get("angle", 0)))
+    return width, height
+
+
+def parse_regions(value: Any, frame: tuple[int, int] | None, err: Callable[[str, str], None]) -> list[list[float]] | None:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        err("regions", f"expected a list of [x1, y1, x2, y2] boxes, got {kind_of(value)}")
+        return None
+    boxes: list[list[float]] = []
+    for index, box in enumerate(value, start=1):
+        where = f"regions[{index}]"
+        if not isinstance(box, list) or len(box) != 4 or not all(is_number(v) for v in box):
+            err(where, "expected [x1, y1, x2, y2] of four numbers")
+            return None
+        x1, y1, x2, y2 = (float(v) for v in box)
+        if x2 <= x1 or y2 <= y1:
+            err(where, f"{format_box(box)} is empty or inverted (need x1 < x2 and y1 < y2)")
+            return None
+        if frame is not None and (x1 < 0 or y1 < 0 or x2 > frame[0] or y2 > frame[1]):
+            err(where, f"{format_box(box)} lies outside the image ({frame[0]}x{frame[1]} after the transform)")
+            return None
+        boxes.append([tidy_number(v) for v in (x1, y1, x2, y2)])
+    return boxes
+
+
+def parse_key_steps(value: Any, err: Callable[[str, str], None]) -> list[KeyStepIn] | None:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        err("key_steps", f"expected a list of strings, got {kind_of(value)}")
+        return None
+    steps: list[KeyStepIn] = []
+    for index, item in enumerate(value, start=1):
+        if isinstance(item, str) and item.strip():
+            steps.append(KeyStepIn(text=item.strip()))
+        elif isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"].strip():
+            origin = item.get("origin", "human")
+            verified = item.get("verified", origin == "human")
+            if origin not in ("human", "llm") or not isinstance(verified, bool):
+                err(f"key_steps[{index}]", "origin must be 'human' or 'llm' and verified a boolean")
+                return None
+            steps.append(KeyStepIn(text=item["text"].strip(), origin=origin, verified=verified))
+        else:
+            err(f"key_steps[{index}]", "expected a non-empty string")
+            return None
+    return steps
+
+
+def parse_toolchain(value: Any, registry: ToolRegistryView, err: Callable[[str, str], None]) -> list[dict] | None:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        err("toolchain", f"expected a list of tool calls, got {kind_of(value)}")
+        return None
+    calls: list[dict] = []
+    known_refs = {"img0"}
+    previous = "img0"
+    for index, call in enumerate(value, start=1):
+        where = f"toolchain[{index}]"
+        if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
+            err(where, "expected an object with a 'tool' name")
+            return None
+        name = registry.resolve(call["tool"])
+        if name is None:
+            err(f"{where}.tool", f"unknown tool {call['tool']!r} (see GET /api/v1/tools/)")
+            return None
+        args = call.get("args") or {}
+        if not isinstance(args, dict):
+            err(f"{where}.args", f"expected an object, got {kind_of(args)}")
+            return None
+        problems = registry.validate_args(name, args)
+        if problems:
+            err(f"{where}.args", f"{name}: {problems[0]}")
+            return None
+        # Missing references follow formats.md: the previous call's output in, a new reference out.
+        source = call.get("input") or previous
+        output = call.get("output") or next_ref(known_refs)
+        if source not in known_refs:
+            err(f"{where}.input", f"{source!r} is not img0 or the output of an earlier call")
+            return None
+        if output in known_refs:
+            err(f"{where}.output", f"{output!r} is already defined; each call needs a new output reference")
+            return None
+        known_refs.add(output)
+        previous = output
+        calls.append({"tool": name, "args": args, "input": source, "output": output})
+    return calls
+
+
+def next_ref(known: set[str]) -> str:
+    k = 1
+    while f"img{k}" in known:
+        k += 1
+    return f"img{k}"
+
+
+def parse_number(text: str) -> float | None:
+    try:
+        value = float(text.replace(",", "").strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def tidy_number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def format_box(box: list) -> str:
+    return "[" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in box) + "]"
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__
+    )
