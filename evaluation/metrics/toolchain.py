@@ -3,11 +3,14 @@
 The effective toolchain is found by backtracking the image-reference graph from the image the
 answer was drawn from. Each call reads one image reference and writes one; a reference written
 twice is resolved to the most recent writer before the reader (so a re-used name does not link
-a call to a later one).
+a call to a later one). An omitted output is named as the tool runner names it: ``img<n>``,
+one above the highest ``img`` number among the images so far, so ``answer_image: "img2"``
+after two calls without outputs is the second call's image.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .types import ToolCall
@@ -15,14 +18,30 @@ from .types import ToolCall
 ORIGINAL = "img0"
 
 
+_NUMBERED = re.compile(r"^img(\d+)$")  # the runner's pattern for numbered references
+
+
+def _ref_number(ref: str | None) -> int:
+    """n for a reference ``img<n>`` (the runner's numbered names), else -1."""
+    if ref:
+        m = _NUMBERED.match(ref)
+        if m:
+            return int(m.group(1))
+    return -1
+
+
 def resolve_refs(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
-    """Fill formats.md defaults: input = previous call's output (img0 first); output = new ref."""
+    """Fill formats.md defaults as the tool runner does (annotation/imagetools/runner.py): a
+    missing input is the previous call's output (img0 first); a missing output is the next new
+    reference ``img<n>``, one above the highest number among the images so far (img0 and every
+    earlier output)."""
     resolved: list[tuple[str, str]] = []
     prev = ORIGINAL
-    for i, call in enumerate(calls):
+    top = 0
+    for call in calls:
         src = call.input if call.input else prev
-        # "#" cannot appear in a model-written reference, so a default never collides.
-        dst = call.output if call.output else f"#auto{i}"
+        dst = call.output if call.output else f"img{top + 1}"
+        top = max(top, _ref_number(dst))
         resolved.append((src, dst))
         prev = dst
     return resolved
@@ -32,19 +51,29 @@ def effective_chain(calls: Sequence[ToolCall], answer_image: str | None = None) 
     """Indices (ascending) of the calls that are ancestors of the answer image.
 
     ``answer_image`` defaults to the last image produced; an answer drawn from ``img0`` or from
-    a reference no call wrote gives an empty chain. (Same graph as ``resolve_refs``, in one
-    pass: a defaulted output is keyed by the call's index, an int, which no reference equals.)
+    a reference no call wrote gives an empty chain. References are those of ``resolve_refs``
+    (an omitted output is named as the tool runner names it), in one pass.
     """
     n = len(calls)
     if n == 0:
         return ()
-    latest: dict[object, int] = {}
+    latest: dict[str, int] = {}
     parent: list[int] = []
-    prev: object = ORIGINAL
+    prev = ORIGINAL
+    top = 0
     for i, call in enumerate(calls):
         parent.append(latest.get(call.input or prev, -1))
-        prev = call.output or i
-        latest[prev] = i
+        out = call.output
+        if out:
+            if out.startswith("img"):
+                k = _ref_number(out)
+                if k > top:
+                    top = k
+        else:
+            top += 1
+            out = f"img{top}"
+        prev = out
+        latest[out] = i
     node = latest.get(prev if answer_image is None else answer_image, -1)
     if node < 0:
         return ()

@@ -62,3 +62,34 @@ def test_toolset_precision_recall_f1() -> None:
     assert (p, r) == (0.5, 0.5) and f == pytest.approx(0.5)
     assert toolset_prf([], ["crop"]) == (0.0, 0.0, 0.0)
     assert toolset_prf([], []) == (1.0, 1.0, 1.0)
+
+
+def test_omitted_outputs_are_named_as_the_tool_runner_names_them() -> None:
+    # annotation/imagetools/runner.py: a missing output is img<highest number in use + 1>.
+    calls = [_c("rotate"), _c("zoom_in"), _c("crop", "img1")]
+    assert [dst for _, dst in resolve_refs(calls)] == ["img1", "img2", "img3"]
+    assert effective_chain(calls, "img2") == (0, 1)  # the second call's image, read from img1
+    assert effective_chain(calls, "img1") == (0,)
+    assert effective_chain(calls) == (0, 2)  # the last image, img3, was cropped from img1
+    # Numbering continues above the highest explicit reference; other names do not count.
+    mixed = [_c("rotate", None, "img5"), _c("zoom_in"), _c("blur", None, "sharp"), _c("crop")]
+    assert [dst for _, dst in resolve_refs(mixed)] == ["img5", "img6", "sharp", "img7"]
+    assert effective_chain(mixed, "img6") == (0, 1)
+    assert effective_chain(mixed, "img7") == (0, 1, 2, 3)
+
+
+def test_answer_image_img2_picks_the_runner_chain_in_the_scorer() -> None:
+    from evaluation.judges import OfflineJudge
+    from evaluation.metrics import score_submission
+
+    sample = {"uid": "s1", "answer": "A", "answer_type": "choice", "options": {"A": "x", "B": "y"},
+              "toolchain": [{"tool": "rotate", "args": {}}, {"tool": "zoom_in", "args": {}}]}
+    steps = [{"thought": "", "tool": {"name": "rotate", "args": {}}},
+             {"thought": "", "tool": {"name": "zoom_in", "args": {}}},
+             {"thought": "", "tool": {"name": "blur", "args": {}, "input": "img0"}}]
+    pred = {"sample_id": "s1", "mode": "adaptive", "answer": "A", "answer_image": "img2", "steps": steps}
+    rec = score_submission([sample], [pred], judge=OfflineJudge()).records[0]
+    # img2 is the zoom_in output (the runner's name); the blur from img0 wrote img3.
+    assert rec.effective == (0, 1) and rec.l_eff == 2 and rec.edit_distance == 0.0
+    pred["answer_image"] = None
+    assert score_submission([sample], [pred], judge=OfflineJudge()).records[0].effective == (2,)
