@@ -173,10 +173,12 @@ class OfflineJudge:
         for q in questions:
             steps = q.steps
             keys = key_step_words(q.sample.key_steps)
-            entry = profiles.get(id(steps))
+            # Taken out of the memo once used (a steps tuple is scored once), so a streamed
+            # submission does not keep every prediction's steps alive until its end.
+            entry = profiles.pop(id(steps), None)
             if entry is None or entry[0] is not steps or entry[1] is not keys:
                 self.key_step_matching([KeyStepQuestion(q.sample, steps)])
-                entry = profiles[id(steps)]
+                entry = profiles.pop(id(steps))
             out.append(tuple([0.0 if valid is False else 1.0 if conf else 0.5
                               for valid, conf in zip(q.call_valid, entry[2])]))
         return out

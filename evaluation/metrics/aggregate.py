@@ -165,6 +165,36 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
     )
 
 
+# Mode selection needs, per (sample, mode), only whether the record is correct and whether it
+# used a tool: the scorer keeps that in one byte per slot instead of the record.
+SEEN = 1  # read, not finished yet
+_CORRECT = 2
+_CALLS = 4
+
+
+def slot_state(correct: bool, n_calls: int) -> int:
+    """The byte ``mode_selection_from_state`` reads for a finished record."""
+    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0)
+
+
+def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
+                              seed: int = SEED, resamples: int = RESAMPLES) -> Confusion | None:
+    """As ``mode_selection_from_slots``, from ``slot_state`` bytes (0 where no line)."""
+    counts = [0, 0, 0, 0]
+    for i, info in enumerate(order):
+        text = state[3 * i]
+        if not text or info.aux:
+            continue
+        adaptive = state[3 * i + 1]
+        if adaptive:
+            counts[cell(bool(text & _CORRECT), bool(adaptive & _CALLS))] += 1
+    if not any(counts):
+        return None
+    tp, fp, tn, fn = counts
+    ci = bootstrap_mcc(tp, fp, tn, fn, seed=seed, resamples=resamples)
+    return Confusion(tp, fp, tn, fn, mcc(tp, fp, tn, fn), ci)
+
+
 def mode_selection_from_slots(slots: Sequence[list | None], order: Sequence[SampleInfo], *,
                               seed: int = SEED, resamples: int = RESAMPLES) -> Confusion | None:
     """Confusion and MCC over non-aux samples with both a text and an adaptive prediction

@@ -19,7 +19,13 @@ import gc
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .aggregate import ModeAccumulator, mode_report, mode_selection_from_slots
+from .aggregate import (
+    SEEN,
+    ModeAccumulator,
+    mode_report,
+    mode_selection_from_state,
+    slot_state as _slot_state,
+)
 from .answers import GoldKey, compile_gold, extract_answer, rule_match
 from .parse import parse_prediction
 from .process import best_iou, box_from_args, key_step_coverage
@@ -49,6 +55,7 @@ if TYPE_CHECKING:  # the protocol lives with the judges; the library only calls 
 
 ToolValidator = Callable[[str, dict], list[str]]
 DEFAULT_PROCESS_MODES = frozenset({"adaptive"})
+STREAM_CHUNK = 4096  # predictions per chunk when records are streamed out (on_records)
 _MODE_INDEX = {m: i for i, m in enumerate(MODES)}
 _new_tuple = tuple.__new__
 
@@ -222,8 +229,16 @@ def score_submission(
     judge_answers: bool = True,
     seed: int = SEED,
     resamples: int = RESAMPLES,
+    on_records: Callable[[list[PredictionResult]], None] | None = None,
+    chunk_size: int = STREAM_CHUNK,
 ) -> SubmissionReport:
     """Score one submission. See docs/metrics.md for every figure and its denominator.
+
+    Streaming: with ``on_records``, the predictions are scored ``chunk_size`` at a time (read,
+    then the judge asked about that chunk), and each chunk's finished records are handed to
+    ``on_records`` (a list, in file order) and then dropped, so memory stays bounded by a
+    chunk; the report's ``records`` is then empty. Every figure and record is the same as
+    without it; only the judge sees several smaller batches instead of one per kind.
 
     ``predictions`` holds decoded prediction objects (formats.md) or ``Prediction``s; a
     malformed object raises PredictionFormatError, an unknown sample or a repeated
@@ -235,10 +250,13 @@ def score_submission(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
+        if on_records is not None and chunk_size < 1:
+            raise ValueError("chunk_size must be at least 1")
         return _score(samples, predictions, judge=judge, tool_validator=tool_validator,
                       benchmark_tools=benchmark_tools, prices=prices, resolve_tool=resolve_tool,
                       process_modes=process_modes, judge_answers=judge_answers, seed=seed,
-                      resamples=resamples)
+                      resamples=resamples, on_records=on_records,
+                      chunk_size=chunk_size if on_records is not None else 0)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -257,6 +275,8 @@ def _score(
     judge_answers: bool,
     seed: int,
     resamples: int,
+    on_records: Callable[[list[PredictionResult]], None] | None,
+    chunk_size: int,
 ) -> SubmissionReport:
     bench = samples if isinstance(samples, PreparedBenchmark) else PreparedBenchmark(
         samples, resolve_tool)
@@ -265,10 +285,14 @@ def _score(
     resolved_get = bench.resolved.get
     judge_tag = f"judge:{judge.name}"
     accs = [ModeAccumulator(len(bench.groups)) for _ in MODES]
-    # slots[3 * sample index + mode index]: the record, to find repeated lines (and pairs).
-    slots: list[list | None] = [None] * (3 * len(bench.order))
+    # seen[3 * sample index + mode index]: SEEN once the line is read (repeated lines), then
+    # the finished record's correctness and tool use for mode selection (see _slot_state).
+    seen = bytearray(3 * len(bench.order))
     mode_index = _MODE_INDEX.get
-    rows: list[list] = []
+    rows: list[list] = []  # the records of the current chunk (the whole file without streaming)
+    row_slots: list[int] = []
+    kept: list[PredictionResult] = []  # finished records, when not streamed
+    n_records = 0
     q_answer: list[tuple[list, SampleInfo]] = []
     q_calls: list[list] = []  # the call entries [name, valid, decided_by, errors] to decide
     q_call_questions: list = []
@@ -282,6 +306,84 @@ def _score(
     edit_memo: dict[tuple, float] = {}
     price_in, price_out = prices if prices is not None else (0.0, 0.0)
     have_prices = prices is not None
+
+    def flush() -> int:
+        """Ask the judge about the pending records, fold its verdicts in, freeze the records and
+        hand them out (or keep them); empty the pending lists. Returns how many were done."""
+        if not rows:
+            return 0
+        # ---- the judge, in batches; its verdicts are folded into the accumulators as applied
+        if q_answer:
+            verdicts = judge.answer_equivalence(
+                [make_answer_question(info.sample, row[R_EXTRACTED]) for row, info in q_answer])
+            for (row, info), yes in zip(q_answer, verdicts):
+                yes = bool(yes)
+                row[R_VERDICT] = yes
+                row[R_DECIDED_BY] = judge_tag
+                row[R_CORRECT] = yes
+                if yes:
+                    acc = accs[_MODE_INDEX[row[R_MODE]]]
+                    if info.aux:
+                        acc.aux_correct += 1
+                    else:
+                        acc.correct[info.group] += 1
+        if q_calls:
+            for entry, ok in zip(q_calls, judge.tool_call_validity(q_call_questions)):
+                entry[1] = bool(ok)
+                entry[2] = judge_tag
+        for row, acc in proc_call_rows:  # tool effectiveness, once every call is decided
+            entries = row[R_CALLS]
+            ok = sum(1 for e in entries if e[1])
+            acc.valid_calls += ok
+            acc.decided_calls += len(entries)
+            acc.per_sample_eff.append(ok / len(entries))
+        if q_ks:
+            ks_verdicts = judge.key_step_matching(
+                [make_key_step_question(info.sample, steps) for _, info, steps in q_ks])
+            q_steps = []
+            for (row, info, steps), verdicts in zip(q_ks, ks_verdicts):
+                ks = tuple(map(bool, verdicts))
+                kcov, kcov_any = key_step_coverage(ks)
+                row[R_KEY_STEPS] = ks
+                row[R_KCOV] = kcov
+                row[R_KCOV_ANY] = kcov_any
+                if not info.aux and kcov is not None:
+                    acc = accs[_MODE_INDEX[row[R_MODE]]]
+                    acc.kcov.append(kcov)
+                    acc.kcov_any.append(kcov_any)
+                if steps:
+                    valid_iter = iter(row[R_CALLS])
+                    per_step = tuple(next(valid_iter)[1] if s.tool is not None else None
+                                     for s in steps)
+                    q_steps.append((row, info, steps, per_step))
+            if q_steps:
+                scored = judge.step_scores(
+                    [make_step_score_question(info.sample, steps, per_step)
+                     for _, info, steps, per_step in q_steps])
+                for (row, info, _, _), scores in zip(q_steps, scored):
+                    scores = tuple(map(float, scores))
+                    row[R_STEP_SCORES] = scores
+                    if scores:
+                        mean = row[R_STEP_SCORE] = sum(scores) / len(scores)
+                        if not info.aux:
+                            accs[_MODE_INDEX[row[R_MODE]]].step_score.append(mean)
+
+        # ---- freeze the records; note each one's state for mode selection
+        new = _new_tuple
+        for row in call_rows:
+            row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
+        records = [new(PredictionResult, row) for row in rows]
+        for slot, row in zip(row_slots, rows):
+            seen[slot] = _slot_state(row[R_CORRECT], row[R_N_CALLS])
+        n = len(records)
+        for pending in (rows, row_slots, q_answer, q_calls, q_call_questions, q_ks, call_rows,
+                        proc_call_rows):
+            pending.clear()
+        if on_records is not None:
+            on_records(records)
+        else:
+            kept.extend(records)
+        return n
 
     for obj in predictions:
         # ---- read the prediction: a well-formed dict directly, anything else via parse_prediction
@@ -366,7 +468,7 @@ def _score(
         if mi is None:  # only a hand-built Prediction gets here with another mode
             raise PredictionFormatError("mode", "one of text, adaptive, oracle", mode)
         slot = 3 * info.index + mi
-        if slots[slot] is not None:
+        if seen[slot]:
             raise ScoringError(f"duplicate prediction for sample {sid!r}, mode {mode!r}")
         acc = accs[mi]
         aux = info.aux
@@ -468,7 +570,8 @@ def _score(
                l_gt, effective, prf, edit, None, None, None, None, None, iou, tokens, cost,
                latency, None]
         rows.append(row)
-        slots[slot] = row
+        row_slots.append(slot)
+        seen[slot] = SEEN
         if n_calls:
             call_rows.append(row)
 
@@ -510,67 +613,10 @@ def _score(
         if process and info.has_keys:
             q_ks.append((row, info, steps))
 
-    # ---- the judge, in batches; its verdicts are folded into the accumulators as applied
-    if q_answer:
-        verdicts = judge.answer_equivalence(
-            [make_answer_question(info.sample, row[R_EXTRACTED]) for row, info in q_answer])
-        for (row, info), yes in zip(q_answer, verdicts):
-            yes = bool(yes)
-            row[R_VERDICT] = yes
-            row[R_DECIDED_BY] = judge_tag
-            row[R_CORRECT] = yes
-            if yes:
-                acc = accs[_MODE_INDEX[row[R_MODE]]]
-                if info.aux:
-                    acc.aux_correct += 1
-                else:
-                    acc.correct[info.group] += 1
-    if q_calls:
-        for entry, ok in zip(q_calls, judge.tool_call_validity(q_call_questions)):
-            entry[1] = bool(ok)
-            entry[2] = judge_tag
-    for row, acc in proc_call_rows:  # tool effectiveness, once every call is decided
-        entries = row[R_CALLS]
-        ok = sum(1 for e in entries if e[1])
-        acc.valid_calls += ok
-        acc.decided_calls += len(entries)
-        acc.per_sample_eff.append(ok / len(entries))
-    if q_ks:
-        ks_verdicts = judge.key_step_matching(
-            [make_key_step_question(info.sample, steps) for _, info, steps in q_ks])
-        q_steps = []
-        for (row, info, steps), verdicts in zip(q_ks, ks_verdicts):
-            ks = tuple(map(bool, verdicts))
-            kcov, kcov_any = key_step_coverage(ks)
-            row[R_KEY_STEPS] = ks
-            row[R_KCOV] = kcov
-            row[R_KCOV_ANY] = kcov_any
-            if not info.aux and kcov is not None:
-                acc = accs[_MODE_INDEX[row[R_MODE]]]
-                acc.kcov.append(kcov)
-                acc.kcov_any.append(kcov_any)
-            if steps:
-                valid_iter = iter(row[R_CALLS])
-                per_step = tuple(next(valid_iter)[1] if s.tool is not None else None
-                                 for s in steps)
-                q_steps.append((row, info, steps, per_step))
-        if q_steps:
-            scored = judge.step_scores(
-                [make_step_score_question(info.sample, steps, per_step)
-                 for _, info, steps, per_step in q_steps])
-            for (row, info, _, _), scores in zip(q_steps, scored):
-                scores = tuple(map(float, scores))
-                row[R_STEP_SCORES] = scores
-                if scores:
-                    mean = row[R_STEP_SCORE] = sum(scores) / len(scores)
-                    if not info.aux:
-                        accs[_MODE_INDEX[row[R_MODE]]].step_score.append(mean)
+        if len(rows) == chunk_size:
+            n_records += flush()
 
-    # ---- freeze the records; aggregate
-    new = _new_tuple
-    for row in call_rows:
-        row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
-    records = tuple([new(PredictionResult, row) for row in rows])
+    n_records += flush()
     modes = {
         m: mode_report(m, accs[i], bench, process=m in process_modes, seed=seed,
                        resamples=resamples)
@@ -579,9 +625,9 @@ def _score(
     return SubmissionReport(
         judge=judge.name,
         n_samples=len(bench.order),
-        n_predictions=len(records),
+        n_predictions=n_records,
         modes=modes,
-        mode_selection=mode_selection_from_slots(slots, bench.order, seed=seed,
+        mode_selection=mode_selection_from_state(seen, bench.order, seed=seed,
                                                  resamples=resamples),
-        records=records,
+        records=tuple(kept),
     )
