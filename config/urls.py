@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("annotate/", include("annotation.urls")),
     path("submissions/", include("evaluation.urls")),
+    path("review/", include("trace_review.urls")),
     path("", include("leaderboard.urls")),
 ]
 

@@ -82,6 +82,31 @@ class KindAgreement:
     metric: str
     per_trace: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def category_labels(self) -> list[str]:
+        return [label_text(c) for c in self.categories]
+
+    @property
+    def confusion_rows(self) -> list[tuple[str, list[int]]]:
+        return list(zip(self.category_labels, self.confusion))
+
+    @property
+    def raw_percent(self) -> float | None:
+        return None if self.raw is None else 100.0 * self.raw
+
+    @property
+    def raw_interval_percent(self) -> tuple[float, float] | None:
+        return None if self.raw_interval is None else (100.0 * self.raw_interval[0], 100.0 * self.raw_interval[1])
+
+
+def label_text(label: Label) -> str:
+    """yes / no for the binary kinds, 1 / 0.5 / 0 for step scores."""
+    if isinstance(label, bool):
+        return "yes" if label else "no"
+    if isinstance(label, float):
+        return f"{label:g}"
+    return str(label)
+
 
 def majority(labels: Sequence[Label]) -> Label | None:
     """The label more than half of the people gave, else None (a tie)."""

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "annotation",
     "evaluation",
     "leaderboard",
+    "trace_review",
 ]
 
 MIDDLEWARE = [

@@ -12,6 +12,7 @@ from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo
 from annotation.workbench.demo import demo_workbench_ensure
 from evaluation.demo import demo_submissions_load
 from leaderboard.reported import reported_results_load
+from trace_review.demo import demo_trace_review_ensure
 
 
 class Command(BaseCommand):
@@ -28,6 +29,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Workbench: {demo_workbench_ensure(DEMO_SLUG)}")
         submissions = demo_submissions_load(slug=DEMO_SLUG)
         self.stdout.write(f"Demo submissions (simulated, scored): {len(submissions)}")
+        self.stdout.write(f"Trace review: {demo_trace_review_ensure(DEMO_SLUG)}")
         benchmark, n_models = reported_results_load()
         self.stdout.write(f"Reported results: {n_models} models on '{benchmark.slug}'")
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))

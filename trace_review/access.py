@@ -1,0 +1,32 @@
+"""Who may do what with trace review, on top of the workbench's per-benchmark roles."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from annotation.models import Benchmark, Role
+from annotation.workbench.access import roles_of
+from trace_review.models import TraceReviewBatch
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def can_review_batch(user: User, batch: TraceReviewBatch) -> bool:
+    """Annotators and reviewers of the benchmark; when the batch names people, only those (and admins)."""
+    roles = roles_of(user, batch.benchmark)
+    if not roles & {Role.ANNOTATOR, Role.REVIEWER}:
+        return False
+    if Role.ADMIN in roles:
+        return True
+    named = batch.reviewers.all()
+    return not named.exists() or named.filter(pk=user.pk).exists()
+
+
+def can_manage(user: User, benchmark: Benchmark) -> bool:
+    """Creating batches and reading the raw verdicts: the benchmark's admins (and superusers)."""
+    return Role.ADMIN in roles_of(user, benchmark)
+
+
+def sees_everything(user: User) -> bool:
+    """Staff see agreement over every submission's traces; others over public submissions only."""
+    return bool(user.is_authenticated and user.is_staff)
