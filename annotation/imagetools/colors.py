@@ -42,4 +42,11 @@ def bgr(value: Any, argument: str) -> tuple[int, int, int]:
 
 
 def check_color(value: Any, argument: str) -> None:
+    # Shortcuts for what `rgb` accepts without a doubt: a lowercase name, three ints.
+    if type(value) is str:
+        if value in NAMED_COLORS:
+            return
+    elif type(value) is list and len(value) == 3 and \
+            type(value[0]) is int and type(value[1]) is int and type(value[2]) is int:
+        return
     rgb(value, argument)

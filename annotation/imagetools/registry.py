@@ -15,7 +15,8 @@ from jsonschema import Draft202012Validator
 from annotation.imagetools.context import Limits, ToolContext, ToolOutput
 from annotation.imagetools.errors import ToolArgumentError
 from annotation.imagetools.images import ensure_image
-from annotation.imagetools.schema import fold_choices, schema_errors, snake_case_keys, with_defaults
+from annotation.imagetools.schema import (compile_arguments, compile_defaults, fold_choices,
+                                          schema_errors, snake_case_keys, with_defaults)
 
 MODULES = ("geometry", "enhancement", "feature_extraction", "drawing", "adapt")
 
@@ -46,8 +47,65 @@ class Tool:
     def _validator(self) -> Draft202012Validator:
         return Draft202012Validator(self.schema)
 
+    @cached_property
+    def _fast(self) -> tuple | None:
+        """What the fast path needs, worked out once: (the compiled schema check, the compiled
+        default filler, the names of enum arguments with their choices); None if the schema
+        is beyond the compiled check (every call then goes through jsonschema)."""
+        ok = compile_arguments(self.schema)
+        if ok is None:
+            return None
+        properties = self.schema["properties"]
+        enums = tuple((name, frozenset(prop["enum"])) for name, prop in properties.items()
+                      if prop.get("enum"))
+        return ok, compile_defaults(self.schema), enums, properties
+
     def problems(self, args: Any) -> tuple[dict | None, list[ToolArgumentError]]:
         """(the arguments with defaults filled in, []) or (None, every problem found)."""
+        if type(args) is dict:
+            fast = self._fast
+            if fast is not None:
+                filled = self._fast_problems(args, *fast)
+                if filled is not None:
+                    return filled, []
+        return self._problems(args)
+
+    def _fast_problems(self, args: dict, ok: Callable[[dict], bool],
+                       fill: Callable[[dict], dict], enums: tuple,
+                       properties: dict) -> dict | None:
+        """The filled arguments of a valid call, computed as `_problems` does (same steps, same
+        result) but with the compiled check instead of jsonschema; None when anything is wrong
+        or unproven, and the caller then runs `_problems`, which words the errors."""
+        # snake_case_keys and fold_choices change nothing (so are skipped) when every key is a
+        # property or has no capital letter to fold, and every enum value is one of its choices.
+        for name in args:
+            if name not in properties and (type(name) is not str or name.lower() != name):
+                args = snake_case_keys(self.schema, args)
+                break
+        for name, choices in enums:
+            value = args.get(name)
+            if isinstance(value, str) and value not in choices:
+                args = fold_choices(self.schema, args)
+                break
+        if self.normalize:
+            try:
+                args = self.normalize(args)
+            except ToolArgumentError:
+                return None
+            if type(args) is not dict:
+                return None
+        if not ok(args):
+            return None
+        filled = fill(args)
+        if self.check:
+            try:
+                self.check(filled)
+            except ToolArgumentError:
+                return None
+        return filled
+
+    def _problems(self, args: Any) -> tuple[dict | None, list[ToolArgumentError]]:
+        """The reference path: jsonschema validation, every problem worded."""
         if not isinstance(args, dict):
             return None, schema_errors(self.schema, args, self._validator)
         try:
@@ -108,16 +166,31 @@ def tool(name: str, module: str, description: str, schema: dict, *, measures: bo
         REGISTRY[name] = Tool(name=name, module=module, description=description, schema=schema,
                               func=func, measures=measures, aliases=aliases,
                               example=example or {}, check=check, normalize=normalize)
+        _RESOLVED.clear()
         return func
 
     return register
 
 
+_RESOLVED: dict[str, str | None] = {}  # memo of resolve_tool_name; cleared by registrations
+_RESOLVED_MAX = 4096  # names come from model output: the memo is bounded
+_UNSEEN: Any = object()
+
+
 def resolve_tool_name(name: str) -> str | None:
     """The canonical name for a name or alias, ignoring case, spaces, underscores and hyphens."""
-    if not isinstance(name, str):
+    if type(name) is str:
+        canonical = _RESOLVED.get(name, _UNSEEN)
+        if canonical is not _UNSEEN:
+            return canonical
+    elif not isinstance(name, str):
         return None
-    return _NAMES.get(_fold(name))
+    canonical = _NAMES.get(_fold(name))
+    if type(name) is str:
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[name] = canonical
+    return canonical
 
 
 def suggest_tool_name(name: str) -> str | None:
