@@ -6,6 +6,7 @@ scorer's correctness: the review page is blind to the judge (tests check the ren
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,11 @@ class TraceView:
         n_calls = sum(1 for s in self.steps if s.get("tool"))
         # Steps are scored against the key steps (spec 6): no key steps, nothing to score them by.
         return Shape(len(self.key_steps), n_calls, len(self.steps) if self.key_steps else 0)
+
+
+def as_json(value: Any) -> str:
+    """Arguments as the model wrote them (JSON), not as Python prints a dict."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def prediction_line(submission: Submission, uid: str, mode: str) -> dict[str, Any]:
@@ -106,7 +112,7 @@ def trace_view(trace: Trace, *, run: bool = True) -> TraceView:
         trace=trace, sample=sample, line=line,
         final_answer=extract_answer(str(line.get("answer") or ""), str(line.get("response") or "")),
         key_steps=[k.text for k in ann.key_steps.all()] if ann else [],
-        reference_calls=[{"tool": c.tool, "args": c.args, "input": c.input_ref, "output": c.output_ref}
+        reference_calls=[{"tool": c.tool, "args": as_json(c.args), "input": c.input_ref, "output": c.output_ref}
                          for c in ann.tool_calls.all()] if ann else [],
         regions=[[r.x1, r.y1, r.x2, r.y2] for r in ann.regions.all()] if ann else [],
         transform=list(ann.transform or []) if ann else [],
@@ -119,7 +125,7 @@ def trace_view(trace: Trace, *, run: bool = True) -> TraceView:
         item: dict[str, Any] = {"n": i + 1, "index": i, "thought": str(step.get("thought") or "")}
         tool = step.get("tool")
         if isinstance(tool, dict):
-            item["tool"] = {"name": str(tool.get("name") or ""), "args": tool.get("args") or {},
+            item["tool"] = {"name": str(tool.get("name") or ""), "args": as_json(tool.get("args") or {}),
                             "input": tool.get("input") or "", "output": tool.get("output") or "",
                             "error": tool.get("error")}
             item["call_index"] = call_index

@@ -1,0 +1,82 @@
+"""In headless Chromium: an annotator judges a trace with the keyboard alone, and the agreement page
+shows the new verdicts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from annotation.models import Role
+from trace_review import services
+from trace_review.tests.helpers import PASSWORD, make_user, make_world
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls of the fixtures stay synchronous.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def page(live_server, transactional_db, tmp_path):  # noqa: ANN001, ANN201
+    playwright = pytest.importorskip("playwright.sync_api")
+    world = make_world(tmp_path / "bench")
+    make_user("annotator", world.benchmark, Role.ANNOTATOR)
+    # One person per trace, so a single verdict already makes a human majority the judge is compared with.
+    services.batch_create(benchmark=world.benchmark, name="Browser batch", size=3, people_per_trace=1,
+                          submission=world.alpha)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        pg = browser.new_page()
+        pg.base = live_server.url  # type: ignore[attr-defined]
+        yield pg
+        browser.close()
+
+
+def _units(page, kind: str) -> int:  # noqa: ANN001
+    cell = page.locator(f'section.judge tr[data-kind="{kind}"] td.units')
+    return sum(int(t) for t in cell.all_inner_texts())
+
+
+def test_an_annotator_reviews_a_trace_with_the_keyboard_and_the_agreement_page_updates(page) -> None:
+    page.goto(f"{page.base}/review/agreement/")
+    before = _units(page, "answer")
+
+    page.goto(f"{page.base}/accounts/login/?next=/review/")
+    page.fill("input[name=username]", "annotator")
+    page.fill("input[name=password]", PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{page.base}/review/")
+    # Keyboard only from here: Tab to the batch's "Next trace" button and press it.
+    button = page.locator("button.next-trace")
+    for _ in range(40):
+        if page.evaluate("document.activeElement && document.activeElement.classList.contains('next-trace')"):
+            break
+        page.keyboard.press("Tab")
+    assert button.evaluate("b => b === document.activeElement")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/review/a/*/")
+    first_trace = page.url
+
+    questions = page.locator("fieldset.q")
+    n = questions.count()
+    assert n >= 3  # the answer and the two gold key steps at least
+    assert page.locator("fieldset.q input:checked").count() == 0  # nothing pre-filled, no judge shown
+    # One key per verdict: y for every yes/no question, h (half) for every step score; each moves on.
+    for i in range(n):
+        kind = questions.nth(i).get_attribute("data-kind")
+        page.keyboard.press("y" if kind == "binary" else "h")
+    assert page.locator("fieldset.q input:checked").count() == n
+    assert "All answered" in page.inner_text("#verdict-status")
+    page.keyboard.press("c")
+    page.keyboard.type("judged from the keyboard")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")  # save and next
+    page.wait_for_url(lambda url: "/review/a/" in url and url != first_trace)
+
+    page.goto(f"{page.base}/review/agreement/")
+    assert _units(page, "answer") == before + 1
+    assert page.locator('section.judge tr[data-kind="key_steps"]').count() >= 1
