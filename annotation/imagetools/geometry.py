@@ -77,15 +77,17 @@ def _crop_form(args: dict) -> dict:
     for key in ("bbox", "bbox_2d"):
         if key not in args:
             continue
-        if any(k in args for k in ("x", "y", "width", "height")):
+        if "x" in args or "y" in args or "width" in args or "height" in args:
             raise ToolArgumentError(key, "give either a box or x, y, width and height, not both")
         box = args[key]
-        if not (isinstance(box, list) and len(box) == 4 and all(map(checks.is_number, box))):
+        if not (isinstance(box, list) and len(box) == 4 and checks.all_numbers(box)):
             raise ToolArgumentError(key, "expected [x1, y1, x2, y2], four numbers")
         checks.box_order(key, box)
         x1, y1 = math.floor(box[0]), math.floor(box[1])
-        out = {k: v for k, v in args.items() if k != key}
-        out.update(x=x1, y=y1, width=math.ceil(box[2]) - x1, height=math.ceil(box[3]) - y1)
+        out = dict(args)
+        del out[key]
+        out["x"], out["y"] = x1, y1
+        out["width"], out["height"] = math.ceil(box[2]) - x1, math.ceil(box[3]) - y1
         return out
     return args
 

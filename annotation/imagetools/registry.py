@@ -48,61 +48,63 @@ class Tool:
         return Draft202012Validator(self.schema)
 
     @cached_property
-    def _fast(self) -> tuple | None:
-        """What the fast path needs, worked out once: (the compiled schema check, the compiled
-        default filler, the names of enum arguments with their choices); None if the schema
-        is beyond the compiled check (every call then goes through jsonschema)."""
+    def _fast(self) -> Callable[[dict], dict | None] | None:
+        """The fast path, built once: `fast(args)` gives the filled arguments of a valid call,
+        computed as `_problems` computes them (same steps, same result) but with the compiled
+        check instead of jsonschema; None when anything is wrong or unproven, and the caller
+        then runs `_problems`, which words the errors. None if the schema is beyond the
+        compiled check (every call then goes through jsonschema)."""
         ok = compile_arguments(self.schema)
         if ok is None:
             return None
-        properties = self.schema["properties"]
-        enums = tuple((name, frozenset(prop["enum"])) for name, prop in properties.items()
-                      if prop.get("enum"))
-        return ok, compile_defaults(self.schema), enums, properties
+        schema, fill, normalize, check = self.schema, compile_defaults(self.schema), \
+            self.normalize, self.check
+        names = frozenset(schema["properties"])
+        enums = tuple((name, frozenset(prop["enum"]))
+                      for name, prop in schema["properties"].items() if prop.get("enum"))
+
+        def fast(args: dict) -> dict | None:
+            # snake_case_keys and fold_choices change nothing (so are skipped) when every key
+            # is a property or has no capital letter to fold, and every enum value is one of
+            # its choices.
+            if not names.issuperset(args):
+                for name in args:
+                    if name not in names and (type(name) is not str or name.lower() != name):
+                        args = snake_case_keys(schema, args)
+                        break
+            for name, choices in enums:
+                value = args.get(name)
+                if isinstance(value, str) and value not in choices:
+                    args = fold_choices(schema, args)
+                    break
+            if normalize is not None:
+                try:
+                    args = normalize(args)
+                except ToolArgumentError:
+                    return None
+                if type(args) is not dict:
+                    return None
+            if not ok(args):
+                return None
+            filled = fill(args)
+            if check is not None:
+                try:
+                    check(filled)
+                except ToolArgumentError:
+                    return None
+            return filled
+
+        return fast
 
     def problems(self, args: Any) -> tuple[dict | None, list[ToolArgumentError]]:
         """(the arguments with defaults filled in, []) or (None, every problem found)."""
         if type(args) is dict:
             fast = self._fast
             if fast is not None:
-                filled = self._fast_problems(args, *fast)
+                filled = fast(args)
                 if filled is not None:
                     return filled, []
         return self._problems(args)
-
-    def _fast_problems(self, args: dict, ok: Callable[[dict], bool],
-                       fill: Callable[[dict], dict], enums: tuple,
-                       properties: dict) -> dict | None:
-        """The filled arguments of a valid call, computed as `_problems` does (same steps, same
-        result) but with the compiled check instead of jsonschema; None when anything is wrong
-        or unproven, and the caller then runs `_problems`, which words the errors."""
-        # snake_case_keys and fold_choices change nothing (so are skipped) when every key is a
-        # property or has no capital letter to fold, and every enum value is one of its choices.
-        for name in args:
-            if name not in properties and (type(name) is not str or name.lower() != name):
-                args = snake_case_keys(self.schema, args)
-                break
-        for name, choices in enums:
-            value = args.get(name)
-            if isinstance(value, str) and value not in choices:
-                args = fold_choices(self.schema, args)
-                break
-        if self.normalize:
-            try:
-                args = self.normalize(args)
-            except ToolArgumentError:
-                return None
-            if type(args) is not dict:
-                return None
-        if not ok(args):
-            return None
-        filled = fill(args)
-        if self.check:
-            try:
-                self.check(filled)
-            except ToolArgumentError:
-                return None
-        return filled
 
     def _problems(self, args: Any) -> tuple[dict | None, list[ToolArgumentError]]:
         """The reference path: jsonschema validation, every problem worded."""
@@ -212,4 +214,5 @@ def validate_args(tool_name: str, args: dict) -> list[str]:
     canonical = resolve_tool_name(tool_name)
     if canonical is None:
         return [unknown_tool_message(tool_name)]
-    return [str(error) for error in REGISTRY[canonical].problems(args)[1]]
+    errors = REGISTRY[canonical].problems(args)[1]
+    return [str(error) for error in errors] if errors else []

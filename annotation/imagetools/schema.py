@@ -272,24 +272,58 @@ def _compile_property(prop: dict) -> tuple[str | None, Callable[[Any], bool], di
     if "enum" in prop and kinds not in (["string"], ["integer"]):
         raise _Unsupported
     tests = tuple(_compile_kind(kind, prop) for kind in kinds)
-    test = tests[0] if len(tests) == 1 else (lambda value: any(t(value) for t in tests))
-    low, high = prop.get("minimum"), prop.get("maximum")
-    shortcut, constants = None, {}
-    if kinds == ["integer"] and "enum" not in prop and low is not None and high is not None:
-        shortcut, constants = "type(v) is int and L{i} <= v <= H{i}", {"L": low, "H": high}
-    elif kinds == ["number"] and low is not None and high is not None:
-        # For an int or a float, `low <= v <= high` holds exactly when jsonschema finds v
-        # neither below the minimum nor above the maximum (a NaN fails it and goes to T).
-        shortcut, constants = "(type(v) is float or type(v) is int) and L{i} <= v <= H{i}", \
-            {"L": low, "H": high}
-    elif kinds == ["string"] and "enum" in prop and keys == {"type", "enum"}:
-        shortcut, constants = "type(v) is str and v in E{i}", {"E": frozenset(prop["enum"])}
-    elif kinds == ["boolean"]:
-        shortcut = "v is True or v is False"
-    if "exclusiveMinimum" in prop and shortcut is not None:
+    if len(tests) == 1:
+        test = tests[0]
+    elif len(tests) == 2:
+        first, second = tests
+        test = lambda value: first(value) or second(value)  # noqa: E731
+    else:
+        test = lambda value: any(t(value) for t in tests)  # noqa: E731
+    shortcuts, constants = [], {}
+    for kind in kinds:
+        shortcut, more = _shortcut(kind, prop)
+        if shortcut is None:  # a kind without one: that kind's values all go through T
+            continue
+        shortcuts.append(shortcut)
+        constants.update(more)
+    if not shortcuts:
+        return None, test, constants
+    return " or ".join(f"({s})" for s in shortcuts), test, constants
+
+
+def _shortcut(kind: str, prop: dict) -> tuple[str | None, dict]:
+    """An inline expression over `v` for the common values of one kind: True implies valid
+    (False only means "run the exact test")."""
+    low, high = _bound(prop.get("minimum")), _bound(prop.get("maximum"))
+    above = _bound(prop.get("exclusiveMinimum"))
+    match kind:
+        case "integer" if low is not None and high is not None:
+            shortcut, constants = "type(v) is int and L{i} <= v <= H{i}", {"L": low, "H": high}
+            if "enum" in prop:
+                shortcut += " and v in E{i}"
+                constants["E"] = frozenset(prop["enum"])
+        case "number" if low is not None and high is not None:
+            # For an int or a float, `low <= v <= high` holds exactly when jsonschema finds v
+            # neither below the minimum nor above the maximum (a NaN fails it and goes to T).
+            shortcut = "(type(v) is float or type(v) is int) and L{i} <= v <= H{i}"
+            constants = {"L": low, "H": high}
+        case "string":
+            shortest, longest = prop.get("minLength", 0), prop.get("maxLength")
+            shortcut, constants = "type(v) is str", {}
+            if shortest or longest is not None:
+                shortcut += " and S{i} <= len(v) <= X{i}"
+                constants = {"S": shortest, "X": float("inf") if longest is None else longest}
+            if "enum" in prop:
+                shortcut += " and v in E{i}"
+                constants["E"] = frozenset(prop["enum"])
+        case "boolean":
+            return "v is True or v is False", {}
+        case _:
+            return None, {}
+    if above is not None and kind in ("integer", "number"):
         shortcut = f"({shortcut}) and v > A{{i}}"
-        constants["A"] = _bound(prop["exclusiveMinimum"])
-    return shortcut, test, constants
+        constants["A"] = above
+    return shortcut, constants
 
 
 def _compile_kind(kind: str, prop: dict) -> Callable[[Any], bool]:
@@ -394,37 +428,42 @@ def _compile_array(prop: dict) -> Callable[[Any], bool]:
 
 
 def compile_defaults(schema: dict) -> Callable[[dict], dict]:
-    """`with_defaults(schema, ·)` with its per-property work decided once."""
-    plan = []
-    for name, prop in schema.get("properties", {}).items():
-        has_default = "default" in prop
-        default = prop.get("default")
-        shared = default is None or type(default) in (int, float, str, bool)  # immutable
+    """`with_defaults(schema, ·)` generated as one function: the same dict (keys in the same
+    order, defaults copied, floats given for integers made int) with the per-property work
+    decided once."""
+    namespace: dict[str, Any] = {"MISSING": _MISSING, "deepcopy": copy.deepcopy}
+    lines = ["def fill(args):", "    out = dict(args)"]
+    for i, (name, prop) in enumerate(schema.get("properties", {}).items()):
         integer = prop.get("type") == "integer"
-        integer_items = prop.get("items", {}).get("type") == "integer"
-        if has_default or integer or integer_items:
-            plan.append((name, has_default, default, shared, integer, integer_items))
-    plan_t = tuple(plan)
-    deepcopy = copy.deepcopy
-
-    def fill(args: dict) -> dict:
-        out = dict(args)
-        for name, has_default, default, shared, integer, integer_items in plan_t:
-            if name in out:
-                value = out[name]
-            elif has_default:
-                value = default if shared else deepcopy(default)
+        integer_items = isinstance(prop.get("items"), dict) and \
+            prop["items"].get("type") == "integer"
+        if "default" not in prop and not integer and not integer_items:
+            continue
+        namespace[f"N{i}"] = name
+        lines.append(f"    v = out.get(N{i}, MISSING)")
+        if "default" in prop:
+            default = _as_declared(prop, copy.deepcopy(prop["default"]))
+            namespace[f"D{i}"] = default
+            if default is None or type(default) in (int, float, str, bool):
+                fresh = f"D{i}"
+            elif type(default) is list and all(type(v) in (int, float, str, bool)
+                                               for v in default):
+                fresh = f"list(D{i})"
             else:
-                continue
-            # _as_declared, inline
-            if integer and isinstance(value, float):
-                value = int(value)
-            elif integer_items and isinstance(value, list):
-                value = [int(v) if isinstance(v, float) else v for v in value]
-            out[name] = value
-        return out
-
-    return fill
+                fresh = f"deepcopy(D{i})"
+            lines += ["    if v is MISSING:", f"        out[N{i}] = {fresh}"]
+        else:
+            lines += ["    if v is MISSING:", "        pass"]
+        branch = "elif"
+        # _as_declared, inline
+        if integer:
+            lines += [f"    {branch} isinstance(v, float):", f"        out[N{i}] = int(v)"]
+        if integer_items:
+            lines += [f"    {branch} isinstance(v, list):",
+                      f"        out[N{i}] = [int(x) if isinstance(x, float) else x for x in v]"]
+    lines.append("    return out")
+    exec("\n".join(lines), namespace)  # noqa: S102  (source built above from the schema's shape)
+    return namespace["fill"]
 
 
 # --- normalisation and defaults -----------------------------------------------------------

@@ -11,9 +11,23 @@ import numpy as np
 import pytest
 
 from annotation.imagetools import REGISTRY, resolve_tool_name, validate_args
-from annotation.imagetools.schema import compile_arguments
+from annotation.imagetools.schema import compile_arguments, compile_defaults, with_defaults
 
 TOOLS = sorted(REGISTRY)
+
+
+def test_defaults_filled_as_with_defaults():
+    for name in TOOLS:
+        schema = REGISTRY[name].schema
+        fill = compile_defaults(schema)
+        for args in ({}, dict(REGISTRY[name].example),
+                     {p: 2.0 for p in schema["properties"]},
+                     {p: [1.0, 2, 3.0] for p in schema["properties"]}):
+            filled, expected = fill(args), with_defaults(schema, args)
+            assert _tagged(filled) == _tagged(expected)
+            for key, value in filled.items():  # defaults are copies, never shared
+                if isinstance(value, list) and key not in args:
+                    assert value is not schema["properties"][key]["default"]
 
 
 def _tagged(value):
@@ -119,7 +133,7 @@ def test_fast_path_agrees_with_jsonschema(name):
 @pytest.mark.parametrize("name", TOOLS)
 def test_example_takes_the_fast_path(name):
     tool = REGISTRY[name]
-    ok = tool._fast[0]
+    ok = compile_arguments(tool.schema)
     example = tool.example
     if tool.normalize:
         example = tool.normalize(example)
@@ -128,11 +142,11 @@ def test_example_takes_the_fast_path(name):
 
 
 def test_compiled_check_follows_jsonschema_types():
-    ok = REGISTRY["rotate"]._fast[0]
+    ok = compile_arguments(REGISTRY["rotate"].schema)
     assert ok({"angle": 90}) and ok({"angle": 90.0}) and ok({"angle": -360})
     assert not ok({"angle": True}) and not ok({"angle": "90"}) and not ok({})
     assert not ok({"angle": 90, "bogus": 1}) and not ok({"angle": 90, 1: 2})
-    zoom = REGISTRY["zoom_in"]._fast[0]
+    zoom = compile_arguments(REGISTRY["zoom_in"].schema)
     assert zoom({"bbox": [1, 2, 3.5, 4]}) and not zoom({"bbox": [1, 2, 3]})
     assert not zoom({"bbox": (1, 2, 3, 4)}) and not zoom({"bbox": [1, 2, 3, True]})
     assert not zoom({"bbox": [1, 2, 3, 4], "scale": 0}) and zoom({"bbox": [1, 2, 3, 4], "scale": 8})
