@@ -161,12 +161,12 @@ def krippendorff_alpha(units: Sequence[Sequence[Label]], metric: str = "nominal"
         totals[c] += value
     n = sum(totals.values())
     if n <= 1:
-        return Alpha(None, len(pairable), int(round(n)))
+        return Alpha(None, len(pairable), round(n))
     d_o = sum(value * delta(c, k) for (c, k), value in coincidence.items()) / n
     d_e = sum(totals[c] * totals[k] * delta(c, k) for c in totals for k in totals) / (n * (n - 1))
     if d_e <= 1e-12:
-        return Alpha(1.0, len(pairable), int(round(n)), degenerate=True)
-    return Alpha(1.0 - d_o / d_e, len(pairable), int(round(n)))
+        return Alpha(1.0, len(pairable), round(n), degenerate=True)
+    return Alpha(1.0 - d_o / d_e, len(pairable), round(n))
 
 
 def confusion_table(pairs: Sequence[tuple[Label, Label]], categories: Sequence[Label]) -> list[list[int]]:
@@ -203,7 +203,7 @@ def bootstrap_interval(
     values.sort()
     tail = (1.0 - CONFIDENCE) / 2
     lo = values[int(tail * (len(values) - 1))]
-    hi = values[int(round((1.0 - tail) * (len(values) - 1)))]
+    hi = values[round((1.0 - tail) * (len(values) - 1))]
     return (lo, hi)
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import orjson
-from django.db.models import Q
 
 from annotation.models import Benchmark
-from evaluation.models import PredictionResult
 from trace_review.models import HumanVerdict
+from trace_review.selectors import judge_rows
 
 FORMAT_VERSION = 1
 
@@ -35,10 +34,7 @@ def verdict_lines(*, benchmark: Benchmark | None = None, chunk: int = 500) -> It
 
 
 def _lines(verdicts: list[HumanVerdict]) -> Iterator[bytes]:
-    keys = Q(pk__in=[])
-    for v in verdicts:
-        keys |= Q(submission_id=v.trace.submission_id, sample_id=v.trace.sample_id, mode=v.trace.mode)
-    results = {(r.submission_id, r.sample_id, r.mode): r for r in PredictionResult.objects.filter(keys)}
+    results = judge_rows([(v.trace.submission_id, v.trace.sample_id, v.trace.mode) for v in verdicts])
     for v in verdicts:
         t = v.trace
         pr = results.get((t.submission_id, t.sample_id, t.mode))

@@ -8,13 +8,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from annotation.models import Benchmark, BenchmarkRole
 from evaluation.models import PredictionResult, Submission
 from trace_review import access, verified
-from trace_review.agreement import KindAgreement, Unit, kind_agreement, krippendorff_alpha
-from trace_review.models import HumanVerdict, Trace, TraceAssignment, TraceAssignmentStatus, TraceReviewBatch
+from trace_review.agreement import (
+    KindAgreement,
+    Unit,
+    kind_agreement,
+    krippendorff_alpha,
+)
+from trace_review.models import (
+    HumanVerdict,
+    Trace,
+    TraceAssignment,
+    TraceAssignmentStatus,
+    TraceReviewBatch,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +132,25 @@ def _units_of_trace(trace: Trace, verdicts: list[HumanVerdict], pr: PredictionRe
             yield (kind, name if judge is not None else "", Unit(tid, tuple(getattr(v, kind)[i] for v in same), judge))
 
 
+def judge_rows(keys: list[tuple[int, int, str]], chunk: int = 500) -> dict[tuple[int, int, str], PredictionResult]:
+    """The scorer's rows for (submission, sample, mode) keys, in chunks of IN lists.
+
+    Not one OR per key: SQLite refuses an expression tree deeper than 1,000, and a batch can be larger.
+    """
+    wanted = set(keys)
+    found: dict[tuple[int, int, str], PredictionResult] = {}
+    ordered = sorted(wanted)
+    for start in range(0, len(ordered), chunk):
+        part = ordered[start:start + chunk]
+        rows = PredictionResult.objects.filter(submission_id__in={k[0] for k in part},
+                                               sample_id__in={k[1] for k in part}, mode__in={k[2] for k in part})
+        for r in rows:
+            key = (r.submission_id, r.sample_id, r.mode)
+            if key in wanted:
+                found[key] = r
+    return found
+
+
 @dataclass
 class JudgeRow:
     judge: str
@@ -141,10 +171,7 @@ def agreement_units(*, everything: bool, benchmark: Benchmark | None = None) -> 
     verdicts: dict[int, list[HumanVerdict]] = defaultdict(list)
     for v in HumanVerdict.objects.filter(trace__in=[t.pk for t in traces]).order_by("trace_id", "reviewer_id"):
         verdicts[v.trace_id].append(v)
-    keys = Q(pk__in=[])
-    for t in traces:
-        keys |= Q(submission_id=t.submission_id, sample_id=t.sample_id, mode=t.mode)
-    results = {(r.submission_id, r.sample_id, r.mode): r for r in PredictionResult.objects.filter(keys)} if traces else {}
+    results = judge_rows([(t.submission_id, t.sample_id, t.mode) for t in traces])
     units: dict[tuple[str, str], list[Unit]] = defaultdict(list)
     for t in traces:
         pr = results.get((t.submission_id, t.sample_id, t.mode))

@@ -14,7 +14,13 @@ import numpy as np
 from django.conf import settings
 
 from annotation.benchmark_format import frame_size as _frame_size
-from annotation.imagetools import ChainResult, ToolError, apply_transform, load_image, run_chain
+from annotation.imagetools import (
+    ChainResult,
+    ToolError,
+    apply_transform,
+    load_image,
+    run_chain,
+)
 from annotation.models import Annotation, AnnotationStatus, Sample
 from evaluation.metrics import extract_answer
 from evaluation.models import Submission

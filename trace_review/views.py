@@ -113,7 +113,7 @@ def _form(view: traces.TraceView, initial: dict) -> list[dict]:
     the person's own earlier answers (or what they just posted), never the judge's."""
     shape = view.shape
     keys, calls, scores = initial.get("key_steps") or [], initial.get("calls") or [], initial.get("step_scores") or []
-    pick = lambda xs, i: _value(xs[i]) if i < len(xs) else ""  # noqa: E731
+    pick = lambda xs, i: _value(xs[i]) if i < len(xs) else ""
     out = [{"name": "answer", "kind": "binary", "legend": "Is the final answer correct?",
             "detail": f"“{view.final_answer}” against the gold “{view.sample.answer}”",
             "choices": (("1", "y", "correct"), ("0", "n", "wrong")), "value": _value(initial.get("answer_correct"))}]
@@ -192,7 +192,7 @@ def skip(request: HttpRequest, pk: int) -> HttpResponse:
     return claim_next(request, assignment.trace.batch_id)
 
 
-def _png(key: str, make) -> HttpResponse:  # noqa: ANN001 - a zero-argument callable giving an image
+def _png(key: str, make) -> HttpResponse:
     png = cache.get(key)
     if png is None:
         try:
@@ -221,7 +221,7 @@ def chain_png(request: HttpRequest, pk: int, ref: str) -> HttpResponse:
     """One image of the prediction's tool calls, re-run through the tool registry."""
     assignment = _own(request, pk)
 
-    def make():  # noqa: ANN202
+    def make():
         images = traces.run_images(assignment.trace)
         if ref not in images:
             raise ValueError("this call produced no image")

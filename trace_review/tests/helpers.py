@@ -18,7 +18,7 @@ from leaderboard.tests import helpers as lb
 PASSWORD = "pw-for-tests-1"
 
 
-def make_user(username: str, benchmark: Benchmark | None = None, *roles: str, **extra: object):  # noqa: ANN201
+def make_user(username: str, benchmark: Benchmark | None = None, *roles: str, **extra: object):
     user = get_user_model().objects.create_user(username, password=PASSWORD, **extra)
     for role in roles:
         role_grant(benchmark=benchmark, user=user, role=role)
@@ -45,12 +45,12 @@ def _empty_cache():
 
 
 @pytest.fixture
-def world(db, tmp_path) -> World:  # noqa: ANN001
+def world(db, tmp_path) -> World:
     return make_world(tmp_path / "bench")
 
 
 @pytest.fixture
-def people(world):  # noqa: ANN001, ANN201
+def people(world):
     b = world.benchmark
     return {
         "a1": make_user("a1", b, Role.ANNOTATOR), "a2": make_user("a2", b, Role.ANNOTATOR),

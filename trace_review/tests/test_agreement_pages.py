@@ -18,7 +18,7 @@ from trace_review.traces import trace_view
 T, F = True, False
 
 
-def _verdict(trace: Trace, user, answer: bool) -> HumanVerdict:  # noqa: ANN001
+def _verdict(trace: Trace, user, answer: bool) -> HumanVerdict:
     shape = trace_view(trace, run=False).shape
     assignment = trace.assignments.create(reviewer=user, locked_until="2100-01-01T00:00Z")
     return services.verdict_save(assignment=assignment, shape=shape, answer_correct=answer,
@@ -27,7 +27,7 @@ def _verdict(trace: Trace, user, answer: bool) -> HumanVerdict:  # noqa: ANN001
 
 
 @pytest.fixture
-def judged(world, people):  # noqa: ANN001, ANN201
+def judged(world, people):
     """Four alpha traces. The judge (offline) says correct T, T, F, F; the people say
     (T,T), (F,F), (F,F), (T,F)."""
     batch = services.batch_create(benchmark=world.benchmark, name="b", size=4, submission=world.alpha)
@@ -40,7 +40,7 @@ def judged(world, people):  # noqa: ANN001, ANN201
     return traces
 
 
-def _answer(page, judge: str = "offline"):  # noqa: ANN001, ANN202
+def _answer(page, judge: str = "offline"):
     row = next(r for r in page.judges if r.judge == judge)
     return next(a for k, a in row.kinds if k.key == "answer")
 
@@ -134,3 +134,16 @@ def test_load_demo_batch_is_made_once(world, people):
     assert "traces" in first
     assert "already there" in demo_trace_review_ensure(world.benchmark.slug)
     assert Trace.objects.count() == 12
+
+
+def test_calls_settled_by_the_rules_are_compared_under_rule_not_the_judge(world, people):
+    batch = services.batch_create(benchmark=world.benchmark, name="b", size=50, submission=world.alpha)
+    trace = batch.traces.get(sample__uid="s1")  # rotate, then zoom
+    pr = PredictionResult.objects.get(submission=world.alpha, sample=trace.sample, mode="adaptive")
+    pr.calls = [{**pr.calls[0], "valid": False, "decided_by": "rule"}, {**pr.calls[1], "decided_by": "judge:offline"}]
+    pr.save(update_fields=["calls"])
+    _verdict(trace, people["a1"], True)  # says every call valid
+    page = selectors.agreement_page(everything=True, kind="calls")
+    calls = {row.judge: {k.key: a for k, a in row.kinds}["calls"] for row in page.judges}
+    assert calls["rule"].n_units == 1 and calls["rule"].raw == 0.0  # the rule said invalid, the person valid
+    assert calls["offline"].n_units == 1

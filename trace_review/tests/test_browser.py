@@ -21,7 +21,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 @pytest.fixture
-def page(live_server, transactional_db, tmp_path):  # noqa: ANN001, ANN201
+def page(live_server, transactional_db, tmp_path):
     playwright = pytest.importorskip("playwright.sync_api")
     world = make_world(tmp_path / "bench")
     make_user("annotator", world.benchmark, Role.ANNOTATOR)
@@ -36,7 +36,7 @@ def page(live_server, transactional_db, tmp_path):  # noqa: ANN001, ANN201
         browser.close()
 
 
-def _units(page, kind: str) -> int:  # noqa: ANN001
+def _units(page, kind: str) -> int:
     cell = page.locator(f'section.judge tr[data-kind="{kind}"] td.units')
     return sum(int(t) for t in cell.all_inner_texts())
 

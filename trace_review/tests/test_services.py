@@ -68,7 +68,7 @@ def test_an_expired_lock_frees_the_slot_and_skip_is_not_offered_again(world, peo
     assert services.trace_claim_next(user=people["a2"], batch=batch, now=later) is None
 
 
-def _finish(assignment) -> None:  # noqa: ANN001
+def _finish(assignment) -> None:
     view = trace_view(assignment.trace, run=False)
     s = view.shape
     services.verdict_save(assignment=assignment, shape=s, answer_correct=True, key_steps=[True] * s.n_key_steps,

@@ -10,17 +10,17 @@ from trace_review import services
 from trace_review.models import HumanVerdict, Trace
 
 
-def client_for(client, user):  # noqa: ANN001, ANN201
+def client_for(client, user):
     client.force_login(user)
     return client
 
 
 @pytest.fixture
-def batch(world, people):  # noqa: ANN001, ANN201
+def batch(world, people):
     return services.batch_create(benchmark=world.benchmark, name="Batch one", size=50, submission=world.alpha)
 
 
-def _claim(client, batch):  # noqa: ANN001, ANN202
+def _claim(client, batch):
     response = client.post(reverse("trace_review:next", args=[batch.pk]))
     assert response.status_code == 302
     return response.url
