@@ -2,21 +2,24 @@
 
 Each stage first *claims* the submission with a conditional UPDATE on its status, so a task
 delivered twice, or re-sent by the sweeper, does the work at most once at a time, and a stage
-that already finished is a no-op. Scoring writes all of its rows, the aggregates and ``done``
-in one transaction (delete, then insert), so a crash at any point leaves either the old state
-or the new one, never a half, and a re-run never duplicates a row.
+that already finished is a no-op. Scoring streams its rows as the scorer makes them, but they,
+the aggregates and ``done`` become visible in one transaction (delete, then insert; see
+``_ResultWriter``), so a crash at any point leaves either the old state or the new one, never
+a half, and a re-run never duplicates a row. The prepared benchmark is cached per worker
+process (``prepared_benchmarks``), keyed by the benchmark's content version.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import F, JSONField
 from django.utils import timezone
 
@@ -43,18 +46,73 @@ def _claim(submission_id: int, allowed: Sequence[str], to: str) -> bool:
     )
 
 
+class _Beats:
+    """Where the scoring stage writes its heartbeat, progress and the move to ``judging``.
+
+    On PostgreSQL the result rows are written inside one long transaction, so these go through
+    a second, autocommit connection: the submission page, the sweeper and the tests see them
+    live (the transaction does not lock the submission's row until its very end). On SQLite
+    (one writer at a time) the rows are staged in a connection-private TEMP table instead and
+    these are plain autocommit writes on the default connection. Inside an outer transaction
+    (tests, a caller's atomic block) they go with it.
+    """
+
+    def __init__(self, submission_id: int, *, side: bool = True) -> None:
+        self.pk = submission_id
+        self.side = None
+        if side and connection.vendor == "postgresql" and not connection.in_atomic_block:
+            self.side = connections.create_connection(DEFAULT_DB_ALIAS)
+
+    def update(self, *, status_in: Sequence[str] | None = None, **fields: Any) -> None:
+        fields["heartbeat_at"] = timezone.now()
+        if self.side is None:
+            qs = Submission.objects.filter(pk=self.pk)
+            if status_in is not None:
+                qs = qs.filter(status__in=list(status_in))
+            qs.update(**fields)
+            return
+        meta = Submission._meta
+        q = self.side.ops.quote_name
+        sets = ", ".join(f"{q(meta.get_field(k).column)} = %s" for k in fields)
+        sql = f"UPDATE {q(meta.db_table)} SET {sets} WHERE {q(meta.pk.column)} = %s"
+        params = [*fields.values(), self.pk]
+        if status_in is not None:
+            sql += f" AND {q(meta.get_field('status').column)} IN ({', '.join(['%s'] * len(status_in))})"
+            params.extend(status_in)
+        with self.side.cursor() as cursor:
+            cursor.execute(sql, params)
+
+    def close(self) -> None:
+        if self.side is not None:
+            self.side.close()
+            self.side = None
+
+
 class _Progress:
     """Throttled progress reports, which double as the heartbeat the sweeper watches."""
 
-    def __init__(self, submission_id: int) -> None:
+    def __init__(self, submission_id: int, beats: _Beats | None = None) -> None:
         self.pk = submission_id
+        self.beats = beats
         self.last = 0.0
 
     def __call__(self, done: int, total: int, *, force: bool = False) -> None:
         now = time.monotonic()
         if force or now - self.last >= _PROGRESS_SECONDS:
             self.last = now
-            submission_heartbeat(submission_id=self.pk, progress_done=done, progress_total=max(total, done))
+            if self.beats is not None:
+                self.beats.update(progress_done=done, progress_total=max(total, done))
+            else:
+                submission_heartbeat(submission_id=self.pk, progress_done=done, progress_total=max(total, done))
+
+    def beat(self) -> None:
+        now = time.monotonic()
+        if now - self.last >= _PROGRESS_SECONDS:
+            self.last = now
+            if self.beats is not None:
+                self.beats.update()
+            else:
+                submission_heartbeat(submission_id=self.pk)
 
 
 # ------------------------------------------------------------------------------------ validate
@@ -65,7 +123,7 @@ def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> Non
         return
     sub = Submission.objects.select_related("benchmark").get(pk=submission_id)
     Submission.objects.filter(pk=submission_id, started_at__isnull=True).update(started_at=timezone.now())
-    uids = selectors.benchmark_sample_uids(benchmark=sub.benchmark)
+    _, _, uids = prepared_benchmarks.get(sub.benchmark)  # and ready for the scoring stage
     progress = _Progress(submission_id)
     size = max(sub.file_size, 1)
     try:
@@ -104,28 +162,33 @@ def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> Non
 class ProgressJudge:
     """Wraps the pipeline's judge: moves the submission to ``judging`` and reports progress per chunk."""
 
-    def __init__(self, inner: Judge, submission_id: int) -> None:
+    def __init__(self, inner: Judge, submission_id: int, beats: _Beats | None = None) -> None:
         self.inner = inner
         self.name = inner.name  # the records' decided_by names the real judge
         self.pk = submission_id
         self.done = 0
         self.total = 0
-        self.progress = _Progress(submission_id)
+        self.beats = beats or _Beats(submission_id, side=False)
+        self.progress = _Progress(submission_id, self.beats)
         self.started = False
+        # While the scorer streams (judge asked chunk by chunk) progress counts predictions, so
+        # the judge only keeps the heartbeat going.
+        self.count_questions = True
 
     def _run(self, method: str, questions: Sequence[Any]) -> list:
         if not self.started:
             self.started = True
-            Submission.objects.filter(pk=self.pk, status=S.SCORING).update(
-                status=S.JUDGING, heartbeat_at=timezone.now(), progress_done=0, progress_total=0
-            )
+            self.beats.update(status_in=[S.SCORING], status=S.JUDGING, progress_done=0, progress_total=0)
         self.total += len(questions)
         out: list = []
         call = getattr(self.inner, method)
         for start in range(0, len(questions), JUDGE_CHUNK):
             out.extend(call(questions[start:start + JUDGE_CHUNK]))
             self.done += min(JUDGE_CHUNK, len(questions) - start)
-            self.progress(self.done, self.total)
+            if self.count_questions:
+                self.progress(self.done, self.total)
+            else:
+                self.progress.beat()
         return out
 
     def answer_equivalence(self, questions: Sequence[Any]) -> list:
@@ -161,6 +224,45 @@ def tool_hooks() -> tuple[Callable[[str], str | None] | None, Callable[[str, dic
     return resolve_tool_name, validate_args
 
 
+class _BenchmarkCache:
+    """The prepared benchmark (samples digested into the scorer's shape), its sample primary keys
+    and uids, per worker process: a second submission to a benchmark does not read its samples
+    again. Keyed by ``selectors.benchmark_content_version`` (three small aggregate queries), so
+    any change to the samples, their approved annotations or the categories misses the cache.
+    Holds the last ``SIZE`` benchmarks (a 30k-sample one is about 100 MB)."""
+
+    SIZE = 2
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[int, tuple[tuple, PreparedBenchmark, dict[str, int], list[str]]] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def get(self, benchmark: Any) -> tuple[PreparedBenchmark, dict[str, int], list[str]]:
+        version = selectors.benchmark_content_version(benchmark=benchmark)
+        entry = self.entries.get(benchmark.pk)
+        if entry is not None and entry[0] == version:
+            self.hits += 1
+            self.entries.move_to_end(benchmark.pk)
+            return entry[1], entry[2], entry[3]
+        self.misses += 1
+        self.entries.pop(benchmark.pk, None)  # free the stale one before building the new one
+        while len(self.entries) >= self.SIZE:
+            self.entries.popitem(last=False)
+        resolve, _ = tool_hooks()
+        pks: dict[str, int] = {}
+        # A generator: the samples' dicts are digested one by one, never all held at once.
+        prepared = PreparedBenchmark(selectors.iter_scoring_samples(benchmark=benchmark, pks=pks), resolve)
+        uids = [info.sample.uid for info in prepared.order]
+        self.entries[benchmark.pk] = (version, prepared, pks, uids)
+        return prepared, pks, uids
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+
+prepared_benchmarks = _BenchmarkCache()
+
+
 def _counted(objs: Iterable[Any], progress: _Progress, total: int) -> Iterator[Any]:
     n = 0
     for n, obj in enumerate(objs, 1):
@@ -171,84 +273,157 @@ def _counted(objs: Iterable[Any], progress: _Progress, total: int) -> Iterator[A
 
 
 _INSERT_BATCH = 5000
+SCORE_CHUNK = 4096  # predictions scored (and judged) per chunk; their rows are written at once
 
 
-def _insert_results(submission_id: int, records: Iterable[Any], sample_pks: dict[str, int]) -> None:
-    """Insert one row per record without model instances (a 91k-row file would otherwise spend
-    most of its time and memory in Model.__init__ and the ORM's SQL compiler): COPY on
-    PostgreSQL, executemany elsewhere."""
-    fields = [f for f in PredictionResult._meta.concrete_fields if not f.primary_key]
-    is_json = [isinstance(f, JSONField) for f in fields]
-    names = [f.attname for f in fields]
-    table = connection.ops.quote_name(PredictionResult._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+class _Done(Exception):
+    """Another run finished (or failed) the submission meanwhile: roll this run's rows back."""
 
-    def rows() -> Iterator[tuple]:
+
+class _ResultWriter:
+    """Writes the scorer's records as PredictionResult rows while it streams them, and makes
+    them, the aggregates and ``done`` visible at once, or not at all.
+
+    PostgreSQL: one transaction opened before scoring deletes the rows of an earlier attempt,
+    COPYs each chunk, and at the end locks the submission, checks it is still being scored and
+    sets ``done``; a crash or an error anywhere rolls every row back. SQLite allows one writer
+    at a time, so a multi-second write transaction would stall every other write (heartbeats,
+    uploads): each chunk goes to a TEMP table private to this connection (gone with it if the
+    worker dies), and one short transaction moves them to the table and sets ``done``.
+    Rows are built without model instances (a 91k-row file would otherwise spend most of its
+    time and memory in Model.__init__ and the ORM's SQL compiler).
+    """
+
+    def __init__(self, submission_id: int, sample_pks: dict[str, int]) -> None:
+        self.pk = submission_id
+        self.sample_pks = sample_pks
+        fields = [f for f in PredictionResult._meta.concrete_fields if not f.primary_key]
+        self.is_json = [isinstance(f, JSONField) for f in fields]
+        self.names = [f.attname for f in fields]
+        q = connection.ops.quote_name
+        self.table = q(PredictionResult._meta.db_table)
+        self.columns = ", ".join(q(f.column) for f in fields)
+        self.placeholders = ", ".join(["%s"] * len(fields))
+        self.pg = connection.vendor == "postgresql"
+        self.stage = q(f"evaluation_stage_{submission_id}")
+        self.atomic: Any = None
+        self.n = 0
+
+    def __enter__(self) -> _ResultWriter:
+        if self.pg:
+            self.atomic = transaction.atomic()
+            self.atomic.__enter__()
+            PredictionResult.objects.filter(submission_id=self.pk).delete()
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(f"DROP TABLE IF EXISTS temp.{self.stage}")
+                cursor.execute(f"CREATE TEMP TABLE {self.stage} AS SELECT {self.columns} FROM {self.table} "
+                               "WHERE 0")
+        return self
+
+    def _rows(self, records: Iterable[Any]) -> Iterator[tuple]:
+        pk, sample_pks, names, is_json = self.pk, self.sample_pks, self.names, self.is_json
+        dumps = orjson.dumps
         for rec in records:
             values = record_fields(rec)
-            values["submission_id"] = submission_id
+            values["submission_id"] = pk
             values["sample_id"] = sample_pks[rec.sample_id]
             yield tuple(
-                (None if values[n] is None else orjson.dumps(values[n]).decode()) if j else values[n]
+                (None if values[n] is None else dumps(values[n]).decode()) if j else values[n]
                 for n, j in zip(names, is_json)
             )
 
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows():
-                    copy.write_row(row)
-            return
-        sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
-        batch: list[tuple] = []
-        for row in rows():
-            batch.append(row)
-            if len(batch) >= _INSERT_BATCH:
-                cursor.executemany(sql, batch)
-                batch.clear()
-        if batch:
-            cursor.executemany(sql, batch)
+    def write(self, records: list[Any]) -> None:
+        self.n += len(records)
+        with connection.cursor() as cursor:
+            if self.pg:
+                with cursor.cursor.copy(f"COPY {self.table} ({self.columns}) FROM STDIN") as copy:
+                    for row in self._rows(records):
+                        copy.write_row(row)
+                return
+            sql = f"INSERT INTO temp.{self.stage} ({self.columns}) VALUES ({self.placeholders})"
+            for start in range(0, len(records), _INSERT_BATCH):
+                cursor.executemany(sql, list(self._rows(records[start:start + _INSERT_BATCH])))
+
+    def finish(self, mark_done: Callable[[], None]) -> bool:
+        """Publish the rows and call ``mark_done`` in the same transaction; False (nothing
+        written) when the submission is no longer being scored."""
+        if self.pg:
+            locked = list(Submission.objects.select_for_update().filter(pk=self.pk).values_list("status", flat=True))
+            if not locked or locked[0] not in (S.SCORING, S.JUDGING):
+                raise _Done
+            mark_done()
+            return True
+        with transaction.atomic():
+            locked = list(Submission.objects.select_for_update().filter(pk=self.pk).values_list("status", flat=True))
+            if not locked or locked[0] not in (S.SCORING, S.JUDGING):
+                return False
+            PredictionResult.objects.filter(submission_id=self.pk).delete()
+            with connection.cursor() as cursor:
+                cursor.execute(f"INSERT INTO {self.table} ({self.columns}) SELECT {self.columns} "
+                               f"FROM temp.{self.stage}")
+            mark_done()
+        return True
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        if self.pg:
+            self.atomic.__exit__(kind, exc, tb)
+            return kind is _Done
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"DROP TABLE IF EXISTS temp.{self.stage}")
+        except Exception:  # noqa: BLE001 - the connection may be gone; the TEMP table with it
+            if kind is None:
+                raise
+        return False
 
 
 def submission_score(*, submission_id: int) -> None:
-    """Score a validated submission. A JudgeError propagates (the task retries it with backoff)."""
+    """Score a validated submission. A JudgeError propagates (the task retries it with backoff).
+
+    The scorer streams its records chunk by chunk (the judge asked per chunk) and they are
+    written as they come (see _ResultWriter): the worker never holds a whole file's records.
+    """
     if not _claim(submission_id, (S.SCORING, S.JUDGING), S.SCORING):
         return
     sub = Submission.objects.select_related("benchmark").get(pk=submission_id)
     benchmark = sub.benchmark
-    samples, sample_pks = selectors.scoring_samples(benchmark=benchmark)
+    prepared, sample_pks, _ = prepared_benchmarks.get(benchmark)
     resolve, validate = tool_hooks()
-    prepared = PreparedBenchmark(samples, resolve)
-    del samples  # the digested form is all the scorer needs; free the raw dicts before scoring
     tools = frozenset((resolve(t) if resolve else None) or t for t in benchmark.tools) or None
-    judge = ProgressJudge(pipeline_judge(), submission_id)
-    progress = _Progress(submission_id)
+    beats = _Beats(submission_id)
     try:
-        with sub.file.open("rb") as stream:
-            report = score_submission(
-                prepared,
-                _counted(iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES), progress,
-                         sub.n_predictions),
-                judge=judge, tool_validator=validate, benchmark_tools=tools, prices=sub.prices,
-                resolve_tool=resolve,
+        judge = ProgressJudge(pipeline_judge(), submission_id, beats)
+        judge.count_questions = False
+        progress = _Progress(submission_id, beats)
+        writer = _ResultWriter(submission_id, sample_pks)
+        report = None
+
+        def mark_done() -> None:
+            results = report_to_json(report)
+            now = timezone.now()
+            Submission.objects.filter(pk=submission_id).update(
+                status=S.DONE, results=results, scorer_version=scorer_version(), judge_name=report.judge,
+                finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
+                progress_done=F("n_predictions"), progress_total=F("n_predictions"),
             )
-    except (ScoringError, PredictionFormatError, ValueError) as exc:
-        # Validation passed, so the benchmark changed under the file (a sample removed) or a bug.
-        submission_fail(submission_id=submission_id,
-                        reason=f"The file could not be scored: {exc}. Upload it again; if this repeats, "
-                               "tell the benchmark's maintainers.")
-        return
-    results = report_to_json(report)
-    with transaction.atomic():
-        locked = Submission.objects.select_for_update().filter(pk=submission_id).first()
-        if locked is None or locked.status not in (S.SCORING, S.JUDGING):
-            return  # another run finished it (or it was failed) meanwhile
-        PredictionResult.objects.filter(submission_id=submission_id).delete()
-        _insert_results(submission_id, report.records, sample_pks)
-        now = timezone.now()
-        Submission.objects.filter(pk=submission_id).update(
-            status=S.DONE, results=results, scorer_version=scorer_version(), judge_name=report.judge,
-            finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
-            progress_done=F("n_predictions"), progress_total=F("n_predictions"),
-        )
-        transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
+            transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
+
+        try:
+            with writer, sub.file.open("rb") as stream:
+                report = score_submission(
+                    prepared,
+                    _counted(iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES), progress,
+                             sub.n_predictions),
+                    judge=judge, tool_validator=validate, benchmark_tools=tools, prices=sub.prices,
+                    resolve_tool=resolve, on_records=writer.write, chunk_size=SCORE_CHUNK,
+                )
+                writer.finish(mark_done)
+        except (ScoringError, PredictionFormatError, ValueError) as exc:
+            # Validation passed, so the benchmark changed under the file (a sample removed) or a bug.
+            submission_fail(submission_id=submission_id,
+                            reason=f"The file could not be scored: {exc}. Upload it again; if this repeats, "
+                                   "tell the benchmark's maintainers.")
+            return
+    finally:
+        beats.close()

@@ -8,14 +8,25 @@ aggregates reveal no test answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import Annotation, AnnotationStatus, Benchmark, KeyStep, ReferenceToolCall, Region, Sample, Split
+from annotation.models import (
+    Annotation,
+    AnnotationStatus,
+    Benchmark,
+    Category,
+    KeyStep,
+    ReferenceToolCall,
+    Region,
+    Sample,
+    Split,
+)
 from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
 
 User = AbstractBaseUser | AnonymousUser
@@ -81,8 +92,30 @@ def benchmark_sample_uids(*, benchmark: Benchmark) -> list[str]:
     return list(Sample.objects.filter(benchmark=benchmark).order_by("position", "uid").values_list("uid", flat=True))
 
 
+def benchmark_content_version(*, benchmark: Benchmark) -> tuple:
+    """What the scorer's view of a benchmark depends on, in three small aggregate queries: the
+    benchmark's row, its samples (count, last change, which ones), its approved annotations
+    (count, last change, which ones and their versions, bumped on every save) and its category
+    and domain slugs. Equal tuples mean the scoring samples are the same (a worker's cache key)."""
+    samples = Sample.objects.filter(benchmark=benchmark).aggregate(
+        n=Count("pk"), last=Max("updated_at"), ids=Sum("pk"))
+    approved = Annotation.objects.filter(sample__benchmark=benchmark, status=AnnotationStatus.APPROVED).aggregate(
+        n=Count("pk"), last=Max("updated_at"), ids=Sum("pk"), versions=Sum("version"))
+    categories = tuple(Category.objects.filter(domain__benchmark=benchmark).order_by("pk").values_list(
+        "pk", "slug", "domain__slug"))
+    return (benchmark.pk, benchmark.updated_at, tuple(sorted(samples.items())), tuple(sorted(approved.items())),
+            categories)
+
+
 def scoring_samples(*, benchmark: Benchmark) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Each sample in the scorer's mapping shape (formats.md), and the sample primary keys by uid.
+    """Each sample in the scorer's mapping shape (formats.md), and the sample primary keys by uid."""
+    pks: dict[str, int] = {}
+    return list(iter_scoring_samples(benchmark=benchmark, pks=pks)), pks
+
+
+def iter_scoring_samples(*, benchmark: Benchmark, pks: dict[str, int]) -> Iterator[dict[str, Any]]:
+    """``scoring_samples`` one sample at a time (so a consumer need not hold all the dicts);
+    ``pks`` is filled with the sample primary keys by uid as they go.
 
     Built from five flat queries with ``values()``: a 30k-sample benchmark costs no model
     instances, and the approved annotation's children are grouped in Python.
@@ -117,12 +150,10 @@ def scoring_samples(*, benchmark: Benchmark) -> tuple[list[dict[str, Any]], dict
         "annotation", "position"
     ).values_list("annotation_id", "tool", "args", "input_ref", "output_ref"):
         chains.setdefault(ann, []).append({"tool": tool, "args": args, "input": inp, "output": out})
-    samples = []
-    pks: dict[str, int] = {}
     for r in rows:
         ann = approved.get(r["pk"])
         pks[r["uid"]] = r["pk"]
-        samples.append({
+        yield {
             "uid": r["uid"],
             "question": r["question"],
             "options": r["options"],
@@ -136,5 +167,4 @@ def scoring_samples(*, benchmark: Benchmark) -> tuple[list[dict[str, Any]], dict
             "regions": regions.get(ann, []),
             "key_steps": steps.get(ann, []),
             "toolchain": chains.get(ann, []),
-        })
-    return samples, pks
+        }
