@@ -24,9 +24,12 @@ from annotation.workbench.assignments import assignment_claim_next, assignment_s
 from annotation.workbench.editing import annotation_restore, annotation_save, annotation_snapshot, revision_diff
 from annotation.workbench.llm import key_step_draft_request, llm_unavailable_reason
 from annotation.workbench.previews import (
+    PREVIEW_CONTENT_TYPE,
     chain_run,
     frame_of,
+    oracle_preview,
     oracle_preview_png,
+    transform_preview,
     transform_preview_png,
 )
 from annotation.workbench.review import PARTS, ReviewError, annotation_reject, sample_agreement, sample_approve
@@ -135,17 +138,22 @@ def _sample_for_image(request: HttpRequest, pk: int) -> Sample:
 @login_required
 @require_GET
 def preview_png(request: HttpRequest, pk: int) -> HttpResponse:
+    """The item page's preview (or oracle image). JPEG, for speed, although the route keeps its
+    old `image.png` path; `?format=png` gives the exact pixels as PNG."""
     sample = _sample_for_image(request, pk)
     transform = _json_param(request, "transform", [])
+    exact = request.GET.get("format") == "png"
     try:
         if request.GET.get("oracle"):
-            png = oracle_preview_png(sample, transform, _json_param(request, "regions", []))
+            regions = _json_param(request, "regions", [])
+            body = (oracle_preview_png if exact else oracle_preview)(sample, transform, regions)
         else:
-            png = transform_preview_png(sample, transform)
+            body = (transform_preview_png if exact else transform_preview)(sample, transform)
     except (ChainError, ImageTooLarge, ValueError, TypeError) as error:
         return HttpResponse(str(error), status=400, content_type="text/plain")
-    response = HttpResponse(png, content_type="image/png")
+    response = HttpResponse(body, content_type="image/png" if exact else PREVIEW_CONTENT_TYPE)
     response["Cache-Control"] = "private, max-age=3600"  # the URL holds the whole input
+    response["Content-Disposition"] = f'inline; filename="sample-{sample.pk}.{"png" if exact else "jpg"}"'
     return response
 
 

@@ -1,13 +1,16 @@
 """Times the item page's transform preview on a 12-megapixel image (target: < 200 ms server time).
 
-Runs the view path without HTTP: annotation.workbench.previews.transform_preview_png (the
+Runs the view path without HTTP: annotation.workbench.previews.transform_preview (the
 downscaled source from the in-memory cache, the recovery transform through the tool registry,
-PNG encoding), and separately the cold first view of a sample (decode the full image, shrink
-it, write the on-disk cache). Usage: .venv/bin/python bench/bench_transform_preview.py
+JPEG encoding, which is what GET /annotate/samples/<id>/image.png serves), and separately the
+cold first view of a sample (decode the full image, shrink it, write the on-disk cache). With
+--png it also times the exact-pixel PNG variant (`?format=png`, what every view served before).
+Usage: .venv/bin/python bench/bench_transform_preview.py [--repeat N] [--png]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -68,12 +71,18 @@ def document() -> np.ndarray:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=15, help="timed runs per warm case")
+    ap.add_argument("--png", action="store_true", help="also time the PNG (exact pixels) variant")
+    opts = ap.parse_args()
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     for name, make in (("photo-like", photo), ("document-like", document)):
         print(f"--- {name} content")
-        run(make())
+        run(make(), opts.repeat, opts.png)
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
-def run(image: np.ndarray) -> None:
+def run(image: np.ndarray, repeat: int, png: bool) -> None:
     with tempfile.TemporaryDirectory() as media, override_settings(MEDIA_ROOT=media):
         path = Path(media) / "big.png"
         cv2.imwrite(str(path), image)
@@ -84,11 +93,11 @@ def run(image: np.ndarray) -> None:
             previews._cache.clear()
             for p in (Path(media) / "previews").glob("*"):
                 p.unlink()
-            previews.transform_preview_png(sample, [])
+            previews.transform_preview(sample, [])
 
         def disk() -> None:  # another worker process: the shrunk copy is on disk, not in memory
             previews._cache.clear()
-            previews.transform_preview_png(sample, [])
+            previews.transform_preview(sample, [])
 
         print(f"image {WIDTH}x{HEIGHT} = {WIDTH * HEIGHT / 1e6:.0f} Mpx, PNG {path.stat().st_size / 1e6:.1f} MB; "
               f"preview side {previews.PREVIEW_MAX_SIDE}")
@@ -96,11 +105,18 @@ def run(image: np.ndarray) -> None:
         print(f"{'cold (decode 12 Mpx, shrink, cache)':40s} median {statistics.median(cold_ms):7.1f} ms")
         disk_ms = timed(disk, 5)
         print(f"{'warm from the disk cache':40s} median {statistics.median(disk_ms):7.1f} ms")
-        for name, ops in TRANSFORMS.items():
-            ms = timed(lambda ops=ops: previews.transform_preview_png(sample, ops), 15)
-            print(f"{'warm, ' + name:40s} median {statistics.median(ms):7.1f} ms  max {max(ms):7.1f} ms")
-        ms = timed(lambda: previews.oracle_preview_png(sample, TRANSFORMS["rotate 90"], [[500, 500, 2500, 2000]]), 15)
-        print(f"{'warm, oracle image (rotate 90 + cut)':40s} median {statistics.median(ms):7.1f} ms")
+        variants = [("", previews.transform_preview, previews.oracle_preview)]
+        if png:
+            variants.append((" [png]", previews.transform_preview_png, previews.oracle_preview_png))
+        for tag, preview, oracle in variants:
+            size = len(preview(sample, []))
+            print(f"{'preview size' + tag:40s} {size / 1e6:7.2f} MB")
+            for name, ops in TRANSFORMS.items():
+                ms = timed(lambda ops=ops: preview(sample, ops), repeat)
+                print(f"{'warm, ' + name + tag:40s} median {statistics.median(ms):7.1f} ms  "
+                      f"max {max(ms):7.1f} ms")
+            ms = timed(lambda: oracle(sample, TRANSFORMS["rotate 90"], [[500, 500, 2500, 2000]]), repeat)
+            print(f"{'warm, oracle image (rotate 90 + cut)' + tag:40s} median {statistics.median(ms):7.1f} ms")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from annotation.imagetools.context import MAX_LISTED, Limits, ToolContext, ToolO
 from annotation.imagetools.errors import (ChainError, ImageDecodeError, ImageTooLarge,
                                           ToolArgumentError, ToolError)
 from annotation.imagetools.geometry import rotated_size
-from annotation.imagetools.images import (Preview, as_bgr, as_gray, encode_png, ensure_image,
-                                          load_image, make_preview)
+from annotation.imagetools.images import (Preview, as_bgr, as_gray, encode_jpeg, encode_png,
+                                          ensure_image, load_image, make_preview)
 from annotation.imagetools.registry import (MODULES, REGISTRY, Tool, resolve_tool_name,
                                             suggest_tool_name, validate_args)
 from annotation.imagetools.runner import (ChainResult, StepResult, apply_transform, oracle_image,
@@ -26,6 +26,6 @@ __all__ = [
     "MAX_LISTED", "MODULES", "REGISTRY", "ChainError", "ChainResult", "ImageDecodeError",
     "ImageTooLarge", "Limits", "Preview", "StepResult", "Tool", "ToolArgumentError",
     "ToolContext", "ToolError", "ToolOutput", "apply_transform", "as_bgr", "as_gray",
-    "encode_png", "ensure_image", "load_image", "make_preview", "oracle_image",
+    "encode_jpeg", "encode_png", "ensure_image", "load_image", "make_preview", "oracle_image",
     "resolve_tool_name", "rotated_size", "run_chain", "suggest_tool_name", "validate_args",
 ]

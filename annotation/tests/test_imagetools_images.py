@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from annotation.imagetools import (ImageDecodeError, ImageTooLarge, encode_png, load_image,
-                                   make_preview)
+from annotation.imagetools import (ImageDecodeError, ImageTooLarge, encode_jpeg, encode_png,
+                                   load_image, make_preview)
 
 from .imagetools_helpers import textured
 
@@ -111,3 +111,18 @@ def test_encode_png_roundtrip_of_single_channel_results():
     mask = (np.arange(100).reshape(10, 10) % 2 * 255).astype(np.uint8)
     decoded = cv2.imdecode(np.frombuffer(encode_png(mask), np.uint8), cv2.IMREAD_UNCHANGED)
     assert np.array_equal(decoded, mask)
+
+
+def test_encode_jpeg_is_a_close_preview_of_colour_and_gray_images():
+    image = cv2.GaussianBlur(textured(160, 120), (5, 5), 0)
+    jpeg = encode_jpeg(image)
+    assert jpeg.startswith(b"\xff\xd8")
+    decoded = load_image(jpeg)
+    assert decoded.shape == image.shape
+    assert np.abs(decoded.astype(int) - image.astype(int)).mean() < 4  # lossy, but close
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    flat = cv2.imdecode(np.frombuffer(encode_jpeg(gray, quality=95), np.uint8), cv2.IMREAD_UNCHANGED)
+    assert flat.shape == gray.shape
+    assert len(encode_jpeg(image, quality=30)) < len(jpeg)
+    with pytest.raises(ValueError):
+        encode_jpeg(image, quality=0)

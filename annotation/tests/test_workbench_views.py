@@ -94,10 +94,14 @@ def test_the_preview_is_the_transformed_image(bench, people) -> None:
     client = client_for(people["ann1"])
     url = reverse("annotation:preview", args=[assignment.sample_id])
     rotated = client.get(url, {"transform": json.dumps([{"op": "rotate", "angle": 90}])})
-    assert rotated["Content-Type"] == "image/png"
+    assert rotated["Content-Type"] == "image/jpeg"  # previews are JPEG (docs/performance.md)
     assert load_image(rotated.content).shape[:2] == (200, 100)  # 200x100 turned a quarter
     oracle = client.get(url, {"oracle": "1", "transform": "[]", "regions": json.dumps([[10, 10, 60, 40]])})
+    assert oracle["Content-Type"] == "image/jpeg"
     assert load_image(oracle.content).shape[:2] == (30, 50)
+    exact = client.get(url, {"transform": json.dumps([{"op": "rotate", "angle": 90}]), "format": "png"})
+    assert exact["Content-Type"] == "image/png" and exact.content.startswith(b"\x89PNG")
+    assert load_image(exact.content).shape[:2] == (200, 100)
     bad = client.get(url, {"transform": json.dumps([{"op": "rotate", "angle": "x"}])})
     assert bad.status_code == 400
 

@@ -23,6 +23,7 @@ from annotation import benchmark_format as bf
 from annotation.imagetools import (
     ChainResult,
     apply_transform,
+    encode_jpeg,
     encode_png,
     load_image,
     make_preview,
@@ -33,6 +34,11 @@ from annotation.models import Sample
 
 PREVIEW_MAX_SIDE = 1600
 THUMB_MAX_SIDE = 480
+# The item page's previews are JPEG: encoding a 1600-px photo takes ~6 ms instead of ~160 ms
+# as PNG (see docs/performance.md, "Transform preview"). What must keep exact pixels stays PNG:
+# the on-disk source cache, the chain verifier's images, the LLM's oracle image, downloads.
+PREVIEW_CONTENT_TYPE = "image/jpeg"
+PREVIEW_JPEG_QUALITY = 90
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()
 _lock = threading.Lock()
@@ -85,19 +91,41 @@ def preview_source(sample: Sample, max_side: int = PREVIEW_MAX_SIDE) -> tuple[np
     return image, scale
 
 
-def transform_preview_png(sample: Sample, transform: list[dict], max_side: int = PREVIEW_MAX_SIDE) -> bytes:
-    """PNG of the image after `transform`, at most `max_side` on its longer side. Raises ChainError."""
+def transform_preview_image(sample: Sample, transform: list[dict],
+                            max_side: int = PREVIEW_MAX_SIDE) -> np.ndarray:
+    """The image after `transform`, at most `max_side` on its longer side. Raises ChainError."""
     image, _ = preview_source(sample, max_side)
-    out = apply_transform(image, transform) if transform else image
-    return encode_png(out, compression=1)
+    return apply_transform(image, transform) if transform else image
+
+
+def oracle_preview_image(sample: Sample, transform: list[dict], boxes: list[list[float]],
+                         max_side: int = PREVIEW_MAX_SIDE) -> np.ndarray:
+    """The oracle image I_E (transform, then cut to the regions). Raises ChainError."""
+    image, scale = preview_source(sample, max_side)
+    scaled = [[v * scale for v in box] for box in boxes]
+    return oracle_image(image, transform, scaled)
+
+
+def transform_preview(sample: Sample, transform: list[dict], max_side: int = PREVIEW_MAX_SIDE) -> bytes:
+    """JPEG (PREVIEW_CONTENT_TYPE) of the image after `transform`, for the item page."""
+    return encode_jpeg(transform_preview_image(sample, transform, max_side), quality=PREVIEW_JPEG_QUALITY)
+
+
+def oracle_preview(sample: Sample, transform: list[dict], boxes: list[list[float]],
+                   max_side: int = PREVIEW_MAX_SIDE) -> bytes:
+    """JPEG (PREVIEW_CONTENT_TYPE) of the oracle image I_E, for the item page."""
+    return encode_jpeg(oracle_preview_image(sample, transform, boxes, max_side), quality=PREVIEW_JPEG_QUALITY)
+
+
+def transform_preview_png(sample: Sample, transform: list[dict], max_side: int = PREVIEW_MAX_SIDE) -> bytes:
+    """PNG (exact pixels) of the image after `transform`. Raises ChainError."""
+    return encode_png(transform_preview_image(sample, transform, max_side), compression=1)
 
 
 def oracle_preview_png(sample: Sample, transform: list[dict], boxes: list[list[float]],
                        max_side: int = PREVIEW_MAX_SIDE) -> bytes:
-    """PNG of the oracle image I_E (transform, then cut to the regions). Raises ChainError."""
-    image, scale = preview_source(sample, max_side)
-    scaled = [[v * scale for v in box] for box in boxes]
-    return encode_png(oracle_image(image, transform, scaled), compression=1)
+    """PNG (exact pixels) of the oracle image I_E (what the LLM draft is sent). Raises ChainError."""
+    return encode_png(oracle_preview_image(sample, transform, boxes, max_side), compression=1)
 
 
 @dataclass
