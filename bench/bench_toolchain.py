@@ -6,6 +6,7 @@ limit, every intermediate kept). Target (issue 3): median at most 150 ms on the 
 
     .venv/bin/python -m bench.bench_toolchain            # 20 timed runs after 3 warm-ups
     .venv/bin/python -m bench.bench_toolchain --runs 50 --json
+    .venv/bin/python -m bench.bench_toolchain --threads 1     # OpenCV on one thread
 
 No Django: the library is plain NumPy and OpenCV.
 """
@@ -63,7 +64,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="cv2.setNumThreads before timing (default: OpenCV's own choice)")
     options = parser.parse_args()
+    if options.threads is not None:
+        cv2.setNumThreads(options.threads)
+    load_before = os.getloadavg()[0]
 
     image = make_page()
     started = time.perf_counter()
@@ -99,6 +105,7 @@ def main() -> None:
         "png_encode_ms": round(encode_ms, 1),
         "png_decode_ms": round(decode_ms, 1),
         "load_average_1min": round(os.getloadavg()[0], 2),
+        "load_average_1min_at_start": round(load_before, 2),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
                    f"OpenCV {cv2.__version__} ({cv2.getNumThreads()} threads), "
                    f"NumPy {np.__version__}, Python {platform.python_version()}",
@@ -112,7 +119,7 @@ def main() -> None:
         print(f"  {name:<22} {ms:7.1f} ms")
     print(f"({figures['contours']} contours; PNG encode {figures['png_encode_ms']} ms, "
           f"load_image {figures['png_decode_ms']} ms; {figures['machine']}; load average "
-          f"{figures['load_average_1min']})")
+          f"{figures['load_average_1min_at_start']} at start, {figures['load_average_1min']} at end)")
 
 
 if __name__ == "__main__":

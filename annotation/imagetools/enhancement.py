@@ -47,9 +47,13 @@ def equalize(image: np.ndarray, mode: str, clip_limit: float = 2.0, tiles: int =
         apply = cv2.equalizeHist
     if image.ndim == 2:
         return apply(image)
+    # In place where OpenCV allows it (each output pixel depends on its own input pixel only,
+    # once CLAHE's tile tables are built): two fewer full-size arrays, the same pixels.
     ycc = cv2.cvtColor(image, cv2.COLOR_BGR2YCrCb)
-    cv2.insertChannel(apply(cv2.extractChannel(ycc, 0)), ycc, 0)
-    return cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR)
+    luma = cv2.extractChannel(ycc, 0)
+    apply(luma, dst=luma)
+    cv2.insertChannel(luma, ycc, 0)
+    return cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR, dst=ycc)
 
 
 @tool("histogram_eq", "enhancement",

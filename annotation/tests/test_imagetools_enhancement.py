@@ -212,3 +212,21 @@ def test_flood_fill_fills_exactly_the_enclosed_area():
 def test_flood_fill_seed_outside_the_image():
     with pytest.raises(ToolArgumentError, match='argument "x": 500 is outside the image width 200'):
         call("flood_fill", canvas(), x=500, y=0)
+
+
+@pytest.mark.parametrize("mode", ["clahe", "equalize"])
+@pytest.mark.parametrize(("height", "width", "tiles"), [(1, 1, 8), (7, 13, 8), (99, 301, 5),
+                                                        (480, 640, 8), (257, 129, 64)])
+def test_equalize_in_place_is_the_plain_ycrcb_round_trip(mode, height, width, tiles):
+    from annotation.imagetools.enhancement import equalize
+
+    rng = np.random.default_rng(height * width)
+    image = cv2.GaussianBlur(rng.integers(0, 256, (height, width, 3), dtype=np.uint8), (0, 0), 2)
+    before = image.copy()
+    apply = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(tiles, tiles)).apply \
+        if mode == "clahe" else cv2.equalizeHist
+    ycc = cv2.cvtColor(image, cv2.COLOR_BGR2YCrCb)
+    cv2.insertChannel(apply(cv2.extractChannel(ycc, 0)), ycc, 0)
+    expected = cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR)
+    assert np.array_equal(equalize(image, mode, 2.0, tiles), expected)
+    assert np.array_equal(image, before)  # the input is left alone
