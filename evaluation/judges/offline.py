@@ -17,6 +17,7 @@ What it decides, per question kind (also in docs/metrics.md):
 from __future__ import annotations
 
 import re
+from sys import intern as _intern
 from collections.abc import Sequence, Set as AbstractSet
 
 from evaluation.metrics.answers import normalize_text
@@ -55,17 +56,20 @@ def _content_words(text: str) -> AbstractSet[str]:
 # The content words of a benchmark's key steps, per process and shared by every judge: like
 # ``PreparedBenchmark``, a benchmark's gold side is digested once, not once per submission.
 # Keyed by the key-step texts themselves (a pure function of them); bounded.
-_KEY_WORDS: dict[tuple[str, ...], tuple[tuple[AbstractSet[str], float, int], ...]] = {}
+_KEY_WORDS: dict[tuple[str, ...], tuple[tuple[tuple[str, ...], float, int], ...]] = {}
 _KEY_WORDS_LIMIT = 1_000_000
 
 
-def key_step_words(key_steps: tuple[str, ...]) -> tuple[tuple[AbstractSet[str], float, int], ...]:
+def key_step_words(key_steps: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], float, int], ...]:
     """Each key step's content words, the overlap that matches it, and its size."""
     got = _KEY_WORDS.get(key_steps)
     if got is None:
         if len(_KEY_WORDS) > _KEY_WORDS_LIMIT:
             _KEY_WORDS.clear()
-        words = [_content_words(k) for k in key_steps]
+        # Kept compact, as a benchmark's worth stays for the process: a tuple of interned
+        # words (the same count of overlaps as the set: its words are distinct) takes a
+        # fraction of a set's memory, and the vocabulary is shared across key steps.
+        words = [tuple(map(_intern, _content_words(k))) for k in key_steps]
         got = _KEY_WORDS[key_steps] = tuple((w, KEY_STEP_MATCH * len(w), len(w)) for w in words)
     return got
 
@@ -123,7 +127,7 @@ class OfflineJudge:
                 j = 0
                 for key, need, size in keys:
                     if size:
-                        overlap = len(key & words)
+                        overlap = len(words.intersection(key))
                         if overlap >= need:
                             hits[j] = True
                         # step score: overlap coefficient against this key step

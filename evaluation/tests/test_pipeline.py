@@ -328,3 +328,75 @@ def test_load_demo_adds_labelled_simulated_submissions_scored_once(settings) -> 
     assert max(mccs) > 0.5 and min(mccs) < 0.2  # good and poor mode selection
     assert len({s.prices for s in demo}) == 5
     assert not mail.outbox  # demo entries email no one
+
+
+class _Crash(BaseException):
+    """Stands for a worker killed mid-way (not an Exception: nothing in the stage catches it)."""
+
+
+def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_rerun_finishes_once(
+        bench, researcher, django_capture_on_commit_callbacks, monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 5)  # 12 predictions: chunks of 5, 5, 2
+    written = []
+    real_write = pipeline._ResultWriter.write
+
+    def write_then_crash(self, records):
+        real_write(self, records)
+        written.append(len(records))
+        if len(written) == 2:
+            raise _Crash
+
+    with mock.patch.object(pipeline._ResultWriter, "write", write_then_crash):
+        with pytest.raises(_Crash):
+            submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    assert written == [5, 5]  # two chunks went to the database before the "crash"
+    sub = Submission.objects.get(model_name="m1")
+    assert sub.status in ("scoring", "judging")
+    assert not PredictionResult.objects.filter(submission=sub).exists()
+    pipeline.submission_score(submission_id=sub.pk)
+    sub.refresh_from_db()
+    assert sub.status == "done" and sub.progress_done == 12
+    assert PredictionResult.objects.filter(submission=sub).count() == 12
+    pipeline.submission_score(submission_id=sub.pk)  # a duplicate delivery changes nothing
+    assert PredictionResult.objects.filter(submission=sub).count() == 12
+
+
+def test_streamed_rows_match_the_library_records(bench, researcher, django_capture_on_commit_callbacks,
+                                                 monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 3)
+    sub = submit(bench, researcher, good_file(modes=("text", "adaptive", "oracle")),
+                 django_capture_on_commit_callbacks)
+    assert sub.status == "done", sub.failure_reason
+    prepared, _, _ = pipeline.prepared_benchmarks.get(bench)
+    from evaluation.metrics import score_submission
+
+    report = score_submission(prepared, [prediction(uid, mode, right=uid not in ("s2", "s5"))
+                                         for mode in ("text", "adaptive", "oracle")
+                                         for uid in selectors.benchmark_sample_uids(benchmark=bench)],
+                              judge=OfflineJudge())
+    rows = {(r.sample.uid, r.mode): r for r in PredictionResult.objects.filter(submission=sub)
+            .select_related("sample")}
+    assert len(rows) == len(report.records) == 18
+    for rec in report.records:
+        row = rows[(rec.sample_id, rec.mode)]
+        assert (row.correct, row.decided_by, row.n_calls, row.l_eff, row.kcov, row.effective) == (
+            rec.correct, rec.decided_by, rec.n_calls, rec.l_eff, rec.kcov, list(rec.effective))
+    assert sub.results["n_predictions"] == 18
+
+
+def test_the_prepared_benchmark_is_cached_per_worker_until_the_benchmark_changes(
+        bench, researcher, django_capture_on_commit_callbacks) -> None:
+    cache = pipeline.prepared_benchmarks
+    cache.clear()
+    first, _, uids = cache.get(bench)
+    assert cache.get(bench)[0] is first  # unchanged: no re-read
+    assert uids == selectors.benchmark_sample_uids(benchmark=bench)
+    sample = bench.samples.get(uid="s2")
+    sample.answer = "99"  # s2's answer changes: the wrong answer of good_file becomes right
+    sample.save()
+    second, _, _ = cache.get(bench)
+    assert second is not first and second.infos["s2"].sample.answer == "99"
+    sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    text = sub.results["modes"]["text"]["accuracy"]["overall"]
+    assert (text["count"], text["n"]) == (5, 6)
+    assert cache.get(bench)[0] is second
