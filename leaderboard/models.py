@@ -45,6 +45,8 @@ class BoardEntry(models.Model):
     tool_eff_hi = models.FloatField(null=True)
     tokens = models.FloatField(null=True)  # mean input + output tokens per sample, headline mode
     cost = models.FloatField(null=True)  # mean $ per sample, headline mode
+    # Large values last: SQLite walks a value's overflow pages to read any column stored after it, and
+    # the overview reads only the columns above (migration 0003 put these at the end of the table).
     # Per-sample vectors over the benchmark's non-aux samples (by primary key), for paired tests and
     # routing: {mode: "10-1..."} with 1 right, 0 wrong, - no prediction; {mode: [cost $, ...]};
     # {mode: [tokens, ...]}; "invoked" is the adaptive mode's tool use as a 1/0/- string.

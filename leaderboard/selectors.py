@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Case, Count, F, Max, Min, Prefetch, Q, QuerySet, Value, When
+from django.db.models.functions import Lower
 
 from annotation.models import Benchmark, Domain
 from evaluation.models import Submission
@@ -53,13 +54,17 @@ def public_entries(benchmark: Benchmark) -> QuerySet[BoardEntry]:
     ).order_by("finished_at", "submission_id")
 
 
+def _score(head: float | None, cost: float | None, bounds: tuple[float, float] | None) -> float | None:
+    """The rank score in percent (the library's, on the headline accuracy and cost), or None."""
+    return 100.0 * rank_score(head / 100.0, cost, *bounds) if bounds and head is not None and cost is not None else None
+
+
 def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.Row:
     def fig(name: str) -> Fig:
         return Fig(v[f"{name}_acc"], v[f"{name}_lo"], v[f"{name}_hi"])
 
     head = v.get(f"{v['headline_mode']}_acc") if v["headline_mode"] else None
-    score = (100.0 * rank_score(head / 100.0, v["cost"], *bounds)
-             if bounds and head is not None and v["cost"] is not None else None)
+    score = _score(head, v["cost"], bounds)
 
     return board.Row(
         key=f"s{v['submission_id']}", submission_id=v["submission_id"], model_name=v["submission__model_name"],
@@ -110,13 +115,123 @@ def board_vectors(submission_ids: list[int]) -> dict[int, board.Vectors]:
         submission_id__in=submission_ids).values_list("submission_id", "correct", "invoked")}
 
 
-def overview(benchmark: Benchmark, query: board.Query, rows: list[board.Row] | None = None) -> board.Page:
-    rows = board_rows(benchmark) if rows is None else rows
-    ordered = board.sort_rows(board.filter_rows(rows, query), query.sort, query.desc)
-    page = board.paginate(ordered, query.page)
-    ids = [r.submission_id for r in page.rows if r.submission_id is not None]
-    tested = board.annotate_neighbours(page.rows, query.sort, board_vectors(ids) if query.sort in board.TESTED else {})
-    return board.Page(tested, page.number, page.pages, page.total)
+# What each overview column sorts by in the database: the same order as ``board.COLUMNS``' Python
+# values (strings lower-cased, an empty weights label as "~"). The rank score is the scoring
+# library's function of the cost bounds, so it is computed in Python (``_ranked_ids``), not re-typed in SQL.
+SORT_EXPRESSIONS = {
+    "model": Lower("submission__model_name"),
+    "organisation": Lower("submission__organisation"),
+    "weights": Case(When(submission__weights="", then=Value("~")), default=F("submission__weights")),
+    "date": F("finished_at"),
+    "text": F("text_acc"), "adaptive": F("adaptive_acc"), "oracle": F("oracle_acc"), "mcc": F("mcc"),
+    "kcov": F("kcov"), "tool_eff": F("tool_eff"), "tokens": F("tokens"), "cost": F("cost") * Value(10_000.0),
+}
+
+
+def _entry_filter(query: board.Query) -> Q:
+    """``board.filter_rows`` for board entries, as a condition on the database."""
+    cond = Q()
+    if query.weights:
+        cond &= Q(submission__weights=query.weights)
+    if query.q:
+        cond &= Q(submission__model_name__icontains=query.q) | Q(submission__organisation__icontains=query.q)
+    if not query.demo:
+        cond &= Q(submission__is_demo=False)
+    return cond
+
+
+def _merge_page(total_entries: int, reported: list[tuple[int, board.Row]], page: int,
+                fetch: Any, size: int = board.PAGE_SIZE) -> tuple[list[board.Row], int, int, int]:
+    """One page of the entries merged with the reported rows at their positions.
+
+    ``reported`` holds (position in the merged order, row); ``fetch(offset, limit)`` returns that slice
+    of the entries in order. Returns (rows, page number, pages, total rows).
+    """
+    total = total_entries + len(reported)
+    pages = max(1, -(-total // size))
+    number = min(max(1, page), pages)
+    start, end = (number - 1) * size, min(number * size, total)
+    placed = {p: r for p, r in reported if start <= p < end}
+    before = sum(1 for p, _ in reported if p < start)
+    entries = iter(fetch(start - before, (end - start) - len(placed)))
+    rows = []
+    for position in range(start, end):
+        row = placed.get(position) or next(entries, None)
+        if row is not None:  # None only if entries vanished between the count and the read
+            rows.append(row)
+    return rows, number, pages, total
+
+
+def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
+    """One page of the overview: filtered, sorted and sliced by the database, 50 rows built.
+
+    The same rows, order and notes as ``board.paginate(board.sort_rows(board.filter_rows(board_rows(b))))``
+    (a test holds the two together): entries tie in the selector's order (finished, then id), reported
+    rows follow the entries they tie with, rows without a value go last. The reported rows (a paper's
+    dozen) are placed by counting the entries that sort before each, in the same query as the total.
+    """
+    entries_sync(benchmark)
+    column = board.COLUMN_BY_KEY[query.sort]
+    reported = board.sort_rows(board.filter_rows(
+        [_reported_row(r) for r in ReportedResult.objects.filter(benchmark=benchmark)], query), query.sort, query.desc)
+    known = [r for r in reported if column.value(r) is not None]
+    tested = query.sort in board.TESTED
+    fields = (*ENTRY_FIELDS, "correct", "invoked") if tested else ENTRY_FIELDS
+    public = public_entries(benchmark)
+    cond = _entry_filter(query)
+    fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
+
+    if query.sort in SORT_EXPRESSIONS:
+        keyed = public.annotate(sort_key=SORT_EXPRESSIONS[query.sort])
+        cmp = "sort_key__gte" if query.desc else "sort_key__lte"  # ties: entries before reported rows
+        agg = keyed.aggregate(
+            total=Count("pk", filter=cond), cmin=Min("cost"), cmax=Max("cost"),
+            **{f"r{i}": Count("pk", filter=cond & Q(**{cmp: column.value(r)})) for i, r in enumerate(known)})
+        bounds = fixed or ((agg["cmin"], agg["cmax"]) if agg["cmin"] is not None else None)
+        order = F("sort_key").desc(nulls_last=True) if query.desc else F("sort_key").asc(nulls_last=True)
+        ordered = keyed.filter(cond).order_by(order, "finished_at", "submission_id")
+        total, before_known = agg["total"], [agg[f"r{i}"] for i in range(len(known))]
+
+        def fetch(offset: int, limit: int) -> list[dict[str, Any]]:
+            return list(ordered.values(*fields)[offset:offset + limit]) if limit > 0 else []
+    else:  # the rank score: computed with the library for every filtered entry, from three columns
+        if fixed:
+            bounds = fixed
+        else:
+            agg = public.aggregate(cmin=Min("cost"), cmax=Max("cost"))
+            bounds = (agg["cmin"], agg["cmax"]) if agg["cmin"] is not None else None
+        keys = []
+        for sid, mode, text, adaptive, oracle, cost in public.filter(cond).values_list(
+                "submission_id", "headline_mode", "text_acc", "adaptive_acc", "oracle_acc", "cost"):
+            head = {"text": text, "adaptive": adaptive, "oracle": oracle}.get(mode)
+            keys.append((sid, _score(head, cost, bounds)))
+        scored = [k for k in keys if k[1] is not None]
+        scored.sort(key=lambda k: k[1], reverse=query.desc)  # stable, as board.sort_rows
+        ids = [sid for sid, _ in scored] + [sid for sid, s in keys if s is None]
+        total = len(ids)
+        before_known = [sum(1 for _, s in scored if (s >= column.value(r) if query.desc else s <= column.value(r)))
+                        for r in known]
+
+        def fetch(offset: int, limit: int) -> list[dict[str, Any]]:
+            wanted = ids[offset:offset + limit]
+            got = {v["submission_id"]: v for v in public.filter(submission_id__in=wanted).values(*fields)}
+            return [got[sid] for sid in wanted if sid in got]
+
+    positions = [(i + n, r) for i, (n, r) in enumerate(zip(before_known, known))]
+    positions += [(total + len(known) + j, r) for j, r in enumerate(reported[len(known):])]
+    vectors: dict[int, board.Vectors] = {}
+
+    def fetch_rows(offset: int, limit: int) -> list[board.Row]:
+        out = []
+        for v in fetch(offset, limit):
+            if tested:
+                vectors[v["submission_id"]] = board.Vectors(correct=v["correct"], invoked=v["invoked"])
+            out.append(_entry_row(v, bounds))
+        return out
+
+    rows, number, pages, count = _merge_page(total, positions, query.page, fetch_rows)
+    rows = board.ranked(rows, (number - 1) * board.PAGE_SIZE + 1)
+    return board.Page(board.annotate_neighbours(rows, query.sort, vectors), number, pages, count)
 
 
 def leaders(benchmark: Benchmark, n: int = 3) -> list[board.Row]:

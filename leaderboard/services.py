@@ -139,7 +139,7 @@ def stale_submission_ids(benchmark: Benchmark) -> list[int]:
     ).filter(
         Q(board_entry__isnull=True) | Q(board_entry__heartbeat_at__isnull=True)
         | ~Q(board_entry__heartbeat_at=F("heartbeat_at"))
-    ).values_list("pk", flat=True))
+    ).order_by().values_list("pk", flat=True))  # no ORDER BY: Submission's default (created_at) is stored after results
 
 
 def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:

@@ -12,6 +12,7 @@ from annotation.models import Benchmark
 from leaderboard import board, selectors
 from leaderboard.pareto import UNITS, pareto_view
 from leaderboard.services import MODES
+from leaderboard.templatetags.leaderboard_tags import overview_body
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,11 @@ def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None
 def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
     query = board.Query.parse(params)
     page = selectors.overview(benchmark, query)
+    base = tab_url(benchmark, "overview")  # reversed once; the 13 headers and up to 20 page links add a query string
+
+    def url(p: dict[str, str]) -> str:
+        return f"{base}?{urlencode(p)}" if p else base
+
     headers = []
     for col in board.COLUMNS:
         active = query.sort == col.key
@@ -48,14 +54,15 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
         desc = (not query.desc) if active else default_desc
         headers.append({
             "column": col, "active": active, "desc": query.desc if active else None,
-            "url": tab_url(benchmark, "overview", query.params(sort=col.key, desc=desc, page=1)),
+            "url": url(query.params(sort=col.key, desc=desc, page=1)),
             "aria_sort": ("descending" if query.desc else "ascending") if active else "none",
         })
-    pages = [{"number": n, "url": tab_url(benchmark, "overview", query.params(page=n)), "current": n == page.number}
+    pages = [{"number": n, "url": url(query.params(page=n)), "current": n == page.number}
              for n in range(1, page.pages + 1)] if page.pages > 1 else []
     return {"query": query, "page": page, "headers": headers, "pages": pages,
+            "body": overview_body(page.rows, lambda pk: reverse("leaderboard:model", args=[benchmark.slug, pk])),
             "tested": query.sort in board.TESTED,
-            "filter_url": tab_url(benchmark, "overview"),
+            "filter_url": base,
             "any_reported": any(r.reported for r in page.rows)}
 
 
