@@ -24,12 +24,12 @@ from django.db.models import F, JSONField
 from django.utils import timezone
 
 from evaluation import selectors
-from evaluation.judges import Judge, OfflineJudge
+from evaluation.judges import Judge, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
 from evaluation.reports import record_fields, report_to_json, scorer_version
 from evaluation.services import submission_enqueue, submission_fail, submission_heartbeat, submission_notify
-from evaluation.validation import iter_prediction_objects, validate_predictions
+from evaluation.validation import ValidationReport, iter_prediction_objects, iter_validated, validate_predictions
 
 log = logging.getLogger(__name__)
 S = SubmissionStatus
@@ -118,21 +118,35 @@ class _Progress:
 # ------------------------------------------------------------------------------------ validate
 
 
+class _Invalid(Exception):
+    """The file failed validation while it was being scored: roll the scoring back."""
+
+
 def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> None:
+    """Validate the file. With the offline judge, score it in the same pass (see
+    ``_validate_and_score``): the file is read and decoded once, and the submission goes from
+    ``validating`` straight to ``done``. With a remote judge, move it to ``scoring`` and send
+    the scoring stage, which can be retried on its own when the judge fails."""
     if not _claim(submission_id, (S.QUEUED, S.VALIDATING), S.VALIDATING):
         return
     sub = Submission.objects.select_related("benchmark").get(pk=submission_id)
     Submission.objects.filter(pk=submission_id, started_at__isnull=True).update(started_at=timezone.now())
-    _, _, uids = prepared_benchmarks.get(sub.benchmark)  # and ready for the scoring stage
-    progress = _Progress(submission_id)
+    prepared, sample_pks, uids = prepared_benchmarks.get(sub.benchmark)  # and ready for scoring
     size = max(sub.file_size, 1)
+    judge = pipeline_judge()
     try:
-        with sub.file.open("rb") as stream:
-            report = validate_predictions(
-                stream, sample_ids=uids, benchmark=sub.benchmark.slug,
-                max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES, max_errors=settings.SUBMISSION_MAX_ERRORS,
-                progress=lambda lines, read: progress(min(read, size), size),
-            )
+        if type(judge) is OfflineJudge:
+            report = _validate_and_score(sub, prepared, sample_pks, uids, judge)
+            if report is None:
+                return  # scored: done (or another run finished it)
+        else:
+            progress = _Progress(submission_id)
+            with sub.file.open("rb") as stream:
+                report = validate_predictions(
+                    stream, sample_ids=uids, benchmark=sub.benchmark.slug,
+                    max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES, max_errors=settings.SUBMISSION_MAX_ERRORS,
+                    progress=lambda lines, read: progress(min(read, size), size),
+                )
     except OSError as exc:
         submission_fail(submission_id=submission_id,
                         reason=f"The uploaded file could not be read ({exc}); please upload it again.")
@@ -154,6 +168,76 @@ def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> Non
         )
         if moved and enqueue_next:
             transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id, status=S.SCORING))
+
+
+def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks: dict[str, int],
+                        uids: list[str], judge: Judge) -> ValidationReport | None:
+    """One pass over the file: each line is validated, and the ``Prediction`` validation made
+    of it goes straight to the scorer, whose rows stream into the database (``_ResultWriter``);
+    ``done`` is set, with the validation's figures, in the transaction that publishes them.
+
+    Returns None when scored (or when another run had finished it). Returns the validation
+    report when the file has errors (the scoring is rolled back at the first one, the rest of
+    the file is still checked to list them), or when the scoring could not finish here (a
+    judge error; the caller then sends the scoring stage as for a remote judge).
+    """
+    pk = sub.pk
+    size = max(sub.file_size, 1)
+    benchmark = sub.benchmark
+    resolve, validate = tool_hooks()
+    tools = frozenset((resolve(t) if resolve else None) or t for t in benchmark.tools) or None
+    report = ValidationReport()
+    beats = _Beats(pk)
+    try:
+        progress = _Progress(pk, beats)
+        scoring_judge = ProgressJudge(judge, pk, beats)
+        scoring_judge.count_questions = False
+        writer = _ResultWriter(pk, sample_pks, statuses=(S.VALIDATING,))
+        scored: Any = None
+
+        def mark_done() -> None:
+            results = report_to_json(scored)
+            now = timezone.now()
+            Submission.objects.filter(pk=pk).update(
+                status=S.DONE, results=results, scorer_version=scorer_version(), judge_name=scored.judge,
+                finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
+                errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
+                coverage=report.coverage, progress_done=report.n_predictions, progress_total=report.n_predictions,
+            )
+            transaction.on_commit(lambda: submission_notify(submission_id=pk))
+
+        with sub.file.open("rb") as stream:
+            lines = iter_validated(
+                stream, report, sample_ids=uids, benchmark=benchmark.slug,
+                max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES, max_errors=settings.SUBMISSION_MAX_ERRORS,
+                progress=lambda n, read: progress(min(read, size), size),
+            )
+
+            def good() -> Iterator[Any]:
+                for pred in lines:
+                    if report.errors:
+                        raise _Invalid
+                    yield pred
+                if report.errors:
+                    raise _Invalid
+
+            try:
+                with writer:
+                    scored = score_submission(
+                        prepared, good(), judge=scoring_judge, tool_validator=validate, benchmark_tools=tools,
+                        prices=sub.prices, resolve_tool=resolve, on_records=writer.write, chunk_size=SCORE_CHUNK,
+                    )
+                    writer.finish(mark_done)
+                return None
+            except (_Invalid, JudgeError, ScoringError, PredictionFormatError, ValueError):
+                for _ in lines:  # finish the validation (the scoring was rolled back)
+                    pass
+                if report.ok:
+                    log.warning("submission %s: scoring in the validation pass failed; sending the scoring "
+                                "stage", pk, exc_info=True)
+                return report
+    finally:
+        beats.close()
 
 
 # ------------------------------------------------------------------------------------ score
@@ -294,9 +378,11 @@ class _ResultWriter:
     time and memory in Model.__init__ and the ORM's SQL compiler).
     """
 
-    def __init__(self, submission_id: int, sample_pks: dict[str, int]) -> None:
+    def __init__(self, submission_id: int, sample_pks: dict[str, int],
+                 statuses: Sequence[str] = (S.SCORING, S.JUDGING)) -> None:
         self.pk = submission_id
         self.sample_pks = sample_pks
+        self.statuses = tuple(statuses)  # the stage's: anything else means another run finished it
         fields = [f for f in PredictionResult._meta.concrete_fields if not f.primary_key]
         self.is_json = [isinstance(f, JSONField) for f in fields]
         self.names = [f.attname for f in fields]
@@ -350,13 +436,13 @@ class _ResultWriter:
         written) when the submission is no longer being scored."""
         if self.pg:
             locked = list(Submission.objects.select_for_update().filter(pk=self.pk).values_list("status", flat=True))
-            if not locked or locked[0] not in (S.SCORING, S.JUDGING):
+            if not locked or locked[0] not in self.statuses:
                 raise _Done
             mark_done()
             return True
         with transaction.atomic():
             locked = list(Submission.objects.select_for_update().filter(pk=self.pk).values_list("status", flat=True))
-            if not locked or locked[0] not in (S.SCORING, S.JUDGING):
+            if not locked or locked[0] not in self.statuses:
                 return False
             PredictionResult.objects.filter(submission_id=self.pk).delete()
             with connection.cursor() as cursor:

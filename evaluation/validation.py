@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import orjson
 
-from evaluation.metrics import PredictionFormatError, parse_prediction
+from evaluation.metrics import Prediction, PredictionFormatError, parse_prediction
 from evaluation.metrics.types import MODES
 
 FILE = None  # the "line" of a problem with the file as a whole
@@ -104,6 +104,26 @@ def validate_predictions(
     in that order). ``progress(lines, bytes)`` is called every few thousand lines.
     """
     report = ValidationReport()
+    for _ in iter_validated(stream, report, sample_ids=sample_ids, benchmark=benchmark,
+                            max_line_bytes=max_line_bytes, max_errors=max_errors, progress=progress):
+        pass
+    return report
+
+
+def iter_validated(
+    stream: IO[bytes],
+    report: ValidationReport,
+    *,
+    sample_ids: Sequence[str],
+    benchmark: str,
+    max_line_bytes: int,
+    max_errors: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Prediction]:
+    """``validate_predictions`` as a generator: yields the parsed ``Prediction`` of every line
+    that passes (so a consumer, the scorer, need not read and decode the file again) and fills
+    ``report`` as it goes; the report is complete once the generator is exhausted. A line is
+    yielded only after every check of its own; a later line may still fail the file."""
     known = frozenset(sample_ids)
     first_line: dict[tuple[str, str], int] = {}
 
@@ -118,7 +138,7 @@ def validate_predictions(
     try:
         if head.startswith(_BOM16):
             problem(1, "", "the file is UTF-16; save it as UTF-8 (without a byte-order mark)")
-            return report
+            return
         if head.startswith(_BOM8):
             problem(1, "", "the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 "
                            "without BOM")
@@ -161,15 +181,15 @@ def validate_predictions(
                                              f"{pred.mode!r} is already on line {earlier}")
                 continue
             first_line[key] = number
+            yield pred
     except _TooManyErrors:
-        return report
+        return
     if not first_line and not report.errors:
         report.errors.append(LineError(FILE, "", "the file is empty: expected one JSON "
                                                          "object per line (JSON Lines)"))
-        return report
+        return
     report.n_predictions = len(first_line)
     report.coverage = coverage_report(sample_ids, first_line.keys())
-    return report
 
 
 def _shown(obj: Any, field_name: str) -> str:

@@ -351,14 +351,33 @@ def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_reru
             submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
     assert written == [5, 5]  # two chunks went to the database before the "crash"
     sub = Submission.objects.get(model_name="m1")
-    assert sub.status in ("scoring", "judging")
+    assert sub.status == "validating"  # offline judge: validated and scored in one pass
     assert not PredictionResult.objects.filter(submission=sub).exists()
-    pipeline.submission_score(submission_id=sub.pk)
+    pipeline.submission_validate(submission_id=sub.pk)  # what the sweeper re-sends
     sub.refresh_from_db()
-    assert sub.status == "done" and sub.progress_done == 12
+    assert sub.status == "done" and (sub.progress_done, sub.n_predictions, sub.n_lines) == (12, 12, 12)
+    assert sub.coverage["adaptive"]["missing"] == 0
     assert PredictionResult.objects.filter(submission=sub).count() == 12
-    pipeline.submission_score(submission_id=sub.pk)  # a duplicate delivery changes nothing
+    pipeline.submission_validate(submission_id=sub.pk)  # a duplicate delivery changes nothing
+    pipeline.submission_score(submission_id=sub.pk)
     assert PredictionResult.objects.filter(submission=sub).count() == 12
+
+
+def test_a_file_whose_error_comes_after_streamed_chunks_fails_whole_with_no_rows(
+        bench, researcher, django_capture_on_commit_callbacks, monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 2)
+    written = []
+    real_write = pipeline._ResultWriter.write
+    monkeypatch.setattr(pipeline._ResultWriter, "write",
+                        lambda self, records: (written.append(len(records)), real_write(self, records)))
+    lines = [prediction(uid, mode) for mode in ("text", "adaptive") for uid in ("s1", "s2", "s3", "s4", "s5")]
+    content = jsonl(lines + ['{"sample_id": "nope", "mode": "text", "answer": "1"}', prediction("s6", "text"),
+                             lines[0]])
+    sub = submit(bench, researcher, content, django_capture_on_commit_callbacks)
+    assert len(written) >= 2  # rows of the good lines were streamed before the bad one was read
+    assert sub.status == "failed" and "2 errors" in sub.failure_reason
+    assert [(e["line"], e["field"]) for e in sub.errors] == [(11, "sample_id"), (13, "sample_id")]
+    assert not PredictionResult.objects.filter(submission=sub).exists()
 
 
 def test_streamed_rows_match_the_library_records(bench, researcher, django_capture_on_commit_callbacks,
