@@ -133,7 +133,7 @@ def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> Non
     Submission.objects.filter(pk=submission_id, started_at__isnull=True).update(started_at=timezone.now())
     prepared, sample_pks, uids = prepared_benchmarks.get(sub.benchmark)  # and ready for scoring
     size = max(sub.file_size, 1)
-    judge = pipeline_judge()
+    judge = None if settings.JUDGE_OPENAI_BASE_URL else pipeline_judge()
     try:
         if type(judge) is OfflineJudge:
             report = _validate_and_score(sub, prepared, sample_pks, uids, judge)
@@ -329,6 +329,7 @@ class _BenchmarkCache:
             self.entries.move_to_end(benchmark.pk)
             return entry[1], entry[2], entry[3]
         self.misses += 1
+        entry = None
         self.entries.pop(benchmark.pk, None)  # free the stale one before building the new one
         while len(self.entries) >= self.SIZE:
             self.entries.popitem(last=False)
