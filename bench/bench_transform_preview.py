@@ -112,10 +112,11 @@ def run(image: np.ndarray, repeat: int, png: bool) -> None:
             size = len(preview(sample, []))
             print(f"{'preview size' + tag:40s} {size / 1e6:7.2f} MB")
             for name, ops in TRANSFORMS.items():
-                ms = timed(lambda ops=ops: preview(sample, ops), repeat)
+                ms = timed(lambda ops=ops, preview=preview: preview(sample, ops), repeat)
                 print(f"{'warm, ' + name + tag:40s} median {statistics.median(ms):7.1f} ms  "
                       f"max {max(ms):7.1f} ms")
-            ms = timed(lambda: oracle(sample, TRANSFORMS["rotate 90"], [[500, 500, 2500, 2000]]), repeat)
+            ms = timed(lambda oracle=oracle: oracle(sample, TRANSFORMS["rotate 90"], [[500, 500, 2500, 2000]]),
+                       repeat)
             print(f"{'warm, oracle image (rotate 90 + cut)' + tag:40s} median {statistics.median(ms):7.1f} ms")
 
 

@@ -276,9 +276,9 @@ def _compile_property(prop: dict) -> tuple[str | None, Callable[[Any], bool], di
         test = tests[0]
     elif len(tests) == 2:
         first, second = tests
-        test = lambda value: first(value) or second(value)  # noqa: E731
+        test = lambda value: first(value) or second(value)
     else:
-        test = lambda value: any(t(value) for t in tests)  # noqa: E731
+        test = lambda value: any(t(value) for t in tests)
     shortcuts, constants = [], {}
     for kind in kinds:
         shortcut, more = _shortcut(kind, prop)
@@ -372,9 +372,7 @@ def _compile_number(kind: str, low: Any, high: Any, above: Any,
             return False
         if high is not None and value > high:
             return False
-        if above is not None and value <= above:
-            return False
-        return True
+        return above is None or not value <= above
 
     return test
 
