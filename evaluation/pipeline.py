@@ -313,9 +313,11 @@ class _BenchmarkCache:
     and uids, per worker process: a second submission to a benchmark does not read its samples
     again. Keyed by ``selectors.benchmark_content_version`` (three small aggregate queries), so
     any change to the samples, their approved annotations or the categories misses the cache.
-    Holds the last ``SIZE`` benchmarks (a 30k-sample one is about 100 MB)."""
+    Bounded by samples, not entries: a 30k-sample benchmark takes about 100 MB, so the cache
+    keeps the most recent benchmarks up to ``MAX_SAMPLES`` in all (always the last one used),
+    and evicts before it builds, so a worker holds at most one large benchmark at a time."""
 
-    SIZE = 2
+    MAX_SAMPLES = 40_000
 
     def __init__(self) -> None:
         self.entries: OrderedDict[int, tuple[tuple, PreparedBenchmark, dict[str, int], list[str]]] = OrderedDict()
@@ -331,7 +333,8 @@ class _BenchmarkCache:
         self.misses += 1
         entry = None
         self.entries.pop(benchmark.pk, None)  # free the stale one before building the new one
-        while len(self.entries) >= self.SIZE:
+        need = dict(version[2])["n"]
+        while self.entries and sum(len(e[3]) for e in self.entries.values()) + need > self.MAX_SAMPLES:
             self.entries.popitem(last=False)
         resolve, _ = tool_hooks()
         pks: dict[str, int] = {}

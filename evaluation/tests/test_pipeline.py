@@ -419,3 +419,21 @@ def test_the_prepared_benchmark_is_cached_per_worker_until_the_benchmark_changes
     text = sub.results["modes"]["text"]["accuracy"]["overall"]
     assert (text["count"], text["n"]) == (5, 6)
     assert cache.get(bench)[0] is second
+
+
+def test_the_benchmark_cache_is_bounded_by_samples(tmp_path, monkeypatch) -> None:
+    cache = pipeline.prepared_benchmarks
+    cache.clear()
+    a = make_benchmark(tmp_path / "a", slug="bench-a")
+    b = make_benchmark(tmp_path / "b", slug="bench-b")
+    n = len(selectors.benchmark_sample_uids(benchmark=a))
+    monkeypatch.setattr(cache, "MAX_SAMPLES", 2 * n)
+    cache.get(a)
+    cache.get(b)
+    assert list(cache.entries) == [a.pk, b.pk]  # both fit
+    monkeypatch.setattr(cache, "MAX_SAMPLES", n)
+    cache.get(a)  # still cached: a hit moves it to the end, nothing is built
+    assert list(cache.entries) == [b.pk, a.pk]
+    a.save()  # a changed: b is evicted before a is built again
+    cache.get(a)
+    assert list(cache.entries) == [a.pk]
