@@ -112,10 +112,15 @@ def test_key_steps_reorder_by_keyboard_and_drag(page, live_server, tmp_path: Pat
     page.focus("#steps li:nth-child(3) textarea")
     page.keyboard.press("Alt+ArrowUp")
     assert texts() == ["First", "Third", "Second"]
+    # Measure the boxes only once the page has settled (the preview image arriving shifts the
+    # layout), and start the native drag with a short move before travelling to the target.
+    page.wait_for_load_state("networkidle")
+    page.locator("#steps").scroll_into_view_if_needed()
     grip = page.locator("#steps li:nth-child(1) .grip").bounding_box()
     target = page.locator("#steps li:nth-child(3)").bounding_box()
     page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
     page.mouse.down()
+    page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2 + 8, steps=4)
     page.mouse.move(target["x"] + 10, target["y"] + target["height"] / 2, steps=10)
     page.mouse.up()
     assert texts() == ["Third", "Second", "First"]

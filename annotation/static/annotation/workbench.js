@@ -29,8 +29,11 @@
       key_steps: state.key_steps, toolchain: state.toolchain,
     };
   }
+  // Counts edits, so a save that answers after newer edits does not claim everything is saved.
+  let changes = 0;
   function dirty() {
     if (!data.editable || conflict) return;
+    changes += 1;
     status("Unsaved changes");
     clearTimeout(timer);
     timer = setTimeout(() => save(false), 1200);
@@ -42,6 +45,7 @@
     saving = true;
     status(submit ? "Submitting…" : "Saving…");
     let resp, body;
+    const sent = changes;
     try {
       resp = await fetch(urls.save, { method: "POST", headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
         body: JSON.stringify({ version, data: payload(), submit }) });
@@ -53,7 +57,7 @@
     if (resp.ok) {
       version = body.version;
       showErrors([]);
-      status(`Saved · version ${version}`);
+      status(changes === sent && !again ? `Saved · version ${version}` : "Unsaved changes");
       if (submit) { window.location.href = urls.queue; return; }
     } else if (resp.status === 409) {
       conflict = true;
