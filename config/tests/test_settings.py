@@ -60,7 +60,10 @@ def test_env_readers_reject_malformed_values_with_the_variable_name() -> None:
 
 
 def run_manage(args: list[str], **env: str) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE"}}
+    # A deployment's environment: none of the test run's own switches (browser tests set
+    # DJANGO_ALLOW_ASYNC_UNSAFE for Playwright, which the deploy check rightly refuses).
+    dropped = {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    environ = {k: v for k, v in os.environ.items() if k not in dropped}
     environ.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args, "--settings=config.settings.production"],
