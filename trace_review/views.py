@@ -5,6 +5,9 @@ Views parse input, call one service or selector and render (docs/trace_review.md
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
@@ -211,7 +214,9 @@ def frame_png(request: HttpRequest, pk: int) -> HttpResponse:
     """The image in the frame the annotated regions are in (the recovery transform applied)."""
     assignment = _own(request, pk)
     view = traces.trace_view(assignment.trace, run=False)
-    return _png(f"tr:frame:{assignment.trace.sample_id}:{view.transform!r}",
+    # The transform goes into the key as a digest: cache keys must be short and free of spaces.
+    digest = hashlib.sha256(json.dumps(view.transform, sort_keys=True).encode()).hexdigest()[:16]
+    return _png(f"tr:frame:{assignment.trace.sample_id}:{digest}",
                 lambda: traces.frame_image(view.sample, view.transform))
 
 
