@@ -10,11 +10,16 @@ accuracy, with paired tests between neighbours):
 2. median server time through Django's handler (test client), uncached: the cache cleared
    before each request, so selectors, neighbour tests and template all run;
 3. median server time, cached (the fragment served from the per-benchmark cache);
-4. requests per second under concurrent load on localhost: a pre-forked WSGI server (one
-   process per core, the standard library's wsgiref) and an asyncio client keeping C
-   connections busy for D seconds, all on this machine.
+   (2 and 3 are repeated --repeat times; the figure is the median of the runs' medians)
+4. requests per second under concurrent load on localhost: gunicorn (``config.wsgi``, the
+   bench's settings ``config.settings.base``, --workers processes, --threads threads each: the
+   gthread worker when above 1) and a load generator keeping --concurrency keep-alive connections
+   busy for --duration seconds, --repeat times: ``wrk`` (Debian's package) when it is installed,
+   else a small asyncio HTTP/1.1 client in this process. Client and server share this machine's
+   cores; the CPU each used per request is printed too, so the figure can be read against load.
 
     .venv/bin/python bench/bench_leaderboard.py [--submissions 1000] [--concurrency 16] [--duration 10]
+        [--workers 2] [--threads 4] [--repeat 3] [--client wrk|python]
     VAR_DIR=/tmp/lb-bench .venv/bin/python bench/bench_leaderboard.py   # keep (and reuse) the built database
 """
 
@@ -24,18 +29,29 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
+import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="bench-leaderboard-"))
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
+# The database through DATABASE_URL, as deployed: config.settings.base then keeps connections open
+# (conn_max_age=60), where its URL-less SQLite default opens one per request (--db-per-request).
+PER_REQUEST = "--db-per-request" in sys.argv
+if not PER_REQUEST:
+    os.environ["DATABASE_URL"] = f"sqlite:///{Path(os.environ['VAR_DIR']).resolve() / 'db.sqlite3'}"
+else:
+    os.environ.pop("DATABASE_URL", None)
+SETTINGS = "config.settings.base"
+os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
 os.environ["ALLOWED_HOSTS"] = "127.0.0.1,localhost,testserver"
 os.environ.pop("REDIS_URL", None)
 os.environ.pop("CACHE_URL", None)
@@ -114,42 +130,144 @@ def median_ms(client: Client, runs: int, *, uncached: bool) -> float:
     return statistics.median(times)
 
 
-def serve(sock: socket.socket) -> None:
-    from django.core.wsgi import get_wsgi_application
-
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = WSGIServer(("127.0.0.1", 0), Quiet, bind_and_activate=False)
-    server.socket.close()
-    server.socket = sock
-    server.server_address = sock.getsockname()
-    server.server_name, server.server_port = "127.0.0.1", sock.getsockname()[1]
-    server.setup_environ()
-    server.set_app(get_wsgi_application())
-    server.serve_forever()
+def load_average() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def load(port: int, concurrency: int, duration: float) -> tuple[int, int]:
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of running processes, from /proc (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
+def worker_pids(master: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == master:
+                    out.append(int(entry.name))
+            except (FileNotFoundError, IndexError, ValueError):
+                continue
+    return out
+
+
+def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+           "--workers", str(workers), "--log-level", "warning", "--chdir", str(ROOT)]
+    if threads > 1:
+        cmd += ["--worker-class", "gthread", "--threads", str(threads)]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": SETTINGS, "PYTHONWARNINGS": "ignore"}
+    server = subprocess.Popen(cmd, env=env, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{URL}", timeout=5) as response:
+                if response.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.2)
+    server.send_signal(signal.SIGQUIT)
+    raise RuntimeError("gunicorn did not answer within 60 s")
+
+
+async def python_load(port: int, concurrency: int, duration: float) -> tuple[int, int]:
+    """HTTP/1.1 keep-alive GETs on ``concurrency`` connections for ``duration`` seconds (reconnects
+    when the server closes, as gunicorn's sync worker does after every response)."""
     done = errors = 0
     stop = time.perf_counter() + duration
-    request = f"GET {URL} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    request = f"GET {URL} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
 
     async def worker() -> None:
         nonlocal done, errors
+        reader = writer = None
         while time.perf_counter() < stop:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            if writer is None:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.write(request)
-            data = await reader.read()
-            writer.close()
-            if data.startswith(b"HTTP/1.0 200") or data.startswith(b"HTTP/1.1 200"):
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+                reader = writer = None
+                continue
+            lines = head.decode("latin-1").lower().split("\r\n")
+            length = next(int(h.split(":", 1)[1]) for h in lines if h.startswith("content-length:"))
+            await reader.readexactly(length)
+            if lines[0].split()[1] == "200":
                 done += 1
             else:
                 errors += 1
+            if "connection: close" in lines:
+                writer.close()
+                reader = writer = None
+        if writer is not None:
+            writer.close()
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return done, errors
+
+
+def wrk_load(port: int, concurrency: int, duration: float) -> tuple[int, int]:
+    out = subprocess.run(["wrk", "-t1", f"-c{concurrency}", f"-d{duration:g}s", f"http://127.0.0.1:{port}{URL}"],
+                         capture_output=True, text=True, check=True).stdout
+    done = int(out.split(" requests in ")[0].split()[-1])
+    bad = sum(int(line.split(":")[1]) for line in out.splitlines() if line.strip().startswith("Non-2xx"))
+    socket_errors = sum(int(x) for line in out.splitlines() if "Socket errors" in line
+                        for x in line.replace(",", " ").split() if x.isdigit())
+    return done - bad, bad + socket_errors
+
+
+def throughput(args: argparse.Namespace) -> list[float]:
+    client = args.client or ("wrk" if shutil.which("wrk") else "python")
+    port = free_port()
+    server = start_gunicorn(port, args.workers, args.threads)
+    kind = f"{args.threads} threads each (gthread)" if args.threads > 1 else "sync"
+    rates = []
+    try:
+        pids = worker_pids(server.pid)
+        for _ in range(3):  # every worker builds and caches the page before the measurement
+            python_load_run = asyncio.run(python_load(port, 2 * args.workers * max(1, args.threads), 1.0))
+            assert python_load_run[1] == 0, "errors while warming up"
+        for run in range(args.repeat):
+            before_server = cpu_seconds(pids)
+            before_client = time.process_time() + sum(os.times()[2:4])
+            start_load = load_average()
+            t = time.perf_counter()
+            if client == "wrk":
+                done, errors = wrk_load(port, args.concurrency, args.duration)
+            else:
+                done, errors = asyncio.run(python_load(port, args.concurrency, args.duration))
+            elapsed = time.perf_counter() - t
+            server_cpu = cpu_seconds(pids) - before_server
+            client_cpu = time.process_time() + sum(os.times()[2:4]) - before_client
+            rate = done / args.duration
+            rates.append(rate)
+            print(f"  run {run + 1}: {rate:.0f} requests/s ({done} in {args.duration:g} s, {errors} errors); "
+                  f"CPU per request: server {1000 * server_cpu / max(done, 1):.2f} ms, "
+                  f"client {1000 * client_cpu / max(done, 1):.2f} ms; {elapsed:.1f} s wall; "
+                  f"{start_load} -> {load_average().split()[-3]}")
+    finally:
+        server.send_signal(signal.SIGQUIT)  # gunicorn's quick shutdown (SIGTERM waits for keep-alive clients)
+        server.wait(timeout=30)
+    print(f"concurrent load: median {statistics.median(rates):.0f} requests/s over {args.repeat} runs, gunicorn "
+          f"{args.workers} workers ({kind}), {args.concurrency} keep-alive connections from {client}, "
+          f"client and server on the same {os.cpu_count()} cores; database connections "
+          f"{'opened per request' if args.db_per_request else 'kept (DATABASE_URL, conn_max_age=60)'}")
+    return rates
 
 
 def main() -> None:
@@ -158,6 +276,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--client", choices=("wrk", "python"), default=None)
+    parser.add_argument("--db-per-request", action="store_true",
+                        help="SQLite without DATABASE_URL: a new connection (and a cold page cache) per request")
     args = parser.parse_args()
     from annotation.models import Benchmark
     from leaderboard.services import entries_sync
@@ -170,36 +293,23 @@ def main() -> None:
     t = time.perf_counter()
     written = entries_sync(benchmark)
     print(f"board entries built once: {written} in {time.perf_counter() - t:.2f} s")
+    print(f"Python {sys.version.split()[0]}, {load_average()}")
     client = Client()
     median_ms(client, 3, uncached=True)  # warm up imports and templates
-    print(f"overview, uncached: median {median_ms(client, 31, uncached=True):.1f} ms over 31 requests")
-    client.get(URL)
-    print(f"overview, cached:   median {median_ms(client, 301, uncached=False):.2f} ms over 301 requests")
+    uncached, cached = [], []
+    for run in range(args.repeat):
+        uncached.append(median_ms(client, 31, uncached=True))
+        client.get(URL)
+        cached.append(median_ms(client, 301, uncached=False))
+        print(f"  run {run + 1}: uncached median {uncached[-1]:.1f} ms over 31 requests, cached median "
+              f"{cached[-1]:.2f} ms over 301; {load_average()}")
+    print(f"overview, uncached: median {statistics.median(uncached):.1f} ms (runs {min(uncached):.1f}-{max(uncached):.1f})")
+    print(f"overview, cached:   median {statistics.median(cached):.2f} ms (runs {min(cached):.2f}-{max(cached):.2f})")
 
     from django.db import connections
 
-    connections.close_all()  # each forked worker opens its own connection
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(512)
-    port = sock.getsockname()[1]
-    pids = []
-    for _ in range(args.workers):
-        pid = os.fork()
-        if pid == 0:
-            serve(sock)
-            os._exit(0)
-        pids.append(pid)
-    try:
-        asyncio.run(load(port, 4, 2.0))  # warm every worker's cache
-        done, errors = asyncio.run(load(port, args.concurrency, args.duration))
-        print(f"concurrent load: {done / args.duration:.0f} requests/s ({done} in {args.duration:.0f} s, "
-              f"{errors} errors) with {args.workers} wsgiref worker processes and {args.concurrency} connections")
-    finally:
-        for pid in pids:
-            os.kill(pid, 15)
-            os.waitpid(pid, 0)
+    connections.close_all()
+    throughput(args)
 
 
 if __name__ == "__main__":

@@ -63,3 +63,27 @@ def test_the_page_around_the_cached_fragment_is_per_visitor(client, hand, django
 
 def test_clone_helper_gives_public_rows(hand) -> None:
     assert len(helpers.clone(hand.alpha, 2)) == 2
+
+
+def test_anonymous_visitors_get_the_cached_page_with_their_own_working_csrf_token(hand) -> None:
+    import re
+
+    from django.test import Client
+    from django.urls import reverse
+
+    from leaderboard.views import CSRF_SLOT
+
+    pages, tokens = [], []
+    for _ in range(2):
+        visitor = Client(enforce_csrf_checks=True)
+        html = visitor.get("/b/hand/").content.decode()
+        token = re.search(r'"X-CSRFToken": "([^"]+)"', html).group(1)
+        assert CSRF_SLOT not in html and "Sign in" in html
+        # the token on the cached page is this visitor's: a POST with it passes the CSRF check
+        response = visitor.post(reverse("login"), {"username": "x", "password": "y"}, HTTP_X_CSRFTOKEN=token)
+        assert response.status_code != 403
+        pages.append(html.replace(token, ""))
+        tokens.append(token)
+    assert tokens[0] != tokens[1] and pages[0] == pages[1]
+    assert Client(enforce_csrf_checks=True).post(reverse("login"), {"username": "x", "password": "y"},
+                                                 HTTP_X_CSRFTOKEN=tokens[0]).status_code == 403  # not anyone's
