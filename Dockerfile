@@ -3,7 +3,7 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DJANGO_SETTINGS_MODULE=config.settings.production VAR_DIR=/var/lib/bench
 WORKDIR /app
 COPY requirements.txt .
-RUN pip install --no-cache-dir -r requirements.txt gunicorn==23.0.0
+RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
 RUN SECRET_KEY=build ALLOWED_HOSTS=build python manage.py collectstatic --noinput
 RUN useradd --create-home bench && mkdir -p /var/lib/bench && chown bench /var/lib/bench
