@@ -16,9 +16,6 @@ def approved_annotations_for_export(benchmark: Benchmark) -> dict[int, Annotatio
     return {a.sample_id: a for a in annotations}
 
 
-def benchmark_list() -> QuerySet[Benchmark]:
-    return Benchmark.objects.annotate(sample_count=Count("samples", distinct=True)).order_by("name")
-
 
 # --- the annotator's workbench -------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from django.db.models import Case, Count, F, Max, Min, Prefetch, Q, QuerySet, Va
 from django.db.models.functions import Lower
 
 from annotation.models import Benchmark, Domain
-from evaluation.models import Submission
 from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
 from leaderboard import board

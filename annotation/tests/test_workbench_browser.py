@@ -18,7 +18,7 @@ from annotation.workbench.editing import annotation_save
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM would refuse to run here.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-sync_api = pytest.importorskip("playwright.sync_api")
+from playwright import sync_api  # noqa: E402  (a missing Playwright must fail, not skip)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

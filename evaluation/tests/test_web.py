@@ -140,7 +140,7 @@ def test_publish_unpublish_and_delete_from_the_page(web, post) -> None:
 
 @pytest.fixture
 def chromium():
-    playwright = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                     args=["--no-sandbox", "--headless", "--disable-gpu"])

@@ -20,7 +20,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture
 def page(live_server, transactional_db, tmp_path):  # noqa: ANN201
-    playwright = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     subs = {s.name: helpers.submit(benchmark, s) for s in (helpers.ALPHA, helpers.BETA, helpers.GAMMA)}
     with playwright.sync_playwright() as p:

@@ -22,7 +22,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture
 def page(live_server, transactional_db, tmp_path):
-    playwright = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
     world = make_world(tmp_path / "bench")
     make_user("annotator", world.benchmark, Role.ANNOTATOR)
     # One person per trace, so a single verdict already makes a human majority the judge is compared with.
