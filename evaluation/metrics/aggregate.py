@@ -29,7 +29,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from .scoring import PreparedBenchmark, SampleInfo
+    from .prepared import PreparedBenchmark, SampleInfo
 
 
 def _mean(values: Sequence[float]) -> Mean:

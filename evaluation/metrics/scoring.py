@@ -26,8 +26,10 @@ from .aggregate import (
     mode_selection_from_state,
     slot_state as _slot_state,
 )
-from .answers import GoldKey, compile_gold, extract_answer, rule_match
+from .answers import extract_answer, rule_match
+from .memo_keys import args_key
 from .parse import parse_prediction
+from .prepared import PreparedBenchmark, SampleInfo, ScoringError
 from .process import best_iou, box_from_args, key_step_coverage
 from .questions import (
     make_answer_question,
@@ -66,154 +68,8 @@ _new_tuple = tuple.__new__
 assert PredictionResult._fields[R_VERDICT] == "answer_verdict" and len(PredictionResult._fields) == 24
 
 
-class ScoringError(ValueError):
-    """The prediction stream contradicts the benchmark (unknown sample, duplicate line)."""
-
-
-def default_tool_name(name: str) -> str:
-    return name.strip().lower().replace(" ", "_").replace("-", "_")
-
-
-class SampleInfo:
-    """What the scorer needs from one sample, computed once per benchmark."""
-
-    __slots__ = ("sample", "index", "gold", "gold_id", "aux", "ref_names", "l_gt", "zoomable",
-                 "has_keys", "group", "empty_prf", "empty_edit")
-
-    def __init__(self, sample: Sample, resolve: Callable[[str], str]) -> None:
-        self.sample = sample
-        self.index = -1  # position in the benchmark
-        self.gold: GoldKey = compile_gold(sample)
-        self.gold_id = -1  # equal gold keys share an id: the rules' verdicts are memoised by it
-        self.aux = sample.aux_line
-        self.ref_names: tuple[str, ...] = tuple(resolve(c.tool) for c in sample.toolchain)
-        self.l_gt = len(sample.toolchain)
-        self.zoomable = bool(sample.regions)
-        self.has_keys = bool(sample.key_steps)
-        self.group = -1  # index of (domain, category, w/o enh.) among non-aux samples
-        # The toolchain figures of a prediction without tool calls, the same for every one.
-        self.empty_prf = toolset_prf((), self.ref_names) if self.l_gt else None
-        self.empty_edit = normalized_edit_distance((), self.ref_names) if self.l_gt else None
-
-
-class PreparedBenchmark:
-    """Samples digested once; reuse it to score many submissions of the same benchmark."""
-
-    def __init__(self, samples: Iterable[Sample | Mapping[str, Any]],
-                 resolve_tool: Callable[[str], str | None] | None = None) -> None:
-        resolved: dict[str, str] = {}
-        raw = resolve_tool
-
-        def resolve(name: str) -> str:
-            got = resolved.get(name)
-            if got is None:
-                got = (raw(name) if raw is not None else None) or default_tool_name(name)
-                resolved[name] = got
-            return got
-
-        self.resolve = resolve
-        self.resolved = resolved  # the resolver's memo, read directly on the hot path
-        self.infos: dict[str, SampleInfo] = {}
-        # Non-aux samples fall in groups of equal (domain, category, w/o enh.): per-mode
-        # accuracy is tallied per group, then summed into the tables.
-        self.groups: list[tuple[str, str, bool]] = []
-        self.group_sizes: list[int] = []
-        self.n_aux = 0
-        group_of: dict[tuple[str, str, bool], int] = {}
-        gold_ids: dict[GoldKey, int] = {}
-        for s in samples:
-            sample = s if isinstance(s, Sample) else Sample.from_mapping(s)
-            if sample.uid in self.infos:
-                raise ScoringError(f"duplicate sample uid {sample.uid!r} in the benchmark")
-            info = self.infos[sample.uid] = SampleInfo(sample, resolve)
-            info.index = len(self.infos) - 1
-            info.gold_id = gold_ids.setdefault(info.gold, len(gold_ids))
-            if info.aux:
-                self.n_aux += 1
-                continue
-            key = (sample.domain, sample.category, not sample.transform)
-            g = group_of.get(key)
-            if g is None:
-                g = group_of[key] = len(self.groups)
-                self.groups.append(key)
-                self.group_sizes.append(0)
-            self.group_sizes[g] += 1
-            info.group = g
-        self.order = list(self.infos.values())
-        self.n_main = len(self.order) - self.n_aux
-
-
 def _is_zoom(name: str) -> bool:
     return "zoom" in name or "crop" in name
-
-
-_SCALARS = (str, int, bool, type(None))
-
-
-def _freeze(value: Any, out: list) -> bool:
-    """Append a type-tagged, hashable flattening of a JSON-like value to ``out``.
-
-    Types are part of the key (1, 1.0 and True are equal in Python but not to a schema), as are
-    container lengths (so flattenings cannot run into each other); a float zero is keyed by its
-    repr (-0.0 and 0.0 print differently). False when the value holds anything else.
-    """
-    t = type(value)
-    if t in _SCALARS:
-        out.append(t)
-        out.append(value)
-        return True
-    if t is float:
-        out.append(t)
-        out.append(value if value else repr(value))
-        return True
-    if t is list or t is tuple:
-        out.append(t)
-        out.append(len(value))
-        for v in value:
-            if not _freeze(v, out):
-                return False
-        return True
-    if t is dict:
-        out.append(t)
-        out.append(len(value))
-        for k, v in value.items():
-            if type(k) is not str:
-                return False
-            out.append(k)
-            if not _freeze(v, out):
-                return False
-        return True
-    return False
-
-
-def _args_key(name: str, args: Any) -> tuple | None:
-    """The validator memo's key for (name, args): ``name`` then each argument's name and its
-    ``_freeze`` flattening; None when the arguments cannot be keyed. Flat arguments (scalars,
-    lists of scalars: nearly every call) are flattened inline, identically."""
-    if type(args) is not dict:
-        return None
-    out: list = [name]
-    for k, v in args.items():
-        if type(k) is not str:
-            return None
-        out.append(k)
-        t = type(v)
-        if t is int or t is str or t is bool or v is None:
-            out.append(t)
-            out.append(v)
-        elif t is list:
-            out.append(t)
-            out.append(len(v))
-            for x in v:
-                tx = type(x)
-                if tx is int or tx is str:
-                    out.append(tx)
-                    out.append(x)
-                elif not _freeze(x, out):
-                    return None
-        elif not _freeze(v, out):
-            return None
-    return tuple(out)
 
 
 def score_submission(
@@ -522,7 +378,7 @@ def _score(
                     errors: tuple[str, ...] = (
                         f"tool {cname!r} is not in this benchmark's tool set",)
                 elif tool_validator is not None:
-                    vkey = _args_key(cname, call.args)
+                    vkey = args_key(cname, call.args)
                     if vkey is not None:
                         errors = validate_memo.get(vkey)  # type: ignore[assignment]
                         if errors is None:
