@@ -64,10 +64,15 @@ def count_fig(count: int, n: int) -> Fig:
 
 
 def mean_fig(node: Any, scale: float = 1.0) -> Fig:
-    """A stored Mean (``{"value", "n"}``): no interval in the stored results, the n is shown instead."""
+    """A stored Mean (``{"value", "n", "interval"}``) as a Fig, with its interval when the
+    results have one (the library gives it for the few-valued per-sample figures; results
+    scored before it was added, and continuous means, show their n alone)."""
     if not isinstance(node, dict) or node.get("value") is None:
         return Fig(None, n=node.get("n") if isinstance(node, dict) else None)
-    return Fig(node["value"] * scale, n=node.get("n"))
+    iv = node.get("interval") or {}
+    lo, hi = iv.get("low"), iv.get("high")
+    return Fig(node["value"] * scale, lo * scale if lo is not None else None,
+               hi * scale if hi is not None else None, node.get("n"))
 
 
 def path(results: Any, *keys: str) -> Any:

@@ -39,6 +39,8 @@ class BoardEntry(models.Model):
     mcc_lo = models.FloatField(null=True)
     mcc_hi = models.FloatField(null=True)
     kcov = models.FloatField(null=True)
+    kcov_lo = models.FloatField(null=True)
+    kcov_hi = models.FloatField(null=True)
     kcov_n = models.PositiveIntegerField(default=0)
     tool_eff = models.FloatField(null=True)
     tool_eff_lo = models.FloatField(null=True)

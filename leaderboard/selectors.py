@@ -25,7 +25,7 @@ ENTRY_FIELDS = (
     "submission_id", "submission__model_name", "submission__organisation", "submission__weights",
     "finished_at", "submission__is_demo", "headline_mode",
     "text_acc", "text_lo", "text_hi", "adaptive_acc", "adaptive_lo", "adaptive_hi",
-    "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "mcc_lo", "mcc_hi", "kcov", "kcov_n",
+    "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "mcc_lo", "mcc_hi", "kcov", "kcov_lo", "kcov_hi", "kcov_n",
     "tool_eff", "tool_eff_lo", "tool_eff_hi", "tokens", "cost",
 )
 
@@ -70,7 +70,7 @@ def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.R
         organisation=v["submission__organisation"], weights=v["submission__weights"],
         date=v["finished_at"], is_demo=v["submission__is_demo"], headline_mode=v["headline_mode"],
         text=fig("text"), adaptive=fig("adaptive"), oracle=fig("oracle"),
-        mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]), kcov=Fig(v["kcov"], n=v["kcov_n"]),
+        mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]), kcov=Fig(v["kcov"], v["kcov_lo"], v["kcov_hi"], v["kcov_n"]),
         tool_eff=Fig(v["tool_eff"], v["tool_eff_lo"], v["tool_eff_hi"]), tokens=v["tokens"], cost=v["cost"],
         rank_score=score,
     )

@@ -91,6 +91,9 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     kcov = process.get("kcov") or {}
     out["kcov"] = kcov["value"] * 100 if kcov.get("value") is not None else None
     out["kcov_n"] = kcov.get("n") or 0
+    kcov_iv = kcov.get("interval") or {}
+    out["kcov_lo"] = kcov_iv["low"] * 100 if kcov_iv.get("low") is not None else None
+    out["kcov_hi"] = kcov_iv["high"] * 100 if kcov_iv.get("high") is not None else None
     tool_eff = process.get("tool_eff")
     out["tool_eff"] = _rate(tool_eff)[0]
     out["tool_eff_lo"], out["tool_eff_hi"] = _interval_of_rate(tool_eff)

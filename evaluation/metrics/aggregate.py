@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .mode_selection import cell, mcc
-from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_rate
+from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_mean, bootstrap_rate
 from .types import (
     AccuracyTable,
     Confusion,
@@ -34,6 +34,18 @@ if TYPE_CHECKING:
 
 def _mean(values: Sequence[float]) -> Mean:
     return Mean(sum(values) / len(values), len(values)) if values else Mean(None, 0)
+
+
+def _mean_ci(values: Sequence[float], seed: int, resamples: int) -> Mean:
+    """A mean with its bootstrap interval, for the per-sample figures whose values are few
+    distinct fractions (coverage j/m, toolset figures, efficiency, step scores): their counts
+    are drawn, a few milliseconds. Continuous values (IoU, latency, cost) would need index
+    resampling, O(resamples * n): those means keep only their n, and so does this one in the
+    unusual case of more than ``stats.MULTINOMIAL_MAX_DISTINCT`` distinct values."""
+    if not values:
+        return Mean(None, 0)
+    return Mean(sum(values) / len(values), len(values),
+                bootstrap_mean(values, seed=seed, resamples=resamples, resample_indices=False))
 
 
 class _Tally:
@@ -133,27 +145,27 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
     ious = acc.ious if process else []
     hits = sum(1 for v in ious if v >= 0.5)
     proc = ProcessReport(
-        kcov=_mean(acc.kcov),
-        kcov_any=_mean(acc.kcov_any),
+        kcov=_mean_ci(acc.kcov, seed, resamples),
+        kcov_any=_mean_ci(acc.kcov_any, seed, resamples),
         tool_eff=Rate(acc.valid_calls, acc.decided_calls),
-        tool_eff_per_sample=_mean(acc.per_sample_eff),
+        tool_eff_per_sample=_mean_ci(acc.per_sample_eff, seed, resamples),
         mean_steps=_count_mean(acc.steps, n_main),
         mean_calls=_count_mean(acc.calls, n_main),
         mean_tokens=_count_mean(acc.tokens, acc.n_tokens),
         mean_latency_ms=_mean(acc.latency),
         grounding_iou=_mean(ious),
         grounding_hit=Rate(hits, len(ious)),
-        step_score=_mean(acc.step_score),
+        step_score=_mean_ci(acc.step_score, seed, resamples),
     )
     chain = ToolchainReport(
         tcr=Rate(acc.with_calls, n_main),
         mae_total=_count_mean(acc.mae_total, acc.n_ref),
         mae_eff=_count_mean(acc.mae_eff, acc.n_ref),
-        efficiency=_mean(acc.efficiency),
-        toolset_precision=_mean(acc.precision),
-        toolset_recall=_mean(acc.recall),
-        toolset_f1=_mean(acc.f1),
-        edit_distance=_mean(acc.edit),
+        efficiency=_mean_ci(acc.efficiency, seed, resamples),
+        toolset_precision=_mean_ci(acc.precision, seed, resamples),
+        toolset_recall=_mean_ci(acc.recall, seed, resamples),
+        toolset_f1=_mean_ci(acc.f1, seed, resamples),
+        edit_distance=_mean_ci(acc.edit, seed, resamples),
     )
     return ModeReport(
         mode=mode,

@@ -4,8 +4,10 @@ Resampling n samples with replacement and counting how many land in each outcome
 multinomial draw over the class shares. For statistics that depend only on such counts
 (accuracy: 2 classes; MCC: 4 cells; a paired MCC difference: 16 joint cells) we draw the
 counts directly with ``Generator.multinomial``: the same bootstrap distribution as drawing
-indices, at O(resamples) cost instead of O(resamples * n). Means of real values use index
-resampling in chunks.
+indices, at O(resamples) cost instead of O(resamples * n). A mean of values that take few
+distinct values (key-step coverage j/m, toolset figures, efficiency, step scores) is the same
+kind of statistic: the counts of each distinct value are drawn. Means of values with many
+distinct values use index resampling in chunks.
 """
 
 from __future__ import annotations
@@ -59,14 +61,32 @@ def bootstrap_mcc(tp: int, fp: int, tn: int, fn: int, *, resamples: int = RESAMP
     return _interval(_mcc_vec(counts), level, resamples, seed)
 
 
+MULTINOMIAL_MAX_DISTINCT = 512  # above this many distinct values, indices are resampled
+
+
 def bootstrap_mean(values: Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED,
-                   level: float = LEVEL) -> Interval | None:
-    """Percentile interval of a mean of real values by index resampling."""
+                   level: float = LEVEL, resample_indices: bool = True) -> Interval | None:
+    """Percentile interval of a mean of real values; None when there are none.
+
+    With at most ``MULTINOMIAL_MAX_DISTINCT`` distinct values a resample's mean depends only on
+    how many times each distinct value was drawn: those counts are drawn directly (one
+    multinomial per resample). Otherwise indices are resampled, in chunks (O(resamples * n));
+    with ``resample_indices=False`` that case gives None instead (the scorer's bound on time).
+    """
     arr = np.asarray(values, dtype=np.float64)
     n = arr.size
     if n == 0:
         return None
     rng = np.random.default_rng(seed)
+    distinct, counts = np.unique(arr, return_counts=True)
+    if distinct.size == 1:  # every resample is the same sample
+        v = float(distinct[0])
+        return Interval(low=v, high=v, level=level, resamples=resamples, seed=seed)
+    if distinct.size <= MULTINOMIAL_MAX_DISTINCT:
+        draws = rng.multinomial(n, counts / n, size=resamples)
+        return _interval(draws @ distinct / n, level, resamples, seed)
+    if not resample_indices:
+        return None
     stats = np.empty(resamples)
     chunk = max(1, 4_000_000 // n)  # bound memory to ~32 MB of indices per chunk
     for start in range(0, resamples, chunk):

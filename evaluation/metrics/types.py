@@ -181,10 +181,12 @@ class Rate:
 
 @dataclass(frozen=True, slots=True)
 class Mean:
-    """A mean over ``n`` items; ``value`` is None when n == 0."""
+    """A mean over ``n`` items; ``value`` is None when n == 0. ``interval``: the 95 % bootstrap
+    interval, for the means the report gives one (see ``aggregate.mode_report``)."""
 
     value: float | None
     n: int
+    interval: Interval | None = None
 
 
 @dataclass(frozen=True, slots=True)

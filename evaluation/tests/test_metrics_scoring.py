@@ -90,7 +90,10 @@ def test_adaptive_process_hand_computed() -> None:
     mode = report.modes["adaptive"]
     proc, chain = mode.process, mode.toolchain
     assert (proc.tool_eff.count, proc.tool_eff.n) == (1, 3)
-    assert proc.tool_eff_per_sample == type(proc.kcov)(1 / 3, 1)
+    eff = proc.tool_eff_per_sample
+    assert (eff.value, eff.n) == (1 / 3, 1)
+    # One sample: every resample is that sample, so the interval is the point itself.
+    assert eff.interval is not None and (eff.interval.low, eff.interval.high) == (1 / 3, 1 / 3)
     assert proc.kcov.n == 1  # sample b has no key steps: left out, not a zero
     assert proc.mean_steps.value == 2.0 and proc.mean_steps.n == 2
     assert (proc.grounding_hit.count, proc.grounding_hit.n) == (0, 1)

@@ -1,3 +1,5 @@
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +30,30 @@ def test_bootstrap_mean_reproducible_and_contains_estimate(values: list[float]) 
     assert a == b
     mean = sum(values) / len(values)
     assert a is not None and a.low - 1e-12 <= mean <= a.high + 1e-12
+
+
+def test_bootstrap_mean_of_few_values_is_the_index_bootstrap() -> None:
+    # Key-step coverage of 600 samples with 3 key steps: 0, 1/3, 2/3 or 1 each. Drawing the
+    # counts of the four values must give the distribution index resampling gives.
+    values = [0.0] * 150 + [1 / 3] * 90 + [2 / 3] * 60 + [1.0] * 300
+    counts = bootstrap_mean(values, seed=5)
+    rng = np.random.default_rng(11)
+    arr = np.asarray(values)
+    by_index = np.percentile(arr[rng.integers(0, arr.size, size=(20_000, arr.size))].mean(axis=1), [2.5, 97.5])
+    assert counts is not None and counts.resamples == 1000 and counts.seed == 5
+    assert counts.low == pytest.approx(by_index[0], abs=0.006)
+    assert counts.high == pytest.approx(by_index[1], abs=0.006)
+    assert counts.low < sum(values) / len(values) < counts.high
+
+
+def test_bootstrap_mean_of_many_distinct_values() -> None:
+    values = [i / 999 for i in range(1000)]  # more distinct values than the multinomial path takes
+    ci = bootstrap_mean(values, seed=2)
+    assert ci is not None and ci.low < 0.5 < ci.high and 0.45 < ci.low and ci.high < 0.55
+    assert ci == bootstrap_mean(values, seed=2)
+    assert bootstrap_mean(values, seed=2, resample_indices=False) is None  # the scorer's time bound
+    one = bootstrap_mean([0.25] * 7)
+    assert one is not None and (one.low, one.high) == (0.25, 0.25)
 
 
 def test_bootstrap_of_nothing_is_none_and_seed_changes_draws() -> None:

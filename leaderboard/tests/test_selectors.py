@@ -40,6 +40,9 @@ def test_overview_figures_are_the_librarys(hand, spec) -> None:
         assert (row.mcc.value, row.mcc.lo, row.mcc.hi) == pytest.approx((ms.mcc, ms.interval.low, ms.interval.high))
         process = report.modes["adaptive"].process
         assert row.kcov.value == pytest.approx(process.kcov.value * 100)
+        kiv = process.kcov.interval
+        assert (row.kcov.lo, row.kcov.hi) == pytest.approx((kiv.low * 100, kiv.high * 100))
+        assert row.kcov.lo <= row.kcov.value <= row.kcov.hi and row.kcov.n == process.kcov.n
         assert row.tool_eff.value == pytest.approx(process.tool_eff.value * 100)
     head = report.modes["adaptive" if "adaptive" in report.modes else "text"]
     assert row.tokens == pytest.approx(head.process.mean_tokens.value)
@@ -136,13 +139,21 @@ def test_process_and_toolchain_tables_are_the_librarys(hand) -> None:
     report = helpers.library_report(hand.benchmark, helpers.ALPHA).modes["adaptive"]
     process = next(r for r in selectors.process_table(sources) if r.source.model_name == "Alpha")
     keys = [k for _, k, _, _ in selectors.PROCESS_COLUMNS]
-    assert process.cells[keys.index("kcov")].fig.value == pytest.approx(report.process.kcov.value * 100)
+    kcov = process.cells[keys.index("kcov")].fig
+    assert kcov.value == pytest.approx(report.process.kcov.value * 100)
+    assert (kcov.lo, kcov.hi) == pytest.approx((report.process.kcov.interval.low * 100,
+                                                 report.process.kcov.interval.high * 100))
+    grounding = process.cells[keys.index("grounding_iou")].fig  # continuous: its n, no interval
+    assert grounding.lo is None and grounding.n == report.process.grounding_iou.n
     assert process.cells[keys.index("mean_calls")].fig.value == pytest.approx(report.process.mean_calls.value)
     assert process.cells[keys.index("tool_eff")].fig.value == pytest.approx(report.process.tool_eff.value * 100)
     chain = next(r for r in selectors.toolchain_table(sources) if r.source.model_name == "Alpha" and r.mode == "adaptive")
     tkeys = [k for _, k, _, _ in selectors.TOOLCHAIN_COLUMNS]
     assert chain.cells[tkeys.index("tcr")].fig.value == pytest.approx(report.toolchain.tcr.value * 100)
     assert chain.cells[tkeys.index("mae_total")].fig.value == pytest.approx(report.toolchain.mae_total.value)
+    f1 = chain.cells[tkeys.index("toolset_f1")].fig
+    assert (f1.lo, f1.hi) == pytest.approx((report.toolchain.toolset_f1.interval.low,
+                                             report.toolchain.toolset_f1.interval.high))
     assert chain.cells[tkeys.index("toolset_f1")].fig.value == pytest.approx(report.toolchain.toolset_f1.value)
 
 

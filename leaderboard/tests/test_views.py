@@ -170,3 +170,13 @@ def test_demo_entries_are_labelled(client, hand) -> None:
 
 def test_helpers_benchmark_is_what_the_tests_assume(hand) -> None:
     assert helpers.UIDS[-1] == "s9"
+
+
+def test_overview_shows_key_step_coverage_with_its_interval(client, hand) -> None:
+    from leaderboard import selectors
+
+    row = next(r for r in selectors.board_rows(hand.benchmark) if r.model_name == "Alpha")
+    assert row.kcov.value is not None and row.kcov.lo is not None and row.kcov.hi is not None
+    html = client.get("/b/hand/").content.decode()
+    assert (f'{row.kcov.value:,.1f} <span class="ci" title="95 % bootstrap interval">'
+            f'[{row.kcov.lo:,.1f}, {row.kcov.hi:,.1f}]</span>') in html
