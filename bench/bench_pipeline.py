@@ -13,7 +13,10 @@ submission's row says `done`. The worker's peak resident memory is its VmHWM fro
 
 Options: --samples N (default 30540), --skip-demo, --skip-large, --cold-cache (touch the benchmark
 after the warm-up, so the worker's prepared-benchmark cache misses and the timed submission reads
-the samples again, as the first submission to a benchmark after a worker start or an edit does).
+the samples again, as the first submission to a benchmark after an edit does), --restart SECONDS
+(after the warm-up submission, start a fresh worker and POST that many seconds later: the first
+submission after a deploy; the new worker warms its cache in the background unless
+SCORING_WARMUP=0 is set, see evaluation/benchmark_cache.py).
 """
 
 from __future__ import annotations
@@ -122,7 +125,8 @@ def start_worker() -> subprocess.Popen:
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=(VAR / "worker.log").open("wb"))
 
 
-def run(client: Client, slug: str, data: bytes, label: str, cold: bool = False) -> None:
+def run(client: Client, slug: str, data: bytes, label: str, cold: bool = False,
+        restart: float | None = None) -> None:
     worker = start_worker()
     try:
         # Warm-up: the worker's imports and first connection are not part of a submission's time.
@@ -132,6 +136,11 @@ def run(client: Client, slug: str, data: bytes, label: str, cold: bool = False) 
         wait(warm.json()["id"], 120)
         if cold:
             Benchmark.objects.get(slug=slug).save()  # a new updated_at: the worker's cache misses
+        if restart is not None:
+            worker.kill()
+            worker.wait()
+            worker = start_worker()  # a fresh process: an empty cache, warmed in the background
+            time.sleep(restart)
         base = peak_rss_mb(worker.pid)
         t0 = time.perf_counter()
         resp = client.post(f"/api/v1/benchmarks/{slug}/submissions/",
@@ -164,6 +173,7 @@ def main() -> None:
     ap.add_argument("--skip-demo", action="store_true")
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--cold-cache", action="store_true")
+    ap.add_argument("--restart", type=float, default=None, metavar="SECONDS")
     opts = ap.parse_args()
     call_command("migrate", verbosity=0)
     if connection.vendor != "sqlite":
@@ -179,8 +189,11 @@ def main() -> None:
         t0 = time.perf_counter()
         slug, data = synthetic_benchmark(opts.samples)
         print(f"(synthetic benchmark of {opts.samples:,} samples written in {time.perf_counter() - t0:.1f} s)")
-        run(client, slug, data, label=f"{opts.samples:,} x 3 file" + (" (cold cache)" if opts.cold_cache else ""),
-            cold=opts.cold_cache)
+        label = f"{opts.samples:,} x 3 file" + (" (cold cache)" if opts.cold_cache else "")
+        if opts.restart is not None:
+            warmup = os.environ.get("SCORING_WARMUP", "1") not in ("0", "false", "no", "off")
+            label += f" (fresh worker, POST after {opts.restart:g} s, warm-up {'on' if warmup else 'off'})"
+        run(client, slug, data, label=label, cold=opts.cold_cache, restart=opts.restart)
 
 
 if __name__ == "__main__":

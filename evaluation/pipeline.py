@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -23,7 +22,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import F, JSONField
 from django.utils import timezone
 
-from evaluation import selectors
+from evaluation.benchmark_cache import prepared_benchmarks, tool_hooks
 from evaluation.judges import Judge, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
@@ -296,59 +295,6 @@ def pipeline_judge() -> Judge:
 
         return openai_judge_from_settings(settings, cache=DatabaseVerdictCache())
     return OfflineJudge()
-
-
-def tool_hooks() -> tuple[Callable[[str], str | None] | None, Callable[[str, dict], list[str]] | None]:
-    """The registry's name resolver and argument validator (annotation.imagetools)."""
-    try:
-        from annotation.imagetools import resolve_tool_name, validate_args
-    except ImportError:  # the registry is optional for scoring: names are then folded, args unchecked
-        log.warning("annotation.imagetools is not importable; tool arguments are not validated")
-        return None, None
-    return resolve_tool_name, validate_args
-
-
-class _BenchmarkCache:
-    """The prepared benchmark (samples digested into the scorer's shape), its sample primary keys
-    and uids, per worker process: a second submission to a benchmark does not read its samples
-    again. Keyed by ``selectors.benchmark_content_version`` (three small aggregate queries), so
-    any change to the samples, their approved annotations or the categories misses the cache.
-    Bounded by samples, not entries: a 30k-sample benchmark takes about 100 MB, so the cache
-    keeps the most recent benchmarks up to ``MAX_SAMPLES`` in all (always the last one used),
-    and evicts before it builds, so a worker holds at most one large benchmark at a time."""
-
-    MAX_SAMPLES = 40_000
-
-    def __init__(self) -> None:
-        self.entries: OrderedDict[int, tuple[tuple, PreparedBenchmark, dict[str, int], list[str]]] = OrderedDict()
-        self.hits = self.misses = 0
-
-    def get(self, benchmark: Any) -> tuple[PreparedBenchmark, dict[str, int], list[str]]:
-        version = selectors.benchmark_content_version(benchmark=benchmark)
-        entry = self.entries.get(benchmark.pk)
-        if entry is not None and entry[0] == version:
-            self.hits += 1
-            self.entries.move_to_end(benchmark.pk)
-            return entry[1], entry[2], entry[3]
-        self.misses += 1
-        entry = None
-        self.entries.pop(benchmark.pk, None)  # free the stale one before building the new one
-        need = dict(version[2])["n"]
-        while self.entries and sum(len(e[3]) for e in self.entries.values()) + need > self.MAX_SAMPLES:
-            self.entries.popitem(last=False)
-        resolve, _ = tool_hooks()
-        pks: dict[str, int] = {}
-        # A generator: the samples' dicts are digested one by one, never all held at once.
-        prepared = PreparedBenchmark(selectors.iter_scoring_samples(benchmark=benchmark, pks=pks), resolve)
-        uids = [info.sample.uid for info in prepared.order]
-        self.entries[benchmark.pk] = (version, prepared, pks, uids)
-        return prepared, pks, uids
-
-    def clear(self) -> None:
-        self.entries.clear()
-
-
-prepared_benchmarks = _BenchmarkCache()
 
 
 def _counted(objs: Iterable[Any], progress: _Progress, total: int) -> Iterator[Any]:

@@ -88,6 +88,19 @@ def stuck_submission_ids(*, older_than: timedelta) -> list[int]:
     )
 
 
+def recently_submitted_benchmarks(*, since: Any) -> list[Benchmark]:
+    """Benchmarks with a submission created at or after ``since``, the most recently submitted to
+    first, each with ``n_samples`` (what a worker warms its cache with)."""
+    latest = (Benchmark.objects.filter(submissions__created_at__gte=since)
+              .annotate(last_submission=Max("submissions__created_at"))
+              .order_by("-last_submission", "pk"))
+    benchmarks = list(latest)
+    sizes = dict(Sample.objects.filter(benchmark__in=benchmarks).values_list("benchmark").annotate(n=Count("pk")))
+    for b in benchmarks:
+        b.n_samples = sizes.get(b.pk, 0)
+    return benchmarks
+
+
 def benchmark_sample_uids(*, benchmark: Benchmark) -> list[str]:
     return list(Sample.objects.filter(benchmark=benchmark).order_by("position", "uid").values_list("uid", flat=True))
 

@@ -10,7 +10,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from evaluation import pipeline, services
+from evaluation import benchmark_cache, pipeline, services
 from evaluation.judges import JudgeError
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,12 @@ def submission_score(submission_id: int, judge_failures: int = 0) -> None:
                    f"scored; an administrator can retry with `manage.py score {submission_id}` once the "
                    "judge is back.",
         )
+
+
+@shared_task(ignore_result=True)
+def benchmark_cache_warm() -> None:
+    """Prepare the recently used benchmarks in this pool process (sent by a starting worker)."""
+    benchmark_cache.warm()
 
 
 @shared_task(ignore_result=True)

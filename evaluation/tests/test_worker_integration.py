@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -283,3 +284,17 @@ def test_a_worker_killed_while_scoring_is_restarted_and_the_submission_finishes_
     wait_for(lambda: status_of(sub) == "done", restarted, "done after the restart")
     assert server.calls > calls_before  # the restarted worker did the judging again
     assert_scored_once(sub)
+
+
+def test_a_starting_worker_warms_the_benchmark_cache_for_the_first_submission(bench, owner, start_worker) -> None:
+    earlier = create(bench, owner)  # submitted to before the worker starts: a benchmark in use
+    Submission.objects.filter(pk=earlier.pk).update(status="failed")  # its queued message becomes a no-op
+    worker = start_worker(SCORING_WARMUP="1")
+    wait_for(lambda: f"benchmark cache warmed: {bench.slug}" in worker.log.read_text(), worker, "the warm-up")
+    sub = create(bench, owner)
+    wait_for(lambda: status_of(sub) == "done", worker, "done")
+    assert_scored_once(sub)
+    log = worker.log.read_text()
+    # Prepared once, by the warm-up; the submission found it ready.
+    assert len(re.findall(rf"benchmark {bench.slug}: prepared \d+ samples in", log)) == 1, worker.output()
+    assert log.index(f"benchmark {bench.slug}: prepared samples from the cache") > log.index("benchmark cache warmed")
