@@ -48,7 +48,7 @@ class _BenchmarkCache:
     Bounded by samples, not entries: a 30k-sample benchmark takes about 100 MB, so the cache
     keeps the most recent benchmarks up to ``MAX_SAMPLES`` in all (always the last one used),
     and evicts before it builds, so a worker holds at most one large benchmark at a time.
-    One lock: a lookup waits while another thread (the warm-up) builds."""
+    One lock, for a thread pool: a lookup waits while another thread builds."""
 
     MAX_SAMPLES = 40_000
 
