@@ -7,6 +7,7 @@ from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connections
 
 from evaluation import services
 from evaluation.models import Submission
@@ -146,6 +147,9 @@ def chromium():
                                     args=["--no-sandbox", "--headless", "--disable-gpu"])
         yield browser
         browser.close()
+        # ORM calls made while Playwright's loop runs in this thread get a connection of their own
+        # (Django's connections are per context): close it, or PostgreSQL cannot drop the test database.
+        connections.close_all()
 
 
 @pytest.mark.browser
