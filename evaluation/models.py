@@ -149,7 +149,10 @@ class Submission(models.Model):
 class PredictionResult(models.Model):
     """What the scorer decided about one prediction line (metrics.types.PredictionResult)."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="prediction_results")
+    # No index of its own: the unique constraint below leads with submission_id and serves every
+    # lookup by submission; a second index only cost ~0.2 s per 91,620-row write (PostgreSQL).
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="prediction_results",
+                                   db_index=False)
     sample = models.ForeignKey("annotation.Sample", on_delete=models.CASCADE, related_name="+")
     mode = models.CharField(max_length=8)
     correct = models.BooleanField()
