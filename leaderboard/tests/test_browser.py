@@ -103,3 +103,19 @@ def test_model_page_opens_a_sample_with_its_steps(page) -> None:
     assert images.count() == 3
     page.wait_for_function(
         "[...document.querySelectorAll('#sample-panel img')].every(i => i.complete && i.naturalWidth > 0)")
+
+
+def test_the_overview_fits_a_wide_screen_and_its_caption_stays_in_view_on_a_narrow_one(page) -> None:
+    page.set_viewport_size({"width": 1920, "height": 1000})
+    page.goto(f"{page.base}/b/hand/")
+    # Every column, key-step coverage and rank score included, without scrolling sideways.
+    assert page.evaluate("(() => { const w = document.querySelector('.table-wrap');"
+                         " return w.scrollWidth <= w.clientWidth; })()")
+    assert page.locator("#overview-table thead th").last.is_visible()
+    page.set_viewport_size({"width": 900, "height": 1000})
+    page.goto(f"{page.base}/b/hand/")
+    # The table scrolls sideways now; its caption wraps inside the screen instead of running off it.
+    assert page.evaluate("(() => { const w = document.querySelector('.table-wrap');"
+                         " return w.scrollWidth > w.clientWidth; })()")
+    right = page.evaluate("document.querySelector('#overview-table caption').getBoundingClientRect().right")
+    assert right <= 900
