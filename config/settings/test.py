@@ -16,8 +16,8 @@ SECRET_KEY = "test-secret-key-not-for-production"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", True)
 CELERY_TASK_EAGER_PROPAGATES = True
-# Test workers start without warming their benchmark cache unless a test asks (it reads the database
-# in a thread while the test sets up its rows).
+# Test workers start without warming their benchmark cache unless a test asks (the warm-up task would
+# read the database ahead of the test's own tasks).
 SCORING_WARMUP = env_bool("SCORING_WARMUP", False)
 MEDIA_ROOT = VAR_DIR / "test-media"
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
