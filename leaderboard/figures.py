@@ -49,10 +49,7 @@ def rate_fig(node: Any, scale: float = 100.0) -> Fig:
     if iv is None and node.get("n"):
         pair = rate_interval(node["count"], node["n"])
         iv = {"low": pair[0], "high": pair[1]} if pair else None
-    iv = iv or {}
-    lo, hi = iv.get("low"), iv.get("high")
-    return Fig(node["value"] * scale, lo * scale if lo is not None else None,
-               hi * scale if hi is not None else None, node.get("n"))
+    return _scaled(node, iv, scale)
 
 
 def count_fig(count: int, n: int) -> Fig:
@@ -69,7 +66,12 @@ def mean_fig(node: Any, scale: float = 1.0) -> Fig:
     scored before it was added, and continuous means, show their n alone)."""
     if not isinstance(node, dict) or node.get("value") is None:
         return Fig(None, n=node.get("n") if isinstance(node, dict) else None)
-    iv = node.get("interval") or {}
+    return _scaled(node, node.get("interval"), scale)
+
+
+def _scaled(node: dict, iv: dict | None, scale: float) -> Fig:
+    """A stored figure's value and interval (``{"low", "high"}`` or None), times ``scale``."""
+    iv = iv or {}
     lo, hi = iv.get("low"), iv.get("high")
     return Fig(node["value"] * scale, lo * scale if lo is not None else None,
                hi * scale if hi is not None else None, node.get("n"))
