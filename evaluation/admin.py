@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib import admin
 
 from . import services as _services
@@ -16,8 +17,23 @@ class JudgeVerdictAdmin(admin.ModelAdmin):
 # Submissions (issue 5)
 
 
+class SubmissionAdminForm(forms.ModelForm):
+    class Meta:
+        model = Submission
+        fields = "__all__"
+
+    def clean_is_public(self) -> bool:
+        public = self.cleaned_data["is_public"]
+        if public and "is_public" in self.changed_data and self.instance.pk:
+            message = _services.publish_refusal(submission=self.instance)
+            if message:
+                raise forms.ValidationError(message)
+        return public
+
+
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
+    form = SubmissionAdminForm
     list_display = ("id", "model_name", "benchmark", "owner", "status", "is_public", "is_demo", "deleted_at",
                     "scorer_version", "created_at")
     list_filter = ("status", "benchmark", "is_public", "is_demo", "scorer_version")

@@ -86,6 +86,8 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "price_output_per_mtok": sub.price_output_per_mtok,
         "description": sub.description,
         "is_public": sub.is_public,
+        # is_public is the owner's wish (it may be set at upload); only a done submission is shown
+        "on_leaderboard": sub.is_public and sub.status == SubmissionStatus.DONE and sub.deleted_at is None,
         "is_demo": sub.is_demo,
         "status": sub.status,
         "progress": {"done": sub.progress_done, "total": sub.progress_total,
@@ -162,19 +164,47 @@ class SubmissionDetailApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         return Response(submission_payload(visible_or_404(request, pk), request))
 
-    @extend_schema(request=SubmissionUpdateInput, responses={200: dict},
-                   summary="Publish (is_public true) or unpublish a submission")
+    @extend_schema(request=SubmissionUpdateInput, responses={200: dict, 409: dict},
+                   summary="Publish (is_public true) or unpublish a submission; only a done one can be published")
     def patch(self, request: Request, pk: int) -> Response:
         sub = visible_or_404(request, pk)
         data = SubmissionUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        services.submission_set_public(submission=sub, public=data.validated_data["is_public"])
+        try:
+            services.submission_set_public(submission=sub, public=data.validated_data["is_public"])
+        except services.PublishRefused as exc:
+            return Response({"detail": exc.message, "code": "not_done"}, status=409)
         return Response(submission_payload(sub, request))
 
     @extend_schema(summary="Delete (soft: hidden everywhere, kept for audit)", responses={204: None})
     def delete(self, request: Request, pk: int) -> Response:
         services.submission_delete(submission=visible_or_404(request, pk))
         return Response(status=204)
+
+
+def _bounded_int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit() or not low <= int(raw) <= high:
+        raise serializers.ValidationError(
+            {name: [f"expected a whole number from {low:,} to {high:,}, got {raw[:40]!r}"]})
+    return int(raw)
+
+
+class StrictLimitOffsetPagination(LimitOffsetPagination):
+    """``?limit=&offset=`` that answers 400 with the parameter's name for a value it cannot use
+    (DRF's own ignores junk, and passes a huge number on to the database, which fails with a 500)."""
+
+    default_limit = 200
+    max_limit = 1000
+    max_offset = 1_000_000_000  # past any real result set; far below the database's integer range
+
+    def get_limit(self, request: Request) -> int:
+        return _bounded_int(request, self.limit_query_param, self.default_limit, 1, self.max_limit)
+
+    def get_offset(self, request: Request) -> int:
+        return _bounded_int(request, self.offset_query_param, 0, 0, self.max_offset)
 
 
 class PredictionRowOutput(serializers.Serializer):
@@ -202,12 +232,13 @@ class SubmissionPredictionsApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    pagination_class = StrictLimitOffsetPagination  # for the schema's limit/offset parameters
+
     @extend_schema(responses={200: PredictionRowOutput(many=True)},
                    summary="Per-prediction results (dev split only: test-split correctness stays hidden)")
     def get(self, request: Request, pk: int) -> Response:
         sub = visible_or_404(request, pk)
         rows = selectors.prediction_results_for(submission=sub, user=request.user)
-        pager = LimitOffsetPagination()
-        pager.default_limit = 200
+        pager = StrictLimitOffsetPagination()
         page = pager.paginate_queryset(rows, request, view=self)
         return pager.get_paginated_response(PredictionRowOutput(page, many=True).data)

@@ -54,6 +54,14 @@ class TooManyActive(SubmissionRejected):
     code = "busy"
 
 
+class PublishRefused(Exception):
+    """Only a scored (``done``) submission may be made public."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 METADATA_FIELDS = (
     "organisation", "model_url", "paper_url", "weights", "parameters_billions",
     "price_input_per_mtok", "price_output_per_mtok", "description",
@@ -189,9 +197,28 @@ def submission_notify(*, submission_id: int) -> None:
     send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [sub.owner.email], fail_silently=True)
 
 
+def publish_refusal(*, submission: Submission) -> str:
+    """Why ``submission`` cannot be published now (empty when it can)."""
+    if submission.status == SubmissionStatus.DONE:
+        return ""
+    if submission.status == SubmissionStatus.FAILED:
+        why = "it failed, so it has no results to show; correct the file and submit it again"
+    else:
+        why = f"it is still {submission.status}; publish it once it is done"
+    return f"Submission #{submission.pk} cannot be published: {why}. Only scored submissions go on the leaderboard."
+
+
 def submission_set_public(*, submission: Submission, public: bool) -> Submission:
-    submission.is_public = public
-    submission.save(update_fields=["is_public", "updated_at"])
+    """Publish or unpublish. Publishing is refused (``PublishRefused``) unless the submission is done;
+    the status is re-checked in the same UPDATE, so a re-score starting meanwhile cannot slip through."""
+    now = timezone.now()
+    rows = Submission.objects.filter(pk=submission.pk)
+    if public:
+        rows = rows.filter(status=SubmissionStatus.DONE)
+    if not rows.update(is_public=public, updated_at=now):
+        submission.refresh_from_db()
+        raise PublishRefused(publish_refusal(submission=submission))
+    submission.is_public, submission.updated_at = public, now
     return submission
 
 

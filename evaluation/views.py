@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -88,7 +89,10 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
 @require_POST
 def submission_publish(request: HttpRequest, pk: int) -> HttpResponse:
     sub = _visible(request, pk)
-    services.submission_set_public(submission=sub, public=request.POST.get("public") == "1")
+    try:
+        services.submission_set_public(submission=sub, public=request.POST.get("public") == "1")
+    except services.PublishRefused as exc:
+        messages.error(request, exc.message)
     return redirect(sub)
 
 
