@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PIL import Image, UnidentifiedImageError
+
+from annotation.declared_tools import DeclaredSet, DeclaredTool
 
 # Transform operations must keep the frame computable from the image header alone:
 # rotate and flip move pixels, the photometric ones keep the size.
@@ -36,16 +38,49 @@ class KeyStepIn:
 
 @dataclass(frozen=True, slots=True)
 class ToolRegistryView:
-    """What validation needs from the tool registry, passed in so this module stays testable."""
+    """What validation needs from the tool registry, passed in so this module stays testable.
+
+    `declared` holds the canonical names of the benchmark's declared tools (validated, never
+    run); `with_declared` builds such a view."""
 
     resolve: Callable[[str], str | None]
     validate_args: Callable[[str, dict], list[str]]
+    declared: frozenset[str] = frozenset()
 
 
-def default_registry_view() -> ToolRegistryView:
+def default_registry_view(declared: Iterable[DeclaredTool] = ()) -> ToolRegistryView:
     from annotation.imagetools import resolve_tool_name, validate_args
 
-    return ToolRegistryView(resolve=resolve_tool_name, validate_args=validate_args)
+    return with_declared(ToolRegistryView(resolve=resolve_tool_name, validate_args=validate_args), declared)
+
+
+def with_declared(view: ToolRegistryView, tools: Iterable[DeclaredTool]) -> ToolRegistryView:
+    """`view` plus a benchmark's declared tools; their names come first (see declared_tools)."""
+    known = DeclaredSet(tools)
+    if not known:
+        return view
+
+    def resolve(name: str) -> str | None:
+        tool = known.get(name)
+        return tool.name if tool is not None else view.resolve(name)
+
+    def validate_args(name: str, args: dict) -> list[str]:
+        tool = known.get(name)
+        if tool is not None:
+            return known.problems(tool, args)
+        problems = view.validate_args(name, args)
+        if problems and view.resolve(name) is None and (hint := known.suggest(name)):
+            return [f'unknown tool "{name}"; did you mean "{hint}"?']
+        return problems
+
+    return ToolRegistryView(resolve=resolve, validate_args=validate_args, declared=view.declared | known.names)
+
+
+def unknown_tool_text(name: str, registry: ToolRegistryView) -> str:
+    if registry.declared:
+        return (f"unknown tool {name!r}: neither a registry tool (see GET /api/v1/tools/) nor one this benchmark "
+                f"declares ({', '.join(sorted(registry.declared))})")
+    return f"unknown tool {name!r} (see GET /api/v1/tools/)"
 
 
 def parse_string(data: dict, key: str, err: Callable[[str, str], None]) -> str | None:
@@ -206,23 +241,36 @@ def parse_key_steps(value: Any, err: Callable[[str, str], None]) -> list[KeyStep
     return steps
 
 
-def parse_toolchain(value: Any, registry: ToolRegistryView, err: Callable[[str, str], None]) -> list[dict] | None:
+def parse_toolchain(
+    value: Any, registry: ToolRegistryView, err: Callable[[str, str], None], *, inputs: Sequence[str] = ("img0",)
+) -> list[dict] | None:
+    """A reference toolchain, each call's tool resolved to its canonical name.
+
+    A chain whose entries are all bare names (`"Crop"` or `{"tool": "Crop"}`: no args, input or
+    output) is a name-only chain (VTC-Bench's): it comes back as `[{"tool": "crop"}, ...]`,
+    counts for the toolset and length figures, and is never run. Otherwise every call gets its
+    arguments checked and its image references filled in (formats.md). `inputs` are the
+    references that exist before the first call (the sample's images).
+    """
     if value is None:
         return []
     if not isinstance(value, list):
         err("toolchain", f"expected a list of tool calls, got {kind_of(value)}")
         return None
+    if value and all(is_name_only_call(call) for call in value):
+        return _name_only_chain(value, registry, err)
     calls: list[dict] = []
-    known_refs = {"img0"}
-    previous = "img0"
+    known_refs = set(inputs)
+    previous = inputs[0] if inputs else "img0"
     for index, call in enumerate(value, start=1):
         where = f"toolchain[{index}]"
         if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
-            err(where, "expected an object with a 'tool' name")
+            hint = " (a chain of bare tool names is fine, but then every entry must be one)" if isinstance(call, str) else ""
+            err(where, f"expected an object with a 'tool' name{hint}")
             return None
         name = registry.resolve(call["tool"])
         if name is None:
-            err(f"{where}.tool", f"unknown tool {call['tool']!r} (see GET /api/v1/tools/)")
+            err(f"{where}.tool", unknown_tool_text(call["tool"], registry))
             return None
         args = call.get("args") or {}
         if not isinstance(args, dict):
@@ -236,7 +284,7 @@ def parse_toolchain(value: Any, registry: ToolRegistryView, err: Callable[[str, 
         source = call.get("input") or previous
         output = call.get("output") or next_ref(known_refs)
         if source not in known_refs:
-            err(f"{where}.input", f"{source!r} is not img0 or the output of an earlier call")
+            err(f"{where}.input", f"{source!r} is not {' or '.join(inputs)} or the output of an earlier call")
             return None
         if output in known_refs:
             err(f"{where}.output", f"{output!r} is already defined; each call needs a new output reference")
@@ -244,6 +292,31 @@ def parse_toolchain(value: Any, registry: ToolRegistryView, err: Callable[[str, 
         known_refs.add(output)
         previous = output
         calls.append({"tool": name, "args": args, "input": source, "output": output})
+    return calls
+
+
+def is_name_only_call(call: Any) -> bool:
+    """A bare tool name: a string, or an object holding nothing but `tool`."""
+    return isinstance(call, str) or (isinstance(call, dict) and set(call) == {"tool"})
+
+
+def is_name_only_chain(chain: Sequence[dict]) -> bool:
+    """A parsed chain that lists tool names only (it cannot be run)."""
+    return bool(chain) and all(set(call) == {"tool"} for call in chain)
+
+
+def _name_only_chain(value: list, registry: ToolRegistryView, err: Callable[[str, str], None]) -> list[dict] | None:
+    calls: list[dict] = []
+    for index, call in enumerate(value, start=1):
+        raw = call if isinstance(call, str) else call["tool"]
+        if not isinstance(raw, str) or not raw.strip():
+            err(f"toolchain[{index}]", f"expected a tool name, got {kind_of(raw)}")
+            return None
+        name = registry.resolve(raw)
+        if name is None:
+            err(f"toolchain[{index}]", unknown_tool_text(raw, registry))
+            return None
+        calls.append({"tool": name})
     return calls
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from annotation.benchmark_fields import (
     KeyStepIn,
+    with_declared,
     ToolRegistryView,
     default_registry_view,
     frame_size,
@@ -35,6 +36,8 @@ from annotation.benchmark_fields import (
     parse_toolchain,
     parse_transform,
 )
+from annotation.declared_tools import DeclaredTool, declared_from_dicts, read_declared_tool
+from annotation.declared_tools import fold as fold_tool_name
 from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
 
 __all__ = [  # frame_size, KeyStepIn and the registry view are part of this module's interface too
@@ -109,6 +112,8 @@ class Manifest:
     license: str = ""
     citation: str = ""
     tools: list[str] = field(default_factory=list)
+    # Tools declared by the benchmark and not run here: {"name", "description", "args_schema"}.
+    declared_tools: list[dict] = field(default_factory=list)
     cost_min: float | None = None
     cost_max: float | None = None
     domains: dict[str, dict] = field(default_factory=lambda: ADAPTMMBENCH_DOMAINS)
@@ -198,16 +203,7 @@ def read_manifest(path: Path | None, *, resolve_tool: Callable[[str], str | None
             errors.append(FieldError(None, key, f"expected a string, got {kind_of(value)}"))
         else:
             setattr(manifest, key, value)
-    tools = data.get("tools", [])
-    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
-        errors.append(FieldError(None, "tools", "expected a list of tool names"))
-    else:
-        for name in tools:
-            canonical = resolve_tool(name)
-            if canonical is None:
-                errors.append(FieldError(None, "tools", f"unknown tool {name!r} (see GET /api/v1/tools/)"))
-            elif canonical not in manifest.tools:
-                manifest.tools.append(canonical)
+    _read_tools(data.get("tools", []), manifest, resolve_tool, errors)
     for key in ("cost_min", "cost_max"):
         value = data.get(key)
         if value is not None and (not is_number(value) or value <= 0):
@@ -223,6 +219,41 @@ def read_manifest(path: Path | None, *, resolve_tool: Callable[[str], str | None
         errors.extend(domain_errors)
         manifest.domains = domains
     return manifest, errors
+
+
+def _read_tools(value: Any, manifest: Manifest, resolve_tool: Callable[[str], str | None], errors: list[FieldError]) -> None:
+    """`tools`: registry names (strings) and declared tools (objects with an argument schema, or
+    Agent-X toolmeta.json entries). A string may also name a tool declared in the same list."""
+    if not isinstance(value, list):
+        errors.append(FieldError(None, "tools", "expected a list of tool names or tool declarations"))
+        return
+
+    def err(where: str, message: str) -> None:
+        errors.append(FieldError(None, where, message))
+
+    declared: dict[str, DeclaredTool] = {}
+    for index, item in enumerate(value, start=1):
+        if isinstance(item, str):
+            continue
+        tool = read_declared_tool(item, err, f"tools[{index}]")
+        if tool is None:
+            continue
+        if fold_tool_name(tool.name) in declared:
+            err(f"tools[{index}].name", f"{tool.name!r} is declared twice")
+            continue
+        declared[fold_tool_name(tool.name)] = tool
+    manifest.declared_tools = [t.as_dict() for t in declared.values()]
+    for index, item in enumerate(value, start=1):
+        if not isinstance(item, str):
+            continue
+        if fold_tool_name(item) in declared:
+            continue
+        canonical = resolve_tool(item)
+        if canonical is None:
+            hint = "; to declare a tool the registry does not run, give an object {name, description, args_schema}"
+            err("tools", f"unknown tool {item!r} (see GET /api/v1/tools/){hint}")
+        elif canonical not in manifest.tools:
+            manifest.tools.append(canonical)
 
 
 def _read_domains(value: Any) -> tuple[dict[str, dict], list[FieldError]]:
@@ -274,6 +305,7 @@ def read_benchmark(
     manifest, manifest_errors = read_manifest(source.manifest, resolve_tool=registry.resolve)
     for err in manifest_errors:
         errors.add(err.line, err.field, err.message)
+    registry = with_declared(registry, declared_from_dicts(manifest.declared_tools))
     samples: list[SampleRecord] = []
     seen: dict[str, int] = {}
     with source.jsonl.open("rb") as handle:

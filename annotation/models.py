@@ -21,6 +21,9 @@ class Benchmark(models.Model):
     citation = models.TextField(blank=True)
     # Tool names of the registry the benchmark's models may call; empty means the whole registry.
     tools = models.JSONField(default=list, blank=True)
+    # Tools the benchmark declares but the registry does not run (Agent-X's OCR, WebSearch...):
+    # [{"name", "description", "args_schema"}]; calls to them are validated, never run.
+    declared_tools = models.JSONField(default=list, blank=True)
     # Fixed cost bounds for the rank score in $ per sample (RouterArena fixes them); else derived.
     cost_min = models.FloatField(null=True, blank=True)
     cost_max = models.FloatField(null=True, blank=True)
@@ -250,6 +253,9 @@ class ReferenceToolCall(models.Model):
     # The verifier's verdict on this step: unchecked, valid or invalid, with a note.
     verdict = models.CharField(max_length=9, default="unchecked")
     note = models.TextField(blank=True)
+    # A name-only chain (VTC-Bench's reference chains): the tool's name, no arguments; never run.
+    # Its references are stored as img<k> -> img<k+1> to keep the constraints, and not exported.
+    name_only = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["annotation", "position"]
@@ -265,7 +271,22 @@ class ReferenceToolCall(models.Model):
     def __str__(self) -> str:
         return f"{self.output_ref} = {self.tool}({self.input_ref})"
 
+    @classmethod
+    def rows_for(cls, annotation: Annotation, chain: list[dict]) -> list[ReferenceToolCall]:
+        """Unsaved rows for a parsed chain (benchmark_fields.parse_toolchain); a name-only call
+        keeps just its tool, with placeholder references img<k> -> img<k+1>."""
+        return [
+            cls(annotation=annotation, position=i, tool=c["tool"], name_only=True, input_ref=f"img{i}",
+                output_ref=f"img{i + 1}")
+            if set(c) == {"tool"} else
+            cls(annotation=annotation, position=i, tool=c["tool"], args=c["args"], input_ref=c["input"],
+                output_ref=c["output"])
+            for i, c in enumerate(chain)
+        ]  # fmt: skip
+
     def as_dict(self) -> dict:
+        if self.name_only:
+            return {"tool": self.tool}
         return {"tool": self.tool, "args": self.args, "input": self.input_ref, "output": self.output_ref}
 
 

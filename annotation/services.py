@@ -106,7 +106,7 @@ def _write_bundle(
         slug=slug, defaults={"name": name or manifest.name or slug}
     )
     benchmark.name = name or manifest.name or benchmark.name
-    for attr in ("version", "description", "license", "citation", "tools", "cost_min", "cost_max"):
+    for attr in ("version", "description", "license", "citation", "tools", "declared_tools", "cost_min", "cost_max"):
         setattr(benchmark, attr, getattr(manifest, attr))
     benchmark.full_clean()
     benchmark.save()
@@ -208,12 +208,7 @@ def _replace_imported_annotation(sample: Sample, record: SampleRecord, *, is_new
         KeyStep(annotation=annotation, position=i, text=s.text, origin=s.origin, verified=s.verified)
         for i, s in enumerate(record.key_steps)
     )
-    ReferenceToolCall.objects.bulk_create(
-        ReferenceToolCall(
-            annotation=annotation, position=i, tool=c["tool"], args=c["args"], input_ref=c["input"], output_ref=c["output"]
-        )
-        for i, c in enumerate(record.toolchain)
-    )
+    ReferenceToolCall.objects.bulk_create(ReferenceToolCall.rows_for(annotation, record.toolchain))
     return True
 
 
@@ -288,7 +283,7 @@ def benchmark_manifest(benchmark: Benchmark) -> dict:
         "description": benchmark.description,
         "license": benchmark.license,
         "citation": benchmark.citation,
-        "tools": benchmark.tools,
+        "tools": [*benchmark.tools, *benchmark.declared_tools],
         "domains": domains,
     }
     if benchmark.cost_min is not None:

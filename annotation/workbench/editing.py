@@ -162,7 +162,7 @@ def annotation_snapshot(annotation: Annotation) -> dict:
 
 
 def _chain_core(chain: list[dict]) -> list[tuple]:
-    return [(c["tool"], json.dumps(c["args"], sort_keys=True), c["input"], c["output"]) for c in chain]
+    return [(c["tool"], json.dumps(c.get("args"), sort_keys=True), c.get("input"), c.get("output")) for c in chain]
 
 
 def _write(annotation: Annotation, payload: dict) -> None:
@@ -183,10 +183,10 @@ def _write(annotation: Annotation, payload: dict) -> None:
     KeyStep.objects.bulk_create(
         KeyStep(annotation=annotation, position=i, text=s["text"], origin=s["origin"], verified=s["verified"],
                 note=s["note"]) for i, s in enumerate(payload["key_steps"]))  # fmt: skip
-    ReferenceToolCall.objects.bulk_create(
-        ReferenceToolCall(annotation=annotation, position=i, tool=c["tool"], args=c["args"], input_ref=c["input"],
-                          output_ref=c["output"], verdict=c["verdict"], note=c["note"])
-        for i, c in enumerate(payload["toolchain"]))  # fmt: skip
+    calls = ReferenceToolCall.rows_for(annotation, [_call(c) for c in payload["toolchain"]])
+    for call, c in zip(calls, payload["toolchain"], strict=True):
+        call.verdict, call.note = c["verdict"], c["note"]
+    ReferenceToolCall.objects.bulk_create(calls)
 
 
 def annotation_save(
