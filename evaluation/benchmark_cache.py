@@ -30,14 +30,27 @@ from evaluation.metrics import PreparedBenchmark
 log = logging.getLogger(__name__)
 
 
-def tool_hooks() -> tuple[Callable[[str], str | None] | None, Callable[[str, dict], list[str]] | None]:
-    """The registry's name resolver and argument validator (annotation.imagetools)."""
+def tool_hooks(benchmark: Any = None) -> tuple[Callable[[str], str | None] | None,
+                                              Callable[[str, dict], list[str]] | None]:
+    """The registry's name resolver and argument validator (annotation.imagetools), with the
+    benchmark's declared tools (validated by their argument schemas, never run) when given."""
     try:
-        from annotation.imagetools import resolve_tool_name, validate_args
+        from annotation.benchmark_fields import default_registry_view
+        from annotation.declared_tools import declared_from_dicts
     except ImportError:  # the registry is optional for scoring: names are then folded, args unchecked
         log.warning("annotation.imagetools is not importable; tool arguments are not validated")
         return None, None
-    return resolve_tool_name, validate_args
+    view = default_registry_view(declared_from_dicts(getattr(benchmark, "declared_tools", None) or ()))
+    return view.resolve, view.validate_args
+
+
+def benchmark_tool_set(benchmark: Any, resolve: Callable[[str], str | None] | None) -> frozenset[str] | None:
+    """The tool names a prediction may call, canonical; None when the whole registry is allowed
+    (an empty `tools`: then the declared tools are allowed too)."""
+    if not benchmark.tools:
+        return None
+    names = frozenset((resolve(t) if resolve else None) or t for t in benchmark.tools)
+    return names | frozenset(d["name"] for d in benchmark.declared_tools or ())
 
 
 class _BenchmarkCache:
@@ -76,7 +89,7 @@ class _BenchmarkCache:
         need = dict(version[2])["n"]
         while self.entries and sum(len(e[3]) for e in self.entries.values()) + need > self.MAX_SAMPLES:
             self.entries.popitem(last=False)
-        resolve, _ = tool_hooks()
+        resolve, _ = tool_hooks(benchmark)
         pks: dict[str, int] = {}
         # A generator: the samples' dicts are digested one by one, never all held at once.
         prepared = PreparedBenchmark(selectors.iter_scoring_samples(benchmark=benchmark, pks=pks), resolve)

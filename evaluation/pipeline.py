@@ -22,7 +22,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import F, JSONField
 from django.utils import timezone
 
-from evaluation.benchmark_cache import prepared_benchmarks, tool_hooks
+from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
 from evaluation.judges import Judge, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
@@ -183,8 +183,8 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
     pk = sub.pk
     size = max(sub.file_size, 1)
     benchmark = sub.benchmark
-    resolve, validate = tool_hooks()
-    tools = frozenset((resolve(t) if resolve else None) or t for t in benchmark.tools) or None
+    resolve, validate = tool_hooks(benchmark)
+    tools = benchmark_tool_set(benchmark, resolve)
     report = ValidationReport()
     beats = _Beats(pk)
     try:
@@ -438,8 +438,8 @@ def submission_score(*, submission_id: int) -> None:
     sub = Submission.objects.select_related("benchmark").get(pk=submission_id)
     benchmark = sub.benchmark
     prepared, sample_pks, _ = prepared_benchmarks.get(benchmark)
-    resolve, validate = tool_hooks()
-    tools = frozenset((resolve(t) if resolve else None) or t for t in benchmark.tools) or None
+    resolve, validate = tool_hooks(benchmark)
+    tools = benchmark_tool_set(benchmark, resolve)
     beats = _Beats(submission_id)
     try:
         judge = ProgressJudge(pipeline_judge(), submission_id, beats)

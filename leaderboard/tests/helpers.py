@@ -117,7 +117,7 @@ def library_report(benchmark: Benchmark, spec: ModelSpec):  # noqa: ANN201 - Sub
     from evaluation.pipeline import tool_hooks
 
     samples, _ = scoring_samples(benchmark=benchmark)
-    resolve, validate = tool_hooks()
+    resolve, validate = tool_hooks(benchmark)
     return score_submission(samples, prediction_lines(spec), judge=OfflineJudge(), tool_validator=validate,
                             prices=spec.prices, resolve_tool=resolve)
 
