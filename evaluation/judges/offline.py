@@ -1,8 +1,11 @@
 """The offline judge: deterministic, no network, the default.
 
 What it decides, per question kind (also in docs/metrics.md):
-- answer equivalence: equal when the normalised answers (metrics.answers.normalize_text) hold
-  the same words in any order; it adds order-insensitivity to the rules and nothing else.
+- answer equivalence: for a text answer, equal when the normalised answers
+  (metrics.answers.normalize_text, which keeps a number's sign and decimal point) hold the
+  same words in any order; it adds order-insensitivity to the rules and nothing else. It never
+  overrides a number or choice rule: a number sample's answer is compared as parsed numbers
+  (which is the rule), a choice sample's only by the rule.
 - key-step matching: a key step is matched when one prediction step (its thought plus its tool
   name) contains at least half of the key step's content words.
 - tool-call validity: a zoom/crop must cover at least half of an annotated region's area
@@ -20,7 +23,7 @@ import re
 from sys import intern as _intern
 from collections.abc import Sequence, Set as AbstractSet
 
-from evaluation.metrics.answers import normalize_text
+from evaluation.metrics.answers import compile_gold, normalize_text
 from evaluation.metrics.process import angle_gap, box_from_args, coverage, net_rotation
 from evaluation.metrics.questions import (
     AnswerQuestion,
@@ -82,7 +85,8 @@ class OfflineJudge:
         # Memos of pure functions, per judge instance (so per submission in the pipeline).
         self._tool_name_words: dict[str, AbstractSet[str]] = {}
         self._gold_words: dict[str, list[str]] = {}
-        self._answers: dict[tuple[str, str], bool] = {}
+        self._answers: dict[tuple[str, str, str], bool] = {}
+        self._kinds: dict[int, tuple[Sample, str]] = {}
         self._rotation: dict[int, tuple[object, float | None]] = {}
         self._profiles: dict[int, tuple[tuple[Step, ...], tuple, list[bool]]] = {}
 
@@ -98,8 +102,13 @@ class OfflineJudge:
         out = []
         for q in questions:
             gold_text = q.sample.answer
-            key = (gold_text, q.extracted)
+            kind = self._kind(q.sample)
+            key = (gold_text, kind, q.extracted)
             same = memo.get(key)
+            if same is None and kind != "text":
+                # The rule (parsed numbers within the tolerance; the option letter or text)
+                # already said wrong, and word overlap has nothing to add to it.
+                same = memo[key] = False
             if same is None:
                 gold = golds.get(gold_text)
                 if gold is None:
@@ -107,6 +116,14 @@ class OfflineJudge:
                 same = memo[key] = bool(gold) and sorted(normalize_text(q.extracted).split()) == gold
             out.append(same)
         return out
+
+    def _kind(self, sample: Sample) -> str:
+        """The rule the sample's answer is matched by (a choice without options, or a number
+        whose gold does not parse, is matched as text)."""
+        got = self._kinds.get(id(sample))
+        if got is None or got[0] is not sample:  # the sample is kept in the entry: ids stay unique
+            got = self._kinds[id(sample)] = (sample, compile_gold(sample).kind)
+        return got[1]
 
     def key_step_matching(self, questions: Sequence[KeyStepQuestion]) -> list[tuple[bool, ...]]:
         out = []

@@ -5,7 +5,14 @@ Entry points: ``score_submission`` (samples + predictions + judge -> SubmissionR
 the submodules. Definitions: docs/metrics.md.
 """
 
-from .answers import compile_gold, extract_answer, normalize_text, parse_number, rule_match
+from .answers import (
+    compile_gold,
+    extract_answer,
+    normalize_text,
+    parse_number,
+    rule_is_final,
+    rule_match,
+)
 from .cost import Point, pareto_frontier, prediction_cost, rank_score, routing_baselines
 from .mode_selection import confusion, mcc
 from .parse import parse_prediction
@@ -30,6 +37,7 @@ __all__ = [
     "bootstrap_mean", "bootstrap_rate", "compile_gold", "confusion", "effective_chain",
     "extract_answer", "mcc", "mcnemar_exact", "normalize_text", "normalized_edit_distance",
     "paired_bootstrap_mcc", "pareto_frontier", "parse_number", "parse_prediction",
-    "prediction_cost", "rank_score", "routing_baselines", "rule_match", "score_submission",
+    "prediction_cost", "rank_score", "routing_baselines", "rule_is_final", "rule_match",
+    "score_submission",
     "toolset_prf",
 ]

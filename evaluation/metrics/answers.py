@@ -18,6 +18,10 @@ _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 _CHOICE = re.compile(r"^(?:answer\s*[:：]?\s*)?\(?([a-z])(?:\)|(?=[.):\s-])|$)", re.I)
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
 _PUNCT = re.compile(r"[^\w\s]|_")
+# A number inside text: an optional minus sign that starts a word, digits, and the decimal
+# points or separators between digits. Its sign and decimal point are part of its value.
+_TEXT_NUMBER = re.compile(r"(?<![\w.,])(?:-(?=\.?\d))?(?:\d+(?:[.,]\d+)*|\.\d+)")
+_DIGIT = re.compile(r"\d")
 _ARTICLES = frozenset({"a", "an", "the"})
 
 
@@ -34,9 +38,28 @@ def extract_answer(answer: str, response: str = "") -> str:
     return answer.strip()
 
 
+def _drop_punct(text: str) -> str:
+    """Punctuation dropped, except a number's minus sign and decimal point (``-3.5`` is not
+    ``3.5`` nor ``35``); a separator between digits goes (``26,000`` is ``26000``)."""
+    out = []
+    start = 0
+    for m in _TEXT_NUMBER.finditer(text):
+        out.append(_PUNCT.sub("", text[start:m.start()]))
+        number = m.group(0).replace(",", "")
+        out.append(number.replace(".", "0.", 1) if number.lstrip("-")[0] == "." else number)
+        start = m.end()
+    out.append(_PUNCT.sub("", text[start:]))
+    return "".join(out)
+
+
 def normalize_text(text: str) -> str:
-    """NFKC, lower case, punctuation dropped, articles dropped, white space collapsed."""
-    text = _PUNCT.sub("", unicodedata.normalize("NFKC", text).lower())
+    """NFKC, lower case, punctuation dropped (numbers keep their sign and decimal point),
+    articles dropped, white space collapsed."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    if _DIGIT.search(text):
+        text = _drop_punct(text.replace("\u2212", "-"))  # U+2212 MINUS SIGN, which NFKC keeps
+    else:
+        text = _PUNCT.sub("", text)
     return " ".join(w for w in text.split() if w not in _ARTICLES)
 
 
@@ -63,17 +86,19 @@ class GoldKey:
     tolerance: float
     text: str
     text_words: int
+    letters: str = ""  # a choice's option letters, upper case
 
 
 def compile_gold(sample: Sample) -> GoldKey:
     kind = sample.answer_type
     gold = sample.answer.strip()
-    letter = option_text = ""
+    letter = option_text = letters = ""
     number = None
     tolerance = 0.0
     if kind == "choice":
         m = _CHOICE.match(gold)
         letter = m.group(1).upper() if m else gold.upper()
+        letters = "".join(str(k).upper() for k in sample.options or ())
         if sample.options and letter in sample.options:
             option_text = normalize_text(str(sample.options[letter]))
         elif not sample.options:
@@ -87,7 +112,7 @@ def compile_gold(sample: Sample) -> GoldKey:
                 sample.tolerance if sample.tolerance is not None else 1e-9 * max(1.0, abs(number))
             )
     norm = normalize_text(gold)
-    return GoldKey(kind, letter, option_text, number, tolerance, norm, len(norm.split()))
+    return GoldKey(kind, letter, option_text, number, tolerance, norm, len(norm.split()), letters)
 
 
 def _text_match(gold_text: str, gold_words: int, pred: str) -> bool:
@@ -111,3 +136,19 @@ def rule_match(gold: GoldKey, extracted: str) -> bool:
         value = parse_number(extracted)
         return value is not None and abs(value - gold.number) <= gold.tolerance  # type: ignore[operator]
     return _text_match(gold.text, gold.text_words, extracted)
+
+
+def rule_is_final(gold: GoldKey, extracted: str) -> bool:
+    """Whether the rule's "wrong" is final, so no judge is asked (metrics.md section 1.3).
+
+    It is for a number sample when the answer holds a number (the tolerance decided), and for a
+    choice sample when the answer names one of the option letters. A judge may only read what
+    the rules could not: a number in words, a choice answered in other words, free text.
+    """
+    kind = gold.kind
+    if kind == "number":
+        return parse_number(extracted) is not None
+    if kind == "choice":
+        m = _CHOICE.match(extracted.strip())
+        return m is not None and m.group(1).upper() in gold.letters
+    return False

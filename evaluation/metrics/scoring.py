@@ -26,7 +26,7 @@ from .aggregate import (
     mode_selection_from_state,
     slot_state as _slot_state,
 )
-from .answers import extract_answer, rule_match
+from .answers import extract_answer, rule_is_final, rule_match
 from .memo_keys import args_key
 from .parse import parse_prediction
 from .prepared import PreparedBenchmark, SampleInfo, ScoringError
@@ -156,7 +156,7 @@ def _score(
     call_rows: list[list] = []  # rows with tool calls: their call entries become CallResults
     proc_call_rows: list[tuple[list, ModeAccumulator]] = []
     extract_memo: dict[str, str] = {}
-    rule_memo: dict[tuple[int, str], bool] = {}
+    rule_memo: dict[tuple[int, str], int] = {}
     validate_memo: dict[tuple, tuple[str, ...]] = {}
     prf_memo: dict[tuple, tuple[float, float, float]] = {}
     edit_memo: dict[tuple, float] = {}
@@ -337,10 +337,13 @@ def _score(
             extracted = extract_memo.get(answer)
             if extracted is None:
                 extracted = extract_memo[answer] = extract_answer(answer)
+        # 1: right; 0: wrong, a judge may decide; 2: wrong, and final (a number or choice rule)
         rkey = (info.gold_id, extracted)
-        correct = rule_memo.get(rkey)
-        if correct is None:
-            correct = rule_memo[rkey] = rule_match(info.gold, extracted)
+        rule_state = rule_memo.get(rkey)
+        if rule_state is None:
+            rule_state = rule_memo[rkey] = (1 if rule_match(info.gold, extracted)
+                                         else 2 if rule_is_final(info.gold, extracted) else 0)
+        correct = rule_state == 1
 
         # ---- usage and cost
         if in_tok is None and out_tok is None:
@@ -432,7 +435,7 @@ def _score(
             call_rows.append(row)
 
         # ---- judge questions, and the rule-decided figures folded in now
-        if not correct and judge_answers:
+        if not rule_state and judge_answers:
             q_answer.append((row, info))
         acc.n_rows += 1
         if aux:

@@ -130,11 +130,12 @@ class FlakyJudge(OfflineJudge):
         super().__init__()
         self.failures = failures
 
-    def answer_equivalence(self, questions):
+    # Tool calls, not answers: good_file's wrong answers are numbers, which no judge is asked about.
+    def tool_call_validity(self, questions):
         if self.failures:
             self.failures -= 1
             raise JudgeError("judge http 503")
-        return super().answer_equivalence(questions)
+        return super().tool_call_validity(questions)
 
 
 def test_a_judge_failure_is_retried_then_scored(bench, researcher, django_capture_on_commit_callbacks,

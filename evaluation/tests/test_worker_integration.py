@@ -264,8 +264,10 @@ def test_a_judge_that_fails_every_other_call_is_retried_and_the_submission_finis
     wait_for(lambda: status_of(sub) == "done", worker, "done with a flaky judge")
     assert_scored_once(sub)
     assert server.failures >= 1 and server.calls > server.failures
-    judged = PredictionResult.objects.filter(submission=sub, decided_by="judge:openai:fake-judge")
-    assert judged.count() == 4  # the four wrong answers went to the judge, which said "not equivalent"
+    # The four wrong answers are numbers: the rule's verdict is final, no judge is asked.
+    assert not PredictionResult.objects.filter(submission=sub).exclude(decided_by="rule").exists()
+    adaptive = PredictionResult.objects.filter(submission=sub, mode="adaptive")
+    assert [r.calls[0]["decided_by"] for r in adaptive] == ["judge:openai:fake-judge"] * 6
 
 
 def test_a_worker_killed_while_scoring_is_restarted_and_the_submission_finishes_once(
