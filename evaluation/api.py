@@ -24,7 +24,7 @@ from evaluation.models import Submission, SubmissionStatus, Weights
 
 # multipart boundaries and the metadata fields ride on top of the file itself
 MULTIPART_SLACK = 64 * 1024
-REJECTION_STATUS = {"too_large": 413, "quota": 429, "busy": 429, "invalid": 400}
+REJECTION_STATUS = {"too_large": 413, "quota": 429, "busy": 429, "invalid": 400, "unavailable": 503}
 PROGRESS_UNITS = {
     SubmissionStatus.QUEUED: "", SubmissionStatus.VALIDATING: "bytes", SubmissionStatus.SCORING: "predictions",
     SubmissionStatus.JUDGING: "questions", SubmissionStatus.DONE: "predictions", SubmissionStatus.FAILED: "",

@@ -14,7 +14,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files import File
-from django.db import transaction
+from django.contrib.auth import get_user_model
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -52,6 +53,12 @@ class QuotaExceeded(SubmissionRejected):
 
 class TooManyActive(SubmissionRejected):
     code = "busy"
+
+
+class StorageUnavailable(SubmissionRejected):
+    """The file store or the database failed while storing an upload; nothing was kept. Retry later."""
+
+    code = "unavailable"
 
 
 class PublishRefused(Exception):
@@ -132,13 +139,52 @@ def submission_create(
         **{k: v for k, v in metadata.items() if v is not None},
     )
     submission.full_clean(exclude=["file"])
-    with transaction.atomic():
+    try:
         submission.file.save(f"{benchmark.slug}.jsonl", file, save=False)
-        submission.save()
-        if enqueue:
-            pk = submission.pk
-            transaction.on_commit(lambda: submission_enqueue(submission_id=pk, status=SubmissionStatus.QUEUED))
+    except OSError as exc:
+        log.exception("submission upload by %s: the file could not be stored", owner)
+        raise StorageUnavailable(_unavailable("the file store")) from exc
+    try:
+        with transaction.atomic():
+            if enforce_limits and not owner.is_staff:
+                # The limits again, now under a lock on the owner's row: the check above runs in
+                # parallel for eight simultaneous uploads, and each would see room for itself.
+                _lock_owner(owner)
+                submission_limits_check(owner=owner, benchmark=benchmark, size=file.size)
+            submission.save()
+            if enqueue:
+                pk = submission.pk
+                transaction.on_commit(lambda: submission_enqueue(submission_id=pk, status=SubmissionStatus.QUEUED))
+    except BaseException as exc:
+        _delete_quietly(submission.file)  # no file without its row
+        if isinstance(exc, (OperationalError, InterfaceError)):
+            log.exception("submission upload by %s: the database refused the insert", owner)
+            raise StorageUnavailable(_unavailable("the database")) from exc
+        raise
     return submission
+
+
+def _lock_owner(owner: Any) -> None:
+    """Hold the owner's uploads back until this transaction ends. PostgreSQL: a lock on the user's row.
+    SQLite has no row locks (Django drops FOR UPDATE there): a write that changes nothing takes its
+    single writer lock first, so the counts read next are current, and a racing upload waits for them."""
+    users = get_user_model().objects.filter(pk=owner.pk)
+    if connection.features.has_select_for_update:
+        users.select_for_update().exists()
+    else:
+        users.update(last_login=F("last_login"))
+
+
+def _unavailable(what: str) -> str:
+    return (f"The upload could not be stored: {what} is not available at the moment. Nothing was kept; "
+            "please upload the file again in a few minutes.")
+
+
+def _delete_quietly(stored: Any) -> None:
+    try:
+        stored.delete(save=False)
+    except OSError:  # the store is down too: an orphan file, found by its missing row
+        log.exception("could not delete the orphan upload %s", stored.name)
 
 
 def submission_enqueue(*, submission_id: int, status: str) -> bool:

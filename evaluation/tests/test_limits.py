@@ -52,3 +52,169 @@ def test_bad_paging_parameters_get_400_naming_the_parameter(api, bench, django_c
     assert resp.json() == {name: [text]}
     page = api.get(f"{url}?limit=2&offset=1").json()  # good values still page
     assert page["count"] == 6 and len(page["results"]) == 2
+
+
+# ------------------------------------------------------------------ eight uploads at once
+
+
+def _multipart(fields: dict[str, str], content: bytes) -> tuple[bytes, str]:
+    boundary = "limits-test-boundary"
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+             for k, v in fields.items()]
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.jsonl"\r\n'
+                 "Content-Type: application/octet-stream\r\n\r\n".encode() + content + b"\r\n")
+    return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def _parallel_uploads(base_url: str, token: str, n: int) -> list[tuple[int, dict]]:
+    """``n`` uploads of one researcher over real HTTP, released together by a barrier."""
+    import json
+    import threading
+    import urllib.error
+    import urllib.request
+
+    body, content_type = _multipart({"model_name": "racer"}, good_file())
+    barrier = threading.Barrier(n)
+    answers: list[tuple[int, dict]] = []
+
+    def one() -> None:
+        request = urllib.request.Request(base_url + URL, data=body, method="POST", headers={
+            "Authorization": f"Token {token}", "Content-Type": content_type})
+        barrier.wait()
+        try:
+            with urllib.request.urlopen(request, timeout=60) as resp:
+                answers.append((resp.status, json.loads(resp.read())))
+        except urllib.error.HTTPError as err:
+            answers.append((err.code, json.loads(err.read())))
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return answers
+
+
+@pytest.fixture
+def slow_counts(monkeypatch):
+    """Each limit count takes 0.3 s, as under load: eight unlocked checks would all see room."""
+    import time
+
+    from evaluation import selectors
+
+    for name in ("active_submissions_count", "submissions_counted_today"):
+        real = getattr(selectors, name)
+
+        def slow(*args, _real=real, **kwargs):
+            n = _real(*args, **kwargs)
+            time.sleep(0.3)
+            return n
+        monkeypatch.setattr(selectors, name, slow)
+
+
+@pytest.fixture
+def race(live_server, transactional_db, tmp_path, monkeypatch, slow_counts):
+    from evaluation import services
+
+    monkeypatch.setattr(services, "submission_enqueue", lambda **_: True)  # they stay queued, i.e. active
+    make_benchmark(tmp_path)
+    researcher = get_user_model().objects.create_user("racer", "r@example.org", "pw")
+    token = Token.objects.create(user=researcher).key
+    return lambda n: _parallel_uploads(live_server.url, token, n)
+
+
+@pytest.mark.slow
+def test_eight_parallel_uploads_accept_exactly_the_two_active_allowed(race, settings) -> None:
+    from evaluation.models import Submission
+
+    settings.SUBMISSIONS_MAX_ACTIVE_PER_USER, settings.SUBMISSIONS_PER_DAY = 2, 50
+    answers = race(8)
+    assert sorted(code for code, _ in answers) == [202, 202] + [429] * 6, answers
+    assert {a["detail"] for code, a in answers if code == 429} == {
+        "You already have 2 submissions being scored; wait until one of them is done or failed."}
+    assert Submission.objects.count() == 2
+
+
+@pytest.mark.slow
+def test_eight_parallel_uploads_accept_exactly_the_five_a_day_allowed(race, settings) -> None:
+    from evaluation.models import Submission
+
+    settings.SUBMISSIONS_MAX_ACTIVE_PER_USER, settings.SUBMISSIONS_PER_DAY = 50, 5
+    answers = race(8)
+    assert sorted(code for code, _ in answers) == [202] * 5 + [429] * 3, answers
+    assert all("the daily limit" in a["detail"] for code, a in answers if code == 429)
+    assert Submission.objects.count() == 5
+
+
+# ------------------------------------------------------------------ storage failures at upload
+
+
+@pytest.fixture
+def store(monkeypatch):
+    """The submissions' file storage, recording what it saved; ``store.fail = True`` makes saving fail."""
+    from evaluation.models import Submission
+
+    storage = Submission._meta.get_field("file").storage
+    real_save = storage._save
+    storage.saved, storage.fail = [], False
+
+    def save(name, content):
+        if storage.fail:
+            raise OSError(28, "No space left on device")
+        name = real_save(name, content)
+        storage.saved.append(name)
+        return name
+    monkeypatch.setattr(storage, "_save", save)
+    yield storage
+    del storage.saved, storage.fail
+
+
+@pytest.mark.django_db
+def test_a_full_disk_at_upload_answers_a_json_503_and_keeps_nothing(api, bench, store) -> None:
+    from evaluation.models import Submission
+
+    store.fail = True
+    resp = api.post(URL, {"file": upload(good_file()), "model_name": "m"}, format="multipart")
+    assert resp.status_code == 503
+    assert resp["Content-Type"] == "application/json"
+    assert resp.json() == {"code": "unavailable", "detail": (
+        "The upload could not be stored: the file store is not available at the moment. Nothing was kept; "
+        "please upload the file again in a few minutes.")}
+    assert not Submission.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_database_failure_at_insert_deletes_the_stored_file(api, bench, store, monkeypatch) -> None:
+    from django.db import OperationalError
+
+    from evaluation.models import Submission
+
+    def down(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+    monkeypatch.setattr(Submission, "save", down)
+    resp = api.post(URL, {"file": upload(good_file()), "model_name": "m"}, format="multipart")
+    assert resp.status_code == 503 and "the database is not available" in resp.json()["detail"]
+    assert len(store.saved) == 1 and not store.exists(store.saved[0])  # stored, then deleted
+
+
+@pytest.mark.django_db
+def test_an_upload_refused_under_the_lock_deletes_its_stored_file(api, bench, store, monkeypatch) -> None:
+    from evaluation import selectors
+
+    # The first (unlocked) check lets it through, the locked one refuses: as when a parallel upload won.
+    counts = iter([0, 5])
+    monkeypatch.setattr(selectors, "submissions_counted_today", lambda **_: next(counts))
+    resp = api.post(URL, {"file": upload(good_file()), "model_name": "m"}, format="multipart")
+    assert resp.status_code == 429
+    assert len(store.saved) == 1 and not store.exists(store.saved[0])
+
+
+@pytest.mark.django_db
+def test_a_full_disk_at_web_upload_shows_the_form_with_the_reason(client, user, bench, store) -> None:
+    store.fail = True
+    client.force_login(user)
+    resp = client.post("/submissions/new/", {"benchmark": "tiny", "file": upload(good_file()), "model_name": "m"})
+    assert resp.status_code == 503
+    page = resp.content.decode()
+    assert "the file store is not available at the moment. Nothing was kept" in page
+    assert 'name="model_name"' in page and 'value="m"' in page  # the form, filled in, to send again
