@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ PHOTOMETRIC_TRANSFORM_OPS = {
 }  # fmt: skip
 IMAGE_FORMATS = {"PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF"}
 OPTION_LETTER = re.compile(r"^[A-Z]$")
+_PILLOW_SIZE = re.compile(r"Image size \((\d+) pixels\)")
 ErrorCallback = Callable[[str, str], None]
 
 
@@ -132,24 +134,50 @@ def parse_image(value: Any, root: Path, err: Callable[[str, str], None], max_pix
     if not path.is_file():
         err("image", f"image file {value!r} not found under {root}")
         return None
-    try:
-        with Image.open(path) as img:  # reads the header only
-            width, height, fmt = img.width, img.height, img.format
-    except (UnidentifiedImageError, OSError) as exc:
-        err("image", f"{value!r} is not a readable image ({exc.__class__.__name__})")
+    checked = _decode_checked(path, value, err, max_pixels)
+    if checked is None:
         return None
-    if fmt not in IMAGE_FORMATS:
-        err("image", f"{value!r} is a {fmt} image; expected one of {', '.join(sorted(IMAGE_FORMATS))}")
-        return None
-    if width * height > max_pixels:
-        err("image", f"{value!r} is {width}x{height} pixels, over the limit of {max_pixels}")
-        return None
+    width, height, fmt = checked
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     ext = {"JPEG": ".jpg", "TIFF": ".tif"}.get(fmt, "." + fmt.lower())
     return path, digest.hexdigest(), ext, width, height
+
+
+def _decode_checked(path: Path, value: str, err: ErrorCallback, max_pixels: int) -> tuple[int, int, str] | None:
+    """(width, height, format) of an image that decodes completely, else None after an error.
+
+    The size comes from the header and is checked against `max_pixels` before any pixel is
+    decoded; only then is the whole image decoded, so a truncated or corrupt file is refused here
+    rather than failing later in the workbench or the tool runner.
+    """
+    try:
+        with warnings.catch_warnings():
+            # Pillow warns between its own limit and twice it, and refuses above; ours is applied below.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(path) as img:  # reads the header only
+                width, height, fmt = img.width, img.height, img.format
+                if fmt not in IMAGE_FORMATS:
+                    err("image", f"{value!r} is a {fmt} image; expected one of {', '.join(sorted(IMAGE_FORMATS))}")
+                    return None
+                if width * height > max_pixels:
+                    err("image", f"{value!r} is {width}x{height} pixels, over the limit of {max_pixels}")
+                    return None
+                img.load()  # decodes every pixel: a truncated or corrupt file raises here
+    except Image.DecompressionBombError as exc:
+        claimed = _PILLOW_SIZE.search(str(exc))
+        size = f"{int(claimed.group(1))} pixels" if claimed else "more pixels than can be decoded"
+        err("image", f"{value!r} claims {size} in its header, over the limit of {max_pixels}")
+        return None
+    except UnidentifiedImageError:
+        err("image", f"{value!r} is not a readable image (not a format Pillow recognises)")
+        return None
+    except (OSError, SyntaxError, ValueError) as exc:
+        err("image", f"{value!r} is damaged and cannot be decoded ({exc}); re-export or replace it")
+        return None
+    return width, height, fmt
 
 
 def parse_transform(value: Any, registry: ToolRegistryView, err: Callable[[str, str], None]) -> list[dict] | None:
@@ -196,26 +224,52 @@ def frame_size(width: int, height: int, transform: list[dict]) -> tuple[int, int
 
 
 def parse_regions(value: Any, frame: tuple[int, int] | None, err: Callable[[str, str], None]) -> list[list[float]] | None:
+    """Boxes on the sample's only (first) image, in the frame after the transform."""
+    located = parse_located_regions(value, {"img0": frame}, err)
+    return None if located is None else [box for _ref, box in located]
+
+
+def parse_located_regions(
+    value: Any, frames: dict[str, tuple[int, int] | None], err: Callable[[str, str], None]
+) -> list[tuple[str, list[float]]] | None:
+    """(image reference, box) of each region. A region is `[x1, y1, x2, y2]` on img0, or
+    `{"box": [...], "image": "img<k>"}` on any medium of the sample; `frames` maps each medium's
+    reference to the size its boxes must lie in (img0's after the transform; None: unchecked)."""
     if value is None:
         return []
     if not isinstance(value, list):
         err("regions", f"expected a list of [x1, y1, x2, y2] boxes, got {kind_of(value)}")
         return None
-    boxes: list[list[float]] = []
-    for index, box in enumerate(value, start=1):
+    located: list[tuple[str, list[float]]] = []
+    for index, item in enumerate(value, start=1):
         where = f"regions[{index}]"
+        ref, box = "img0", item
+        if isinstance(item, dict):
+            ref, box = item.get("image", "img0"), item.get("box")
+            if ref not in frames:
+                known = ", ".join(frames)
+                err(f"{where}.image", f"{ref!r} is not an image of the sample (expected one of {known})")
+                return None
         if not isinstance(box, list) or len(box) != 4 or not all(is_number(v) for v in box):
-            err(where, "expected [x1, y1, x2, y2] of four numbers")
+            err(where, "expected [x1, y1, x2, y2] of four numbers, or {\"box\": [...], \"image\": \"img1\"}")
             return None
         x1, y1, x2, y2 = (float(v) for v in box)
         if x2 <= x1 or y2 <= y1:
             err(where, f"{format_box(box)} is empty or inverted (need x1 < x2 and y1 < y2)")
             return None
+        frame = frames.get(ref)
         if frame is not None and (x1 < 0 or y1 < 0 or x2 > frame[0] or y2 > frame[1]):
-            err(where, f"{format_box(box)} lies outside the image ({frame[0]}x{frame[1]} after the transform)")
+            after = " after the transform" if ref == "img0" else ""
+            on = "the image" if len(frames) == 1 else ref
+            err(where, f"{format_box(box)} lies outside {on} ({frame[0]}x{frame[1]}{after})")
             return None
-        boxes.append([tidy_number(v) for v in (x1, y1, x2, y2)])
-    return boxes
+        located.append((ref, [tidy_number(v) for v in (x1, y1, x2, y2)]))
+    return located
+
+
+def region_entry(ref: str, box: list) -> list | dict:
+    """A region as the benchmark file writes it: a bare box on img0, else with its image."""
+    return list(box) if ref == "img0" else {"box": list(box), "image": ref}
 
 
 def parse_key_steps(value: Any, err: Callable[[str, str], None]) -> list[KeyStepIn] | None:

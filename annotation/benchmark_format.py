@@ -7,6 +7,7 @@ only once the whole file has passed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -27,15 +28,16 @@ from annotation.benchmark_fields import (
     infer_answer_type,
     is_number,
     kind_of,
-    parse_image,
     parse_key_steps,
+    parse_located_regions,
     parse_number,
     parse_options,
-    parse_regions,
     parse_string,
     parse_toolchain,
     parse_transform,
+    region_entry,
 )
+from annotation.benchmark_media import MediumIn, media_refs, parse_media
 from annotation.declared_tools import DeclaredTool, declared_from_dicts, read_declared_tool
 from annotation.declared_tools import fold as fold_tool_name
 from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
@@ -48,10 +50,10 @@ __all__ = [  # frame_size, KeyStepIn and the registry view are part of this modu
 MANIFEST_NAME = "benchmark.json"
 JSONL_NAME = "benchmark.jsonl"
 KNOWN_FIELDS = (
-    "uid", "image", "question", "options", "answer", "answer_type", "tolerance", "domain", "category",
+    "uid", "image", "images", "question", "options", "answer", "answer_type", "tolerance", "domain", "category",
     "regions", "transform", "key_steps", "toolchain", "aux_line", "split", "source", "meta",
 )  # fmt: skip
-REQUIRED_FIELDS = ("uid", "image", "question", "answer", "domain", "category")
+REQUIRED_FIELDS = ("uid", "question", "answer", "domain", "category")  # and `image` or `images`
 UID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 MAX_ZIP_BYTES = 4 * 1024**3
 
@@ -81,7 +83,9 @@ class BenchmarkFileError(Exception):
 class SampleRecord:
     line: int
     uid: str
-    image_path: Path
+    # Sample.image: the first medium's still. For a video that is its poster (media[0].frames[0]),
+    # and image_path is None.
+    image_path: Path | None
     image_sha256: str
     image_ext: str
     width: int
@@ -93,7 +97,7 @@ class SampleRecord:
     tolerance: float | None
     domain: str
     category: str
-    regions: list[list[float]]
+    regions: list[list | dict]  # region_entry form: a box on img0, else {"box", "image"}
     transform: list[dict]
     key_steps: list[KeyStepIn]
     toolchain: list[dict]
@@ -101,6 +105,7 @@ class SampleRecord:
     split: str
     source: str
     meta: dict
+    media: list[MediumIn] = field(default_factory=list)  # in order: img0, img1, ...
 
 
 @dataclass(slots=True)
@@ -391,12 +396,17 @@ def _read_line(
         known = ", ".join(manifest.domains[domain]["categories"])
         err("category", f"unknown category {category!r} in domain {domain!r}; expected one of {known}")
 
-    image = parse_image(data["image"], root, err, max_pixels)
+    media = parse_media(data, root, err, max_pixels)
     transform = parse_transform(data.get("transform"), registry, err)
-    frame = frame_size(image[3], image[4], transform) if image is not None and transform is not None else None
-    regions = parse_regions(data.get("regions"), frame, err)
+    regions = None
+    if media is not None and transform is not None:
+        # The transform applies to img0 only; boxes on the other media are in their own pixels.
+        frames = {ref: (m.width, m.height) for ref, m in zip(media_refs(len(media)), media, strict=True)}
+        frames["img0"] = frame_size(media[0].width, media[0].height, transform)
+        located = parse_located_regions(data.get("regions"), frames, err)
+        regions = None if located is None else [region_entry(ref, box) for ref, box in located]
     key_steps = parse_key_steps(data.get("key_steps"), err)
-    toolchain = parse_toolchain(data.get("toolchain"), registry, err)
+    toolchain = parse_toolchain(data.get("toolchain"), registry, err, inputs=media_refs(len(media) if media else 1))
     aux_line = data.get("aux_line", False)
     if not isinstance(aux_line, bool):
         err("aux_line", f"expected true or false, got {kind_of(aux_line)}")
@@ -415,11 +425,16 @@ def _read_line(
 
     if len(errors.items) > before or errors.full:
         return None
-    assert image is not None and transform is not None and regions is not None
+    assert media is not None and transform is not None and regions is not None
     assert key_steps is not None and toolchain is not None and answer is not None and question is not None
+    first = media[0]
+    if first.kind == "video":
+        still_path, still_sha, still_ext = None, hashlib.sha256(first.frames[0]).hexdigest(), ".jpg"
+    else:
+        still_path, still_sha, still_ext = first.path, first.sha256, first.ext
     return SampleRecord(
-        line=number, uid=uid, image_path=image[0], image_sha256=image[1], image_ext=image[2],
-        width=image[3], height=image[4], question=question, options=options, answer=answer,
+        line=number, uid=uid, image_path=still_path, image_sha256=still_sha, image_ext=still_ext,
+        width=first.width, height=first.height, media=media, question=question, options=options, answer=answer,
         answer_type=answer_type, tolerance=float(tolerance) if tolerance is not None else None,
         domain=domain, category=category, regions=regions, transform=transform, key_steps=key_steps,
         toolchain=toolchain, aux_line=aux_line, split=split, source=source, meta=meta,

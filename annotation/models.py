@@ -140,6 +140,62 @@ class Sample(models.Model):
         return self.category.domain
 
 
+class MediaKind(models.TextChoices):
+    IMAGE = "image", "Image"
+    VIDEO = "video", "Video"
+
+
+def sample_media_storage():  # noqa: ANN201 - a Storage; a callable, so it follows Sample.image's
+    """The storage of Sample.image: a sample's other media live wherever its first image does."""
+    return Sample._meta.get_field("image").storage
+
+
+class SampleMedia(models.Model):
+    """One medium of a sample, in order: position k is the reference `img<k>` (docs/formats.md).
+
+    Imports write a row for every medium, the first included; a sample without rows (built by
+    hand) has one medium, its `image`. `Sample.image` is always the first medium's still: the
+    image itself, or a video's poster. A video keeps its file as uploaded plus `frames`, JPEG
+    stills sampled evenly by OpenCV ([{"name": storage name, "time": seconds}], the poster first).
+    """
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="media")
+    position = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=5, choices=MediaKind.choices, default=MediaKind.IMAGE)
+    file = models.FileField(upload_to="benchmarks/", max_length=255, storage=sample_media_storage)
+    sha256 = models.CharField(max_length=64)
+    width = models.PositiveIntegerField()  # a video's frame size
+    height = models.PositiveIntegerField()
+    frames = models.JSONField(default=list, blank=True)
+    duration = models.FloatField(null=True, blank=True)  # seconds, videos only
+
+    class Meta:
+        ordering = ["sample", "position"]
+        verbose_name_plural = "sample media"
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "position"], name="sample_media_position_unique"),
+            models.CheckConstraint(name="sample_media_kind_valid", condition=Q(kind__in=[c.value for c in MediaKind])),
+            models.CheckConstraint(name="sample_media_has_size", condition=Q(width__gt=0, height__gt=0)),
+            # A video always has its poster (frames[0]); an image has no frames.
+            models.CheckConstraint(
+                name="sample_media_frames_iff_video",
+                condition=(Q(kind=MediaKind.IMAGE) & Q(frames=[])) | (Q(kind=MediaKind.VIDEO) & ~Q(frames=[])),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample.uid} {self.ref} ({self.kind})"
+
+    @property
+    def ref(self) -> str:
+        return f"img{self.position}"
+
+    @property
+    def poster(self) -> str | None:
+        """Storage name of the still that stands for this medium (a video's first sampled frame)."""
+        return self.frames[0]["name"] if self.kind == MediaKind.VIDEO and self.frames else None
+
+
 class AnnotationStatus(models.TextChoices):
     DRAFT = "draft", "Draft"
     SUBMITTED = "submitted", "Submitted for review"
@@ -196,6 +252,9 @@ class Region(models.Model):
     x2 = models.FloatField()
     y2 = models.FloatField()
     label = models.CharField(max_length=100, blank=True)
+    # The medium the box is on (img0 unless the sample has several); boxes on img0 are in the
+    # frame after the recovery transform, boxes on another medium in its own pixels.
+    image_ref = models.CharField(max_length=32, default="img0")
 
     class Meta:
         ordering = ["annotation", "position"]

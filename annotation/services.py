@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zipfile
 from collections.abc import Callable
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.core.files.storage import default_storage
+from django.core.files.base import ContentFile
 from django.db import transaction
 
 from annotation.benchmark_format import (
@@ -27,10 +28,15 @@ from annotation.models import (
     Category,
     Domain,
     KeyStep,
+    MediaKind,
     ReferenceToolCall,
     Region,
     Sample,
+    SampleMedia,
+    sample_media_storage,
 )
+from annotation.benchmark_fields import region_entry
+from annotation.media import media_of, read_file
 from annotation.selectors import approved_annotations_for_export
 
 
@@ -77,17 +83,41 @@ def benchmark_import(
             max_pixels=settings.IMAGE_MAX_PIXELS,
             progress=on_line,
         )
-        # Images are stored under their content hash, so files written before a failed
-        # transaction never replace an image that a committed row still points to.
-        image_names = {record.uid: _store_image(slug, record) for record in bundle.samples}
-        return _write_bundle(bundle, slug=slug, name=name, image_names=image_names, progress=progress)
+        # Media are stored under their content hash, so files written before a failed
+        # transaction never replace a file that a committed row still points to.
+        stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
+        return _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
 
 
-def _store_image(slug: str, record: SampleRecord) -> str:
-    name = f"benchmarks/{slug}/{record.image_sha256[:2]}/{record.image_sha256}{record.image_ext}"
-    if not default_storage.exists(name):
-        with record.image_path.open("rb") as handle:
-            saved = default_storage.save(name, handle)
+@dataclass(frozen=True, slots=True)
+class StoredMedia:
+    image: str  # Sample.image: the first medium's still
+    media: list[tuple[str, list[dict]]]  # per medium: its file's name, and a video's frames
+
+
+def _store_media(slug: str, record: SampleRecord) -> StoredMedia:
+    """Write each medium (and a video's sampled frames) to the storage of Sample.image."""
+    media: list[tuple[str, list[dict]]] = []
+    for medium in record.media:
+        name = _store_file(slug, medium.sha256, medium.ext, path=medium.path)
+        frames = [
+            {"name": _store_file(slug, hashlib.sha256(jpeg).hexdigest(), ".jpg", data=jpeg), "time": time}
+            for jpeg, time in zip(medium.frames, medium.frame_times, strict=True)
+        ]
+        media.append((name, frames))
+    first_name, first_frames = media[0]
+    return StoredMedia(image=first_frames[0]["name"] if first_frames else first_name, media=media)
+
+
+def _store_file(slug: str, sha256: str, ext: str, *, path: Path | None = None, data: bytes | None = None) -> str:
+    storage = sample_media_storage()
+    name = f"benchmarks/{slug}/{sha256[:2]}/{sha256}{ext}"
+    if not storage.exists(name):
+        if path is not None:
+            with path.open("rb") as handle:
+                saved = storage.save(name, handle)
+        else:
+            saved = storage.save(name, ContentFile(data or b""))
         assert saved == name, f"storage renamed {name} to {saved}"
     return name
 
@@ -98,7 +128,7 @@ def _write_bundle(
     *,
     slug: str,
     name: str | None,
-    image_names: dict[str, str],
+    stored: dict[str, StoredMedia],
     progress: Callable[[str, int, int], None] | None,
 ) -> ImportSummary:
     manifest = bundle.manifest
@@ -119,11 +149,12 @@ def _write_bundle(
         sample = existing.get(record.uid) or Sample(benchmark=benchmark, uid=record.uid)
         is_new = sample.pk is None
         before = None if is_new else _sample_state(sample)
-        _fill_sample(sample, record, categories[(record.domain, record.category)], image_names[record.uid], index)
+        _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
         sample_changed = is_new or _sample_state(sample) != before
         if sample_changed:
             sample.full_clean(validate_unique=False)
             sample.save()
+        sample_changed = _replace_media(sample, record, stored[record.uid], is_new=is_new) or sample_changed
         annotation_changed = _replace_imported_annotation(sample, record, is_new=is_new)
         if is_new:
             created += 1
@@ -177,6 +208,29 @@ def _fill_sample(sample: Sample, record: SampleRecord, category: Category, image
     sample.position = position
 
 
+def _media_rows(sample: Sample, record: SampleRecord, stored: StoredMedia) -> list[SampleMedia]:
+    return [
+        SampleMedia(sample=sample, position=k, kind=m.kind, file=name, sha256=m.sha256, width=m.width,
+                    height=m.height, frames=frames, duration=m.duration)
+        for k, (m, (name, frames)) in enumerate(zip(record.media, stored.media, strict=True))
+    ]  # fmt: skip
+
+
+def _media_state(rows: list[SampleMedia]) -> list[tuple]:
+    return [(m.position, m.kind, str(m.file), m.sha256, m.width, m.height, m.frames, m.duration) for m in rows]
+
+
+def _replace_media(sample: Sample, record: SampleRecord, stored: StoredMedia, *, is_new: bool) -> bool:
+    """Make the sample's media rows the file's; True when they changed."""
+    rows = _media_rows(sample, record, stored)
+    if not is_new:
+        if _media_state(list(sample.media.all())) == _media_state(rows):
+            return False
+        sample.media.all().delete()
+    SampleMedia.objects.bulk_create(rows)
+    return not is_new
+
+
 def _annotation_payload(record: SampleRecord) -> dict:
     return {
         "transform": record.transform,
@@ -202,7 +256,8 @@ def _replace_imported_annotation(sample: Sample, record: SampleRecord, *, is_new
         annotation.key_steps.all().delete()
         annotation.tool_calls.all().delete()
     Region.objects.bulk_create(
-        Region(annotation=annotation, position=i, x1=b[0], y1=b[1], x2=b[2], y2=b[3]) for i, b in enumerate(record.regions)
+        Region(annotation=annotation, position=i, x1=box[0], y1=box[1], x2=box[2], y2=box[3], image_ref=ref)
+        for i, (ref, box) in enumerate(map(_located, record.regions))
     )
     KeyStep.objects.bulk_create(
         KeyStep(annotation=annotation, position=i, text=s.text, origin=s.origin, verified=s.verified)
@@ -212,10 +267,18 @@ def _replace_imported_annotation(sample: Sample, record: SampleRecord, *, is_new
     return True
 
 
+def _located(entry: list | dict) -> tuple[str, list]:
+    return (entry["image"], entry["box"]) if isinstance(entry, dict) else ("img0", entry)
+
+
+def regions_for_file(annotation: Annotation) -> list[list | dict]:
+    return [region_entry(r.image_ref, _tidy_box(r.as_box())) for r in annotation.regions.all()]
+
+
 def annotation_payload_from_db(annotation: Annotation) -> dict:
     return {
         "transform": annotation.transform,
-        "regions": [_tidy_box(r.as_box()) for r in annotation.regions.all()],
+        "regions": regions_for_file(annotation),
         "key_steps": [(s.text, s.origin, s.verified) for s in annotation.key_steps.all()],
         "toolchain": [c.as_dict() for c in annotation.tool_calls.all()],
     }
@@ -256,16 +319,26 @@ def _export(benchmark: Benchmark, out: Path, write: Callable[[str, bytes], None]
     write(MANIFEST_NAME, (json.dumps(benchmark_manifest(benchmark), indent=2, ensure_ascii=False) + "\n").encode())
     lines: list[str] = []
     exported = 0
-    samples = Sample.objects.filter(benchmark=benchmark).select_related("category__domain").order_by("position", "uid")
+    samples = (
+        Sample.objects.filter(benchmark=benchmark).select_related("category__domain").prefetch_related("media")
+        .order_by("position", "uid")
+    )  # fmt: skip
     approved = approved_annotations_for_export(benchmark)
     for sample in samples:
         annotation = approved.get(sample.pk)
         if annotation is None:
             continue
-        image_name = f"images/{sample.uid}{Path(sample.image.name).suffix}"
-        with sample.image.open("rb") as handle:
-            write(image_name, handle.read())
-        lines.append(json.dumps(sample_to_record(sample, annotation, image_name), ensure_ascii=False))
+        media = media_of(sample)
+        names = []
+        for medium in media:
+            # Files as uploaded (a video, not its frames); the first keeps the one-image name.
+            suffix = "" if medium.position == 0 else f"-{medium.position}"
+            names.append(f"images/{sample.uid}{suffix}{Path(medium.file.name).suffix}")
+            write(names[-1], read_file(medium.file.name))
+        record = sample_to_record(sample, annotation, names[0])
+        if len(media) > 1 or media[0].kind == MediaKind.VIDEO:
+            record = {"uid": record["uid"], "image": names[0], "images": names, **record}
+        lines.append(json.dumps(record, ensure_ascii=False))
         exported += 1
     write(JSONL_NAME, ("\n".join(lines) + "\n" if lines else "").encode())
     return ExportSummary(path=out, exported=exported, skipped=samples.count() - exported)
@@ -310,7 +383,7 @@ def sample_to_record(sample: Sample, annotation: Annotation, image_name: str) ->
         "tolerance": sample.tolerance,
         "domain": sample.category.domain.slug,
         "category": sample.category.slug,
-        "regions": [_tidy_box(r.as_box()) for r in annotation.regions.all()],
+        "regions": regions_for_file(annotation),
         "transform": annotation.transform,
         "key_steps": key_steps,
         "toolchain": [c.as_dict() for c in annotation.tool_calls.all()],
