@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Benchmark
 from evaluation import selectors, services
+from evaluation.converters import FORMAT_CHOICES
 from evaluation.models import Submission, SubmissionStatus, Weights
 
 # multipart boundaries and the metadata fields ride on top of the file itself
@@ -55,6 +56,8 @@ class SubmissionCreateInput(serializers.Serializer):
     price_output_per_mtok = serializers.FloatField(required=False, allow_null=True, min_value=0.0)
     description = serializers.CharField(required=False, allow_blank=True)
     is_public = serializers.BooleanField(required=False, default=False)
+    format = serializers.ChoiceField(choices=FORMAT_CHOICES, required=False, default="jsonl",
+                                     help_text="the file's shape; an author's format is converted on the way in")
 
 
 class SubmissionCreated(serializers.Serializer):
@@ -95,7 +98,7 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "failure_reason": sub.failure_reason,
         "errors": sub.errors,
         "errors_truncated": sub.errors_truncated,
-        "file": {"name": sub.original_name, "size": sub.file_size, "lines": sub.n_lines},
+        "file": {"name": sub.original_name, "size": sub.file_size, "lines": sub.n_lines, "format": sub.format},
         "n_predictions": sub.n_predictions,
         "coverage": sub.coverage,
         "results": sub.results,
@@ -130,6 +133,7 @@ class SubmissionCreateApi(APIView):
         data = SubmissionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
+        fields["file_format"] = fields.pop("format")
         try:
             sub = services.submission_create(benchmark=benchmark, owner=request.user, **fields)
         except services.SubmissionRejected as exc:

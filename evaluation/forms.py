@@ -5,12 +5,15 @@ from __future__ import annotations
 from django import forms
 
 from annotation.models import Benchmark
+from evaluation.converters import FORMAT_CHOICES
 from evaluation.models import Weights
 
 
 class SubmissionForm(forms.Form):
     benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.order_by("name"), to_field_name="slug")
-    file = forms.FileField(label="Prediction file (JSON Lines)", allow_empty_file=True)
+    file = forms.FileField(label="Prediction file", allow_empty_file=True)
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="jsonl", required=False, label="File format",
+                               help_text="an author's format is converted on the way in; the upload is kept")
     model_name = forms.CharField(max_length=200)
     organisation = forms.CharField(max_length=200, required=False)
     model_url = forms.URLField(max_length=500, required=False, assume_scheme="https", label="Model URL")

@@ -4,6 +4,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from evaluation.converters import FORMAT_CHOICES
+
 
 class JudgeVerdict(models.Model):
     """One cached judge verdict, keyed by (judge, prompt version, input hash).
@@ -77,8 +79,12 @@ class Submission(models.Model):
     is_public = models.BooleanField(default=False)
     is_demo = models.BooleanField(default=False)  # a simulated demo entry (evaluation/simulator.py)
     deleted_at = models.DateTimeField(null=True, blank=True)
-    # The file, as uploaded.
+    # The prediction file in our format: as uploaded, or converted from ``source_file``.
     file = models.FileField(upload_to="submissions/%Y/%m/", max_length=255)
+    # The format it was uploaded in (evaluation.converters); for an author's format the upload
+    # is kept as it came in ``source_file`` and converted by the validation stage into ``file``.
+    format = models.CharField(max_length=12, choices=FORMAT_CHOICES, default="jsonl")
+    source_file = models.FileField(upload_to="submissions/%Y/%m/", max_length=255, blank=True)
     original_name = models.CharField(max_length=255, blank=True)
     file_size = models.BigIntegerField(default=0)
     # The pipeline.
@@ -122,6 +128,7 @@ class Submission(models.Model):
                 condition=Q(parameters_billions__isnull=True) | Q(parameters_billions__gt=0),
             ),
             models.CheckConstraint(name="submission_model_name_not_empty", condition=~Q(model_name="")),
+            models.CheckConstraint(name="submission_format_valid", condition=Q(format__in=[c[0] for c in FORMAT_CHOICES])),
         ]
         indexes = [
             models.Index(fields=["status", "heartbeat_at"], name="submission_sweep_idx"),

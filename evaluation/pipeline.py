@@ -23,6 +23,7 @@ from django.db.models import F, JSONField
 from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
+from evaluation.conversion import submission_file_ready
 from evaluation.judges import Judge, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
@@ -130,6 +131,8 @@ def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> Non
         return
     sub = Submission.objects.select_related("benchmark").get(pk=submission_id)
     Submission.objects.filter(pk=submission_id, started_at__isnull=True).update(started_at=timezone.now())
+    if not submission_file_ready(submission=sub):  # an author's format converted first (evaluation/conversion.py)
+        return
     prepared, sample_pks, uids = prepared_benchmarks.get(sub.benchmark)  # and ready for scoring
     size = max(sub.file_size, 1)
     judge = None if settings.JUDGE_OPENAI_BASE_URL else pipeline_judge()

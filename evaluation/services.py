@@ -116,9 +116,14 @@ def submission_create(
     is_demo: bool = False,
     enforce_limits: bool = True,
     enqueue: bool = True,
+    file_format: str = "jsonl",
     **metadata: Any,
 ) -> Submission:
     """Store the upload and its metadata as a ``queued`` submission, then send it to the queue.
+
+    A file in an author's format (``file_format``, evaluation.converters) is stored as it came in
+    ``source_file``; the validation stage converts it into ``file`` (in the worker: a large table
+    must not hold the web request).
 
     If the broker cannot be reached the submission stays ``queued`` and the sweeper sends it
     later; the upload itself never fails for that reason.
@@ -136,11 +141,15 @@ def submission_create(
         is_demo=is_demo,
         original_name=Path(file.name or "predictions.jsonl").name[:255],
         file_size=file.size or 0,
+        format=file_format,
         **{k: v for k, v in metadata.items() if v is not None},
     )
-    submission.full_clean(exclude=["file"])
+    submission.full_clean(exclude=["file", "source_file"])
+    # Our format is stored as ``file``; an author's as it came, in ``source_file``, until converted.
+    stored = submission.file if file_format == "jsonl" else submission.source_file
+    suffix = ".jsonl" if file_format == "jsonl" else f"-{file_format}{Path(submission.original_name).suffix[:10]}"
     try:
-        submission.file.save(f"{benchmark.slug}.jsonl", file, save=False)
+        stored.save(f"{benchmark.slug}{suffix}", file, save=False)
     except OSError as exc:
         log.exception("submission upload by %s: the file could not be stored", owner)
         raise StorageUnavailable(_unavailable("the file store")) from exc
@@ -156,7 +165,7 @@ def submission_create(
                 pk = submission.pk
                 transaction.on_commit(lambda: submission_enqueue(submission_id=pk, status=SubmissionStatus.QUEUED))
     except BaseException as exc:
-        _delete_quietly(submission.file)  # no file without its row
+        _delete_quietly(stored)  # no file without its row
         if isinstance(exc, (OperationalError, InterfaceError)):
             log.exception("submission upload by %s: the database refused the insert", owner)
             raise StorageUnavailable(_unavailable("the database")) from exc

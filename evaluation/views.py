@@ -46,6 +46,7 @@ def submission_new(request: HttpRequest, slug: str | None = None) -> HttpRespons
         return render(request, "evaluation/submission_new.html", {"form": form}, status=400)
     fields = {k: v for k, v in form.cleaned_data.items() if v not in (None, "") or k == "is_public"}
     benchmark = fields.pop("benchmark")
+    fields["file_format"] = fields.pop("format", None) or "jsonl"
     try:
         sub = services.submission_create(benchmark=benchmark, owner=request.user, **fields)
     except services.SubmissionRejected as exc:

@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prices", nargs=2, type=float, metavar=("IN", "OUT"),
                    help="USD per million input and output tokens")
     p.add_argument("--description", default="")
+    p.add_argument("--format", default="jsonl", choices=["jsonl", "vlmevalkit", "vtcbench", "agentx"],
+                   help="the file's shape: our JSON Lines (default) or an author's, converted by the server")
     p.add_argument("--public", action="store_true", help="publish on the leaderboard once scored")
     p.add_argument("--wait", action="store_true", help="poll until done or failed, then print the results")
     args = p.parse_args(argv)
@@ -116,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         "price_input_per_mtok": str(args.prices[0]) if args.prices else "",
         "price_output_per_mtok": str(args.prices[1]) if args.prices else "",
         "is_public": "true" if args.public else "false",
+        "format": args.format,
     }
     status, body = upload(args.server, args.token, args.benchmark, args.file, fields)
     if status != 202:
@@ -136,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if data["status"] == "failed":
         print(f"failed: {data['failure_reason']}", file=sys.stderr)
         for e in data["errors"]:
-            where = "file" if e["line"] is None else f"line {e['line']}"
+            where = e.get("where") or ("file" if e["line"] is None else f"line {e['line']}")
             print(f"  {where}, field '{e['field']}': {e['message']}", file=sys.stderr)
         return 1
     print(json.dumps(data["results"], indent=2))

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Benchmark
 from evaluation import services
+from evaluation.converters import FORMATS
 
 
 class Command(BaseCommand):
@@ -23,6 +24,10 @@ class Command(BaseCommand):
         parser.add_argument("--prices", nargs=2, type=float, metavar=("IN", "OUT"),
                             help="USD per million input and output tokens")
         parser.add_argument("--organisation", default="")
+        parser.add_argument("--format", dest="file_format", choices=FORMATS, default="jsonl",
+                            help="the file's shape: our JSON Lines (default), or an author's, converted on the "
+                                 "way in: vlmevalkit (.xlsx/.tsv/.csv/.json result file), vtcbench (agent "
+                                 "results_*.jsonl), agentx (output list .json)")
         parser.add_argument("--public", action="store_true", help="publish it once scored")
         parser.add_argument("--sync", action="store_true", help="score in this process and print the metrics")
 
@@ -43,6 +48,7 @@ class Command(BaseCommand):
                     benchmark=benchmark, owner=user, file=File(fh, name=path.name), model_name=opts["model"],
                     organisation=opts["organisation"], is_public=opts["public"], enqueue=not opts["sync"],
                     price_input_per_mtok=prices[0], price_output_per_mtok=prices[1],
+                    file_format=opts["file_format"],
                 )
         except services.SubmissionRejected as exc:
             raise CommandError(exc.message) from exc
@@ -52,6 +58,8 @@ class Command(BaseCommand):
         sub = services.submission_process_sync(submission=sub)
         if sub.status != "done":
             for e in sub.errors:
-                self.stderr.write(f"line {e['line']}, field '{e['field']}': {e['message']}")
+                where = e.get("where") or ("file" if e["line"] is None else f"line {e['line']}")
+                self.stderr.write(f"{where}, field '{e['field']}': {e['message']}" if e["field"]
+                                  else f"{where}: {e['message']}")
             raise CommandError(f"submission {sub.pk} failed: {sub.failure_reason}")
         self.stdout.write(json.dumps(sub.results, indent=2))

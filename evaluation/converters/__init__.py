@@ -1,0 +1,78 @@
+"""Prediction files in the authors' shapes, converted to ours (docs/formats.md, "Converters").
+
+Plain Python, no Django: ``convert`` reads an author's file from a binary stream and writes our
+prediction format (JSON Lines) to another, naming the row or line and the field of anything it
+cannot read. Tool names go through a resolver passed in (the registry's aliases), sample ids are
+checked against the benchmark's when given. A file of another kind than the chosen format gets
+one error saying what it looks like (``sniff``).
+
+- ``vlmevalkit``: VLMEvalKit result tables (.xlsx, .tsv, .csv, .json): index, prediction; mode text.
+- ``vtcbench``: VTC-Bench agent ``results_*.jsonl``: item_id, agent_answer, conversation; mode adaptive.
+- ``agentx``: Agent-X's output list: {id: {reasoning_steps, final_answer}}; mode adaptive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import IO
+
+from . import agentx, vlmevalkit, vtcbench
+from .common import FILE, ConversionError, ConversionReport, Sink, TooManyErrors, WrongKind
+from .sniff import HEAD_BYTES, LABELS, Kind, sniff, wrong_kind_message
+
+FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx")
+CONVERTED = ("vlmevalkit", "vtcbench", "agentx")
+FORMAT_CHOICES = (
+    ("jsonl", "Our format (JSON Lines)"),
+    ("vlmevalkit", "VLMEvalKit result file (.xlsx, .tsv, .csv, .json)"),
+    ("vtcbench", "VTC-Bench agent results (results_*.jsonl)"),
+    ("agentx", "Agent-X output list (.json)"),
+)
+_READERS = {"vlmevalkit": vlmevalkit.convert, "vtcbench": vtcbench.convert, "agentx": agentx.convert}
+
+__all__ = ["CONVERTED", "FORMATS", "FORMAT_CHOICES", "LABELS", "ConversionError", "ConversionReport", "Kind",
+           "check_kind", "convert", "sniff"]
+
+
+def check_kind(stream: IO[bytes], *, fmt: str, filename: str = "") -> tuple[Kind, str | None]:
+    """Sniff the stream's head (then rewind): its kind and, when it does not fit ``fmt``, the message."""
+    head = stream.read(HEAD_BYTES)
+    stream.seek(0)
+    kind = sniff(head, filename)
+    return kind, wrong_kind_message(kind, fmt)
+
+
+def convert(
+    stream: IO[bytes],
+    out: IO[bytes],
+    *,
+    fmt: str,
+    filename: str = "",
+    sample_ids: Sequence[str] | None = None,
+    resolve_tool: Callable[[str], str | None] | None = None,
+    max_errors: int = 50,
+    max_line_bytes: int = 1 << 20,
+    progress: Callable[[int], None] | None = None,
+) -> ConversionReport:
+    """Convert ``stream`` (an author's file, format ``fmt``) into our JSON Lines on ``out``.
+
+    The report lists the problems (first ``max_errors``); ``out`` is only usable when it is ok.
+    """
+    if fmt not in _READERS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(_READERS)}")
+    report = ConversionReport()
+    kind, wrong = check_kind(stream, fmt=fmt, filename=filename)
+    if wrong:
+        report.errors.append(ConversionError(None, FILE.where, "", wrong))
+        return report
+    sink = Sink(out, report, sample_ids=sample_ids, resolve_tool=resolve_tool, max_errors=max_errors,
+                max_line_bytes=max_line_bytes, progress=progress)
+    try:
+        _READERS[fmt](stream, sink, filename=filename, kind=kind.name)
+    except WrongKind as exc:
+        report.errors.append(ConversionError(None, FILE.where, "", exc.message))
+    except TooManyErrors:
+        pass
+    if report.ok and not report.n_predictions:
+        report.errors.append(ConversionError(None, FILE.where, "", f"no predictions found in {LABELS[fmt]}"))
+    return report

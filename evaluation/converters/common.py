@@ -1,0 +1,169 @@
+"""What every converter shares: where a problem is, the report, and the sink that writes our lines.
+
+A converter reads an author's file and hands each prediction, as an object of our prediction
+format (docs/formats.md), to a ``Sink`` with its location in the source file ("row 7",
+"line 3", "item 12"). The sink maps ids to the benchmark's sample ids, drops duplicates with
+an error, keeps each line under the line limit and writes JSON Lines. Problems name the place
+in the *author's* file and the field there, so the person can find them in the file they have.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+
+HEADER = 1  # the "row" of a problem with a table's header
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A place in the source file: ``number`` for sorting and tables, ``where`` for people."""
+
+    number: int | None
+    where: str
+
+    @classmethod
+    def of(cls, unit: str, number: int) -> Loc:
+        return cls(number, f"{unit} {number}")
+
+
+FILE = Loc(None, "file")
+
+
+@dataclass(frozen=True, slots=True)
+class ConversionError:
+    line: int | None
+    where: str
+    field: str
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "where": self.where, "field": self.field, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.where}, field '{self.field}': {self.message}" if self.field else f"{self.where}: {self.message}"
+
+
+@dataclass(slots=True)
+class ConversionReport:
+    errors: list[ConversionError] = field(default_factory=list)
+    truncated: bool = False  # stopped after max_errors
+    n_items: int = 0  # rows / lines / items read
+    n_predictions: int = 0  # lines written
+    n_dropped_responses: int = 0  # lines whose raw response was left out to stay under the line limit
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class TooManyErrors(Exception):
+    pass
+
+
+class WrongKind(Exception):
+    """The file is not of the chosen format; the message says what it looks like."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def norm_id(value: Any) -> str | None:
+    """An id as text: ``12``, ``12.0`` (a spreadsheet's number) and ``" 12 "`` are all ``"12"``."""
+    if value is None or isinstance(value, bool):
+        return None if value is None else str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        return str(int(value)) if value.is_integer() else repr(value)
+    text = str(value).strip()
+    return text or None
+
+
+def text_of(value: Any) -> str:
+    """A cell or JSON value as answer text; empty for missing (None, NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # a spreadsheet stores the answer 3 as 3.0
+    if isinstance(value, (dict, list)):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+class Sink:
+    """Receives converted predictions and writes them as JSON Lines to ``out``."""
+
+    def __init__(self, out: IO[bytes], report: ConversionReport, *, sample_ids: Sequence[str] | None,
+                 resolve_tool: Callable[[str], str | None] | None, max_errors: int, max_line_bytes: int,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.out = out
+        self.report = report
+        self.sample_ids = sample_ids
+        self.known = frozenset(sample_ids) if sample_ids is not None else None
+        self.resolve_tool = resolve_tool
+        self.max_errors = max_errors
+        self.max_line_bytes = max_line_bytes
+        self.progress = progress
+        self.first: dict[tuple[str, str], str] = {}
+
+    def error(self, loc: Loc, field_name: str, message: str) -> None:
+        self.report.errors.append(ConversionError(loc.number, loc.where, field_name, message))
+        if len(self.report.errors) >= self.max_errors:
+            self.report.truncated = True
+            raise TooManyErrors
+
+    def item(self) -> None:
+        self.report.n_items += 1
+        if self.progress is not None and self.report.n_items % 1000 == 0:
+            self.progress(self.report.n_items)
+
+    def tool_name(self, raw: str) -> str:
+        """The registry's canonical name for a tool (through its aliases), else the name as written."""
+        raw = raw.strip()
+        if self.resolve_tool is not None:
+            return self.resolve_tool(raw) or raw
+        return raw
+
+    def sample_id(self, loc: Loc, candidates: Sequence[tuple[str, Any]]) -> str | None:
+        """The first candidate (field, value) that names a sample of the benchmark; else an error
+        on the first candidate present. Without a benchmark (tests, dry runs), the first present."""
+        present = [(f, v) for f, v in ((f, norm_id(v)) for f, v in candidates) if v is not None]
+        if not present:
+            self.error(loc, candidates[0][0], "missing: expected the id of a sample")
+            return None
+        if self.known is None:
+            return present[0][1]
+        for _f, value in present:
+            if value in self.known:
+                return value
+        f, value = present[0]
+        examples = ", ".join(repr(s) for s in list(self.sample_ids or ())[:3])
+        self.error(loc, f, f"{value!r} is not a sample of this benchmark (its samples are named like {examples})")
+        return None
+
+    def emit(self, loc: Loc, obj: dict[str, Any]) -> None:
+        key = (obj["sample_id"], obj["mode"])
+        earlier = self.first.get(key)
+        if earlier is not None:
+            self.error(loc, "", f"duplicate: sample {key[0]!r} in mode {key[1]!r} is already on {earlier}")
+            return
+        line = orjson.dumps(obj)
+        if len(line) >= self.max_line_bytes and obj.get("response"):
+            # The raw response only matters when the answer has no <answer> tags; a line over the
+            # limit would fail the whole file, so it goes (counted in the report).
+            obj = {k: v for k, v in obj.items() if k != "response"}
+            line = orjson.dumps(obj)
+            self.report.n_dropped_responses += 1
+        if len(line) >= self.max_line_bytes:
+            self.error(loc, "", f"the converted prediction is {len(line):,} bytes, over the line limit of "
+                                f"{self.max_line_bytes:,} bytes (too many or too long steps)")
+            return
+        self.first[key] = loc.where
+        self.out.write(line + b"\n")
+        self.report.n_predictions += 1

@@ -1,0 +1,113 @@
+"""VLMEvalKit result files -> our predictions (mode ``text``).
+
+VLMEvalKit writes ``<model>_<dataset>.xlsx`` (or ``.tsv``, ``.csv``, ``.json``): the dataset's
+columns without ``image``, plus ``prediction`` (and, after a judge stage, ``extract``, ``score``,
+``log_*``). One row per sample. ``index`` names the sample: a benchmark imported from a
+VLMEvalKit TSV takes its uids from ``index``; one whose uid is another column (VTC-Bench's
+``id``) is matched on that column when ``index`` is not a sample id. ``prediction`` becomes
+``answer``, as written (the scorer extracts the answer itself; judge columns are ignored).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import IO, Any
+
+import orjson
+
+from .common import HEADER, FILE, Loc, Sink, WrongKind, text_of
+
+ID_COLUMNS = ("index", "id")  # tried in this order for each row
+
+
+def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
+    if kind == "xlsx":
+        rows = _xlsx_rows(stream)
+    elif kind == "vlmevalkit_json":
+        rows = _json_rows(stream, sink)
+    else:
+        rows = _text_rows(stream, sink)
+    header: list[str] | None = None
+    for loc, values in rows:
+        if header is None:
+            header = [str(v).strip() if v is not None else "" for v in values]
+            lower = [h.lower() for h in header]
+            missing = [c for c in ("index", "prediction") if c not in lower]
+            if missing:
+                shown = ", ".join(h for h in header if h)[:200]
+                raise WrongKind(f"{loc.where}: the table has no {' and no '.join(repr(m) for m in missing)} "
+                                f"column, so it is not a VLMEvalKit result file (columns found: {shown}).")
+            cols = {name: lower.index(name) for name in ("prediction", *ID_COLUMNS) if name in lower}
+            continue
+        if all(v is None or v == "" for v in values):
+            continue  # a blank row
+        sink.item()
+        cells = {name: (values[i] if i < len(values) else None) for name, i in cols.items()}
+        sid = sink.sample_id(loc, [(c, cells.get(c)) for c in ID_COLUMNS if c in cells])
+        if sid is None:
+            continue
+        sink.emit(loc, {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])})
+    if header is None:
+        raise WrongKind("The table is empty: no header row, no rows.")
+
+
+def _xlsx_rows(stream: IO[bytes]) -> Iterator[tuple[Loc, tuple[Any, ...]]]:
+    from openpyxl import load_workbook  # only needed for .xlsx
+
+    try:
+        book = load_workbook(stream, read_only=True, data_only=True)
+    except Exception as exc:  # zipfile.BadZipFile, KeyError for a zip that is not a workbook, ...
+        raise WrongKind(f"The file could not be read as an Excel workbook ({type(exc).__name__}: {exc}).") from exc
+    try:
+        sheet = book.worksheets[0]
+        for number, values in enumerate(sheet.iter_rows(values_only=True), start=HEADER):
+            yield Loc.of("row", number), values
+    finally:
+        book.close()
+
+
+def _text_rows(stream: IO[bytes], sink: Sink) -> Iterator[tuple[Loc, list[str]]]:
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+    first = text.readline()
+    text.seek(0)
+    delimiter = "\t" if "\t" in first else ","
+    csv.field_size_limit(sink.max_line_bytes)
+    reader = csv.reader(text, delimiter=delimiter)
+    try:
+        while True:
+            try:
+                values = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                sink.error(Loc.of("line", reader.line_num), "", f"not a valid table row: {exc}")
+                continue
+            # line_num is the line where the row ends; a quoted cell may span lines.
+            yield Loc.of("line", reader.line_num), values
+    except UnicodeDecodeError as exc:
+        sink.error(FILE, "", f"not valid UTF-8 ({exc.reason} at byte {exc.start}); save the table as UTF-8")
+    finally:
+        text.detach()
+
+
+def _json_rows(stream: IO[bytes], sink: Sink) -> Iterator[tuple[Loc, list[Any]]]:
+    """A list of row objects (``orient='records'``) or pandas' default ``{column: {row: value}}``."""
+    try:
+        data = orjson.loads(stream.read())
+    except orjson.JSONDecodeError as exc:
+        raise WrongKind(f"The file is not valid JSON ({exc}).") from exc
+    if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()):
+        columns = list(data)
+        keys = list(next(iter(data.values())).keys()) if data else []
+        yield FILE, columns
+        for n, key in enumerate(keys, start=1):
+            yield Loc(n, f"row {key!s}"), [data[c].get(key) for c in columns]
+        return
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise WrongKind("The JSON is neither a list of rows nor a table of columns.")
+    columns = list(dict.fromkeys(k for r in data for k in r))
+    yield FILE, columns
+    for n, row in enumerate(data, start=1):
+        yield Loc.of("item", n), [row.get(c) for c in columns]

@@ -1,0 +1,146 @@
+"""VTC-Bench agent results (``results_<timestamp>.jsonl``) -> our predictions (mode ``adaptive``).
+
+One JSON object per line: ``item_id`` (the sample's uid, VTC-Bench's ``id``), ``category``,
+``ground_truth`` (ignored: the benchmark holds the answer), ``agent_answer`` (the text between
+the first ``<answer>`` tags) -> ``answer``, ``full_response`` -> ``response``, ``conversation``
+(the messages) -> ``steps``. Every assistant message is one reasoning turn: its text is the
+thought of its first tool call (or a step of its own when it calls nothing), each tool call is
+a step with a ``tool`` (the name through the registry's aliases, the arguments decoded from
+their JSON string). A tool message answering a call whose text starts with "error" marks that
+call's ``error``. Accepted call shapes: OpenAI ``tool_calls`` (``function.name``,
+``function.arguments``), the older ``function_call``, and content blocks of type ``tool_use``
+(``name``, ``input``).
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+import orjson
+
+from .common import Loc, Sink, text_of
+
+
+def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
+    for number, raw in enumerate(stream, start=1):
+        if not raw.strip():
+            continue
+        loc = Loc.of("line", number)
+        sink.item()
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            sink.error(loc, "", f"not valid JSON: {exc}")
+            continue
+        if not isinstance(obj, dict):
+            sink.error(loc, "", f"expected a JSON object, got {type(obj).__name__}")
+            continue
+        sid = sink.sample_id(loc, [("item_id", obj.get("item_id"))])
+        if sid is None:
+            continue
+        conversation = obj.get("conversation")
+        if conversation is None:
+            conversation = []
+        if not isinstance(conversation, list):
+            sink.error(loc, "conversation", f"expected a list of messages, got {_shown(conversation)}")
+            continue
+        steps, turns = _steps(conversation, loc, sink)
+        if steps is None:
+            continue
+        pred: dict[str, Any] = {"sample_id": sid, "mode": "adaptive", "answer": text_of(obj.get("agent_answer")),
+                                "steps": steps, "turns": turns}
+        response = obj.get("full_response")
+        if isinstance(response, str) and response:
+            pred["response"] = response
+        usage = _usage(obj.get("usage"))
+        if usage:
+            pred["usage"] = usage
+        sink.emit(loc, pred)
+
+
+def _shown(value: Any) -> str:
+    s = repr(value)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):  # content parts; images and the like carry no thought
+        return "\n".join(p["text"].strip() for p in content
+                         if isinstance(p, dict) and p.get("type") in ("text", None) and isinstance(p.get("text"), str)
+                         ).strip()
+    return ""
+
+
+def _calls(msg: dict[str, Any]) -> list[tuple[str | None, Any, Any]]:
+    """(call id, name, arguments) of every tool call in an assistant message."""
+    out: list[tuple[str | None, Any, Any]] = []
+    for call in msg.get("tool_calls") or ():
+        if not isinstance(call, dict):
+            out.append((None, None, None))
+            continue
+        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        out.append((call.get("id"), fn.get("name"), fn.get("arguments", fn.get("args"))))
+    legacy = msg.get("function_call")
+    if isinstance(legacy, dict):
+        out.append((None, legacy.get("name"), legacy.get("arguments")))
+    if isinstance(msg.get("content"), list):
+        for part in msg["content"]:
+            if isinstance(part, dict) and part.get("type") == "tool_use":
+                out.append((part.get("id"), part.get("name"), part.get("input")))
+    return out
+
+
+def _steps(conversation: list[Any], loc: Loc, sink: Sink) -> tuple[list[dict] | None, int]:
+    steps: list[dict] = []
+    by_id: dict[str, dict] = {}
+    turns = 0
+    for m, msg in enumerate(conversation):
+        where = f"conversation[{m}]"
+        if not isinstance(msg, dict):
+            sink.error(loc, where, f"expected a message object, got {_shown(msg)}")
+            return None, 0
+        role = msg.get("role")
+        if role == "assistant":
+            turns += 1
+            thought = _text(msg.get("content"))
+            calls = _calls(msg)
+            if not calls and thought:
+                steps.append({"thought": thought})
+            for c, (call_id, name, args) in enumerate(calls):
+                if not isinstance(name, str) or not name.strip():
+                    sink.error(loc, f"{where}.tool_calls[{c}].function.name",
+                               f"expected the tool's name, got {_shown(name)}")
+                    return None, 0
+                tool: dict[str, Any] = {"name": sink.tool_name(name), "args": {}}
+                if isinstance(args, str) and args.strip():
+                    try:
+                        args = orjson.loads(args)
+                    except orjson.JSONDecodeError:
+                        tool["error"] = f"the arguments are not valid JSON: {args[:200]}"
+                        args = {}
+                if isinstance(args, dict):
+                    tool["args"] = args
+                elif args not in (None, ""):
+                    tool["error"] = f"the arguments are not an object: {_shown(args)}"
+                steps.append({"thought": thought if c == 0 else "", "tool": tool})
+                if isinstance(call_id, str):
+                    by_id[call_id] = tool
+        elif role == "tool":
+            tool = by_id.get(msg.get("tool_call_id")) if isinstance(msg.get("tool_call_id"), str) else None
+            result = _text(msg.get("content"))
+            if tool is not None and "error" not in tool and result.lower().startswith("error"):
+                tool["error"] = result[:500]
+    return steps, turns
+
+
+def _usage(usage: Any) -> dict[str, int] | None:
+    if not isinstance(usage, dict):
+        return None
+    tin = usage.get("input_tokens", usage.get("prompt_tokens"))
+    tout = usage.get("output_tokens", usage.get("completion_tokens"))
+    ok = [isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in (tin, tout)]
+    if not all(ok):
+        return None
+    return {"input_tokens": int(tin), "output_tokens": int(tout)}

@@ -1,0 +1,172 @@
+"""Author-format prediction files through the real pipeline: converted in the validation stage,
+scored exactly like the same predictions in our format, the upload kept beside the converted
+file, bad files failing with their rows and fields. Uploads by the API, the form and ``submit``."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from annotation.models import Benchmark
+from annotation.services import benchmark_import
+from annotation.tests.benchmark_files import sample_line, write_benchmark
+from evaluation import services
+from evaluation.models import PredictionResult, Submission
+from evaluation.tests import author_shapes as shapes
+from evaluation.tests.submission_helpers import upload
+
+pytestmark = pytest.mark.django_db
+
+# Numeric uids: a benchmark imported from a VLMEvalKit TSV takes its uids from `index`.
+UIDS = ("11", "12", "13", "14", "15", "16", "17", "18")
+ANSWERS = {u: str(i + 2) for i, u in enumerate(UIDS)}
+
+
+@pytest.fixture
+def bench(tmp_path) -> Benchmark:
+    lines = [sample_line(uid, answer=ANSWERS[uid], split="dev" if i % 2 else "test")
+             for i, uid in enumerate(UIDS)]
+    benchmark_import(path=write_benchmark(tmp_path, lines), slug="numeric")
+    return Benchmark.objects.get(slug="numeric")
+
+
+@pytest.fixture
+def owner():
+    return get_user_model().objects.create_user("grace", "grace@example.org", "pw")
+
+
+def submit(bench, owner, content: bytes, capture, name: str, fmt: str = "jsonl") -> Submission:
+    with capture(execute=True):
+        sub = services.submission_create(benchmark=bench, owner=owner, file=upload(content, name), model_name="m",
+                                         file_format=fmt, enforce_limits=False,
+                                         price_input_per_mtok=1.0, price_output_per_mtok=2.0)
+    sub.refresh_from_db()
+    return sub
+
+
+def rows(sub: Submission) -> list[tuple]:
+    return sorted(PredictionResult.objects.filter(submission=sub).values_list(
+        "sample__uid", "mode", "correct", "extracted", "n_steps", "n_calls", "calls", "tokens", "cost_usd"))
+
+
+def results(sub: Submission) -> dict:
+    return sub.results
+
+
+@pytest.mark.parametrize("fmt,name,author,ours", [
+    ("vlmevalkit", "M_MMReason.xlsx", shapes.vlmevalkit_xlsx, shapes.ours_text),
+    ("vlmevalkit", "M_MMReason.tsv", shapes.vlmevalkit_table, shapes.ours_text),
+    ("vtcbench", "results_20261101_1200.jsonl", shapes.vtcbench_results, shapes.ours_vtcbench),
+    ("agentx", "agentx_outputs.json", shapes.agentx_outputs, shapes.ours_agentx),
+])
+def test_a_converted_file_scores_the_same_as_the_same_predictions_in_our_format(
+        bench, owner, django_capture_on_commit_callbacks, fmt, name, author, ours) -> None:
+    preds = shapes.generate(UIDS, ANSWERS, seed=11)
+    upload_bytes = author(preds)  # once: a workbook carries its creation time
+    theirs = submit(bench, owner, upload_bytes, django_capture_on_commit_callbacks, name, fmt)
+    mine = submit(bench, owner, ours(preds), django_capture_on_commit_callbacks, "ours.jsonl")
+    assert theirs.status == "done", (theirs.failure_reason, theirs.errors)
+    assert mine.status == "done", (mine.failure_reason, mine.errors)
+    assert results(theirs) == results(mine)
+    assert rows(theirs) == rows(mine)
+    # Some right, some wrong, some tools: the comparison is not between two empty reports.
+    assert {r[2] for r in rows(mine)} == {True, False}
+    # The upload is kept as it came, beside the converted file.
+    assert theirs.format == fmt and theirs.original_name == name
+    with theirs.source_file.open("rb") as fh:
+        assert fh.read() == upload_bytes
+    assert theirs.file.name.endswith(".converted.jsonl") and theirs.file.name != theirs.source_file.name
+
+
+def test_a_bad_author_file_fails_with_its_rows_and_fields_and_is_kept(
+        bench, owner, django_capture_on_commit_callbacks) -> None:
+    content = b"index\tprediction\n11\tA\n999\tB\n\tC\n"
+    sub = submit(bench, owner, content, django_capture_on_commit_callbacks, "m.tsv", "vlmevalkit")
+    assert sub.status == "failed"
+    assert sub.failure_reason.startswith("The file could not be converted from VLMEvalKit result file")
+    assert [(e["where"], e["field"]) for e in sub.errors] == [("line 3", "index"), ("line 4", "index")]
+    assert not sub.file and PredictionResult.objects.filter(submission=sub).count() == 0
+    with sub.source_file.open("rb") as fh:
+        assert fh.read() == content
+
+
+def test_a_file_of_the_wrong_kind_fails_with_one_message(bench, owner, django_capture_on_commit_callbacks) -> None:
+    preds = shapes.generate(UIDS, ANSWERS)
+    sub = submit(bench, owner, shapes.agentx_outputs(preds), django_capture_on_commit_callbacks, "o.json", "vtcbench")
+    assert sub.status == "failed" and len(sub.errors) == 1
+    assert "it looks like an Agent-X output list" in sub.failure_reason
+    assert "Submit it with the format 'agentx'" in sub.failure_reason
+
+
+def test_an_author_file_uploaded_as_our_format_is_named_for_what_it_is(
+        bench, owner, django_capture_on_commit_callbacks) -> None:
+    preds = shapes.generate(UIDS, ANSWERS)
+    sub = submit(bench, owner, shapes.vlmevalkit_xlsx(preds), django_capture_on_commit_callbacks, "M_MMReason.xlsx")
+    assert sub.status == "failed"
+    assert sub.errors == [{"line": None, "where": "file", "field": "", "message": (
+        "This file does not look like a prediction file in our format (JSON Lines with sample_id and mode): it "
+        "looks like an Excel workbook (.xlsx). Submit it with the format 'vlmevalkit'.")}]
+
+
+def test_a_rescore_reuses_the_converted_file(bench, owner, django_capture_on_commit_callbacks) -> None:
+    preds = shapes.generate(UIDS, ANSWERS)
+    sub = submit(bench, owner, shapes.vtcbench_results(preds), django_capture_on_commit_callbacks,
+                 "results_1.jsonl", "vtcbench")
+    converted, before = sub.file.name, sub.results
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.submission_rescore(submission=sub)
+    sub.refresh_from_db()
+    assert sub.status == "done" and sub.file.name == converted and sub.results == before
+
+
+def test_the_upload_api_takes_the_format_field(bench, owner, django_capture_on_commit_callbacks) -> None:
+    api = APIClient()
+    api.force_authenticate(owner)
+    preds = shapes.generate(UIDS, ANSWERS)
+    with django_capture_on_commit_callbacks(execute=True):
+        res = api.post("/api/v1/benchmarks/numeric/submissions/", {
+            "file": upload(shapes.agentx_outputs(preds), "outputs.json"), "model_name": "agent", "format": "agentx",
+        }, format="multipart")
+    assert res.status_code == 202, res.content
+    body = api.get(f"/api/v1/submissions/{res.json()['id']}/").json()
+    assert body["status"] == "done" and body["file"]["format"] == "agentx"
+    res = api.post("/api/v1/benchmarks/numeric/submissions/", {
+        "file": upload(b"x", "o.json"), "model_name": "agent", "format": "opencompass"}, format="multipart")
+    assert res.status_code == 400 and "format" in res.json()
+
+
+def test_the_upload_form_takes_the_format_and_the_page_shows_rows(
+        bench, owner, client, django_capture_on_commit_callbacks) -> None:
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        res = client.post("/submissions/new/", {
+            "benchmark": "numeric", "model_name": "table-model", "format": "vlmevalkit",
+            "file": upload(b"index\tprediction\n11\tA\n999\tB\n", "m.tsv")})
+    assert res.status_code == 302
+    sub = Submission.objects.get(model_name="table-model")
+    assert sub.format == "vlmevalkit" and sub.status == "failed"
+    page = client.get(sub.get_absolute_url()).content.decode()
+    assert "line 3" in page and "&#x27;999&#x27; is not a sample of this benchmark" in page
+
+
+def test_submit_takes_format_and_prints_conversion_errors(bench, owner, tmp_path) -> None:
+    preds = shapes.generate(UIDS, ANSWERS)
+    path = tmp_path / "M_MMReason.xlsx"
+    path.write_bytes(shapes.vlmevalkit_xlsx(preds))
+    out = StringIO()
+    call_command("submit", "numeric", str(path), "--model", "xl", "--user", "grace", "--format", "vlmevalkit",
+                 "--sync", stdout=out)
+    first, rest = out.getvalue().split("\n", 1)
+    assert json.loads(rest)["modes"]["text"]["accuracy"]["overall"]["n"] == len(UIDS)
+    bad = tmp_path / "results_2.jsonl"
+    bad.write_text('{"item_id": "11", "agent_answer": "2", "conversation": "oops"}\n')
+    err = StringIO()
+    with pytest.raises(Exception, match="could not be converted"):
+        call_command("submit", "numeric", str(bad), "--model", "v", "--user", "grace", "--format", "vtcbench",
+                     "--sync", stdout=StringIO(), stderr=err)
+    assert "line 1, field 'conversation': expected a list of messages, got 'oops'" in err.getvalue()

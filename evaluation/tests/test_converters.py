@@ -1,0 +1,218 @@
+"""The converters alone (no database): each author's shape becomes the same lines as ours, and
+bad files get messages naming the row or line and the field."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from annotation.imagetools import resolve_tool_name
+from evaluation.converters import convert
+from evaluation.tests import author_shapes as shapes
+
+UIDS = ("101", "102", "103", "104", "105", "106", "107", "108")
+ANSWERS = {u: str(i + 1) for i, u in enumerate(UIDS)}
+
+
+def run(content: bytes, fmt: str, filename: str = "", sample_ids=UIDS, **kw):
+    out = io.BytesIO()
+    report = convert(io.BytesIO(content), out, fmt=fmt, filename=filename, sample_ids=sample_ids,
+                     resolve_tool=resolve_tool_name, **kw)
+    return report, [json.loads(x) for x in out.getvalue().splitlines()]
+
+
+def lines(content: bytes) -> list[dict]:
+    return [json.loads(x) for x in content.splitlines()]
+
+
+@pytest.fixture
+def preds():
+    return shapes.generate(UIDS, ANSWERS)
+
+
+@pytest.mark.parametrize("make,filename", [
+    (shapes.vlmevalkit_xlsx, "M_MMReason.xlsx"),
+    (lambda p: shapes.vlmevalkit_table(p, "\t"), "M_MMReason.tsv"),
+    (lambda p: shapes.vlmevalkit_table(p, ","), "M_MMReason.csv"),
+    (shapes.vlmevalkit_json, "M_MMReason.json"),
+    (lambda p: shapes.vlmevalkit_json(p, "columns"), "M_MMReason.json"),
+])
+def test_vlmevalkit_result_files_become_text_mode_answers(preds, make, filename) -> None:
+    report, got = run(make(preds), "vlmevalkit", filename)
+    assert report.ok, report.errors
+    assert got == lines(shapes.ours_text(preds))
+
+
+def test_a_spreadsheet_number_answer_reads_as_the_answer_text(preds) -> None:
+    report, got = run(shapes.vlmevalkit_xlsx(preds, numeric_answers=True), "vlmevalkit", "m.xlsx")
+    assert report.ok
+    assert [g["answer"] for g in got] == [p.answer for p in preds]  # "3", not "3.0"
+
+
+def test_vlmevalkit_rows_match_on_the_id_column_when_index_is_not_a_sample(preds) -> None:
+    # VTC-Bench: the uid is `id`; VLMEvalKit's `index` is a running number.
+    uids = tuple(f"vtc-{u}" for u in UIDS)
+    renamed = [shapes.Generated(f"vtc-{p.uid}", p.answer) for p in preds]
+    report, got = run(shapes.vlmevalkit_xlsx(renamed, id_column="id"), "vlmevalkit", "M_VTC_Bench.xlsx",
+                      sample_ids=uids)
+    assert report.ok, report.errors
+    assert [g["sample_id"] for g in got] == list(uids)
+
+
+def test_vtcbench_results_become_adaptive_steps_with_registry_names(preds) -> None:
+    report, got = run(shapes.vtcbench_results(preds), "vtcbench", "results_20261101.jsonl")
+    assert report.ok, report.errors
+    expected = lines(shapes.ours_vtcbench(preds))
+    for g in got:
+        g.pop("response")
+    assert got == expected
+    names = {s["tool"]["name"] for g in got for s in g["steps"] if "tool" in s}
+    assert names <= {"rotate", "zoom_in", "histogram_eq", "OCR"} and "zoom_in" in names  # "Zoom in" resolved
+
+
+def test_vtcbench_tool_errors_and_bad_arguments_are_kept_on_the_call() -> None:
+    conv = [{"role": "assistant", "content": "crop it",
+             "tool_calls": [{"id": "a", "function": {"name": "Crop", "arguments": "{not json"}},
+                            {"id": "b", "function": {"name": "Rotate", "arguments": "{\"angle\": 90}"}}]},
+            {"role": "tool", "tool_call_id": "b", "content": "Error: angle out of range"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "Flip", "input": {}}]}]
+    line = {"item_id": "101", "agent_answer": "A", "full_response": "", "conversation": conv}
+    report, got = run((json.dumps(line) + "\n").encode(), "vtcbench", "results_1.jsonl")
+    assert report.ok, report.errors
+    steps = got[0]["steps"]
+    assert [s["tool"]["name"] for s in steps] == ["crop", "rotate", "flip"]
+    assert steps[0]["tool"]["error"].startswith("the arguments are not valid JSON")
+    assert steps[1]["tool"]["error"] == "Error: angle out of range"
+    assert steps[0]["thought"] == "crop it" and steps[1]["thought"] == ""
+    assert got[0]["turns"] == 2
+
+
+def test_agentx_outputs_become_adaptive_steps_and_an_unparseable_reply_has_none(preds) -> None:
+    report, got = run(shapes.agentx_outputs(preds, unparseable=("103",)), "agentx", "outputs.json")
+    assert report.ok, report.errors
+    for g in got:
+        g.pop("response")
+        for s in g["steps"]:
+            s.pop("task", None)
+            s.pop("tool_output", None)
+    assert got == lines(shapes.ours_agentx(preds, unparseable=("103",)))
+    assert got[2]["steps"] == []
+
+
+def test_agentx_steps_wrapped_in_one_more_list_and_several_tools_in_one_step() -> None:
+    item = [{"101": {"reasoning_steps": [[{"step": 1, "task": "read", "tool": "OCR, Calculator", "thought": "t"}]],
+                     "final_answer": {"value": 12, "justification": "j"}}}]
+    report, got = run(json.dumps(item).encode(), "agentx")
+    assert report.ok
+    assert [s["tool"]["name"] for s in got[0]["steps"]] == ["OCR", "Calculator"]
+    assert got[0]["answer"] == "12" and got[0]["turns"] == 1
+
+
+# ------------------------------------------------------------------------------- bad files
+
+@pytest.mark.parametrize("content,fmt,filename,says", [
+    (b'{"sample_id": "101", "mode": "text", "answer": "1"}\n', "vtcbench", "p.jsonl",
+     "it looks like JSON Lines in our prediction format. Submit it with the format 'jsonl'"),
+    (b'{"item_id": "101", "agent_answer": "1", "conversation": []}\n', "agentx", "r.jsonl",
+     "it looks like VTC-Bench agent results (JSON Lines with item_id, agent_answer). Submit it with the format "
+     "'vtcbench'"),
+    (b'[{"101": {"reasoning_steps": "", "final_answer": {"value": "1"}}}]', "vlmevalkit", "o.json",
+     "it looks like an Agent-X output list (reasoning_steps, final_answer). Submit it with the format 'agentx'"),
+    (b"index\tquestion\tanswer\tA\tB\timage\n1\tq\tA\tx\ty\tiVBOR\n", "vlmevalkit", "MMReason.tsv",
+     "a benchmark table (TSV with question and answer columns"),
+    (b"PAR1\x00\x00", "vlmevalkit", "AdaptMMBench_ocr.parquet", "a Parquet file"),
+    (b'{\n  "0": [{"query": "q", "file_path": "a.jpg", "tool_metadata": []}]\n}', "agentx", "data.json",
+     "Agent-X's benchmark (data.json"),
+    (b"", "agentx", "o.json", "an empty file"),
+])
+def test_a_file_of_another_kind_gets_one_message_saying_what_it_looks_like(content, fmt, filename, says) -> None:
+    report, got = run(content, fmt, filename)
+    assert len(report.errors) == 1 and not got
+    assert report.errors[0].where == "file"
+    assert says in report.errors[0].message, report.errors[0].message
+
+
+def test_an_xlsx_sent_as_vtcbench_results_is_named_as_a_workbook(preds) -> None:
+    report, _ = run(shapes.vlmevalkit_xlsx(preds), "vtcbench", "M_VTC_Bench.xlsx")
+    assert [e.message for e in report.errors] == [
+        "This file does not look like a VTC-Bench agent results file (results_*.jsonl with item_id and "
+        "agent_answer): it looks like an Excel workbook (.xlsx). Submit it with the format 'vlmevalkit'."]
+
+
+def test_a_vlmevalkit_table_without_prediction_column_names_the_header_row() -> None:
+    from openpyxl import Workbook
+    book = Workbook()
+    book.active.append(["index", "question", "answer", "extract"])
+    book.active.append([101, "q", "A", "A"])
+    buf = io.BytesIO()
+    book.save(buf)
+    report, _ = run(buf.getvalue(), "vlmevalkit", "m.xlsx")
+    assert len(report.errors) == 1
+    assert report.errors[0].message.startswith("row 1: the table has no 'prediction' column")
+
+
+def test_vlmevalkit_row_errors_name_the_sheet_row_and_column(preds) -> None:
+    from openpyxl import Workbook
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["index", "prediction"])
+    sheet.append([101, "A"])
+    sheet.append([None, "B"])  # row 3: no index
+    sheet.append([999, "C"])  # row 4: not a sample
+    sheet.append([101, "D"])  # row 5: a second prediction for 101
+    buf = io.BytesIO()
+    book.save(buf)
+    report, _ = run(buf.getvalue(), "vlmevalkit", "m.xlsx")
+    assert [(e.where, e.field) for e in report.errors] == [("row 3", "index"), ("row 4", "index"), ("row 5", "")]
+    assert "'999' is not a sample of this benchmark (its samples are named like '101', '102', '103')" in \
+        report.errors[1].message
+    assert report.errors[2].message == "duplicate: sample '101' in mode 'text' is already on row 2"
+
+
+def test_vtcbench_line_errors_name_the_line_and_field() -> None:
+    good = {"item_id": "101", "agent_answer": "A", "conversation": []}
+    bad_lines = [json.dumps(good), '{"item_id": "102", "agent_answer": ', json.dumps({**good, "item_id": "102",
+                 "conversation": "assistant: rotate"}),
+                 json.dumps({**good, "item_id": "103", "conversation": [{"role": "assistant", "tool_calls": [
+                     {"function": {"arguments": "{}"}}]}]})]
+    report, _ = run(("\n".join(bad_lines) + "\n").encode(), "vtcbench", "results_1.jsonl")
+    assert [(e.where, e.field) for e in report.errors] == [
+        ("line 2", ""), ("line 3", "conversation"), ("line 4", "conversation[0].tool_calls[0].function.name")]
+    assert report.errors[0].message.startswith("not valid JSON")
+    assert report.errors[1].message == "expected a list of messages, got 'assistant: rotate'"
+
+
+def test_agentx_item_errors_name_the_item_and_field() -> None:
+    items = [{"101": {"reasoning_steps": [], "final_answer": {"value": "1"}}},
+             {"102": {"reasoning_steps": "could not parse", "final_answer": {"value": "1"}}},
+             {"103": {"reasoning_steps": [{"tool_used": 5}], "final_answer": {"value": "1"}}},
+             {"104": "nothing", "105": {}},
+             {"777": {"reasoning_steps": "", "final_answer": {"value": "1"}}}]
+    report, got = run(json.dumps(items).encode(), "agentx", "o.json")
+    assert [(e.where, e.field) for e in report.errors] == [
+        ("item 2", "102.reasoning_steps"), ("item 3", "103.reasoning_steps[0].tool_used"), ("item 4", ""),
+        ("item 5", "(task id)")]
+
+
+def test_more_bad_rows_than_the_cap_stop_at_the_cap() -> None:
+    rows = "index\tprediction\n" + "".join(f"{9000 + i}\tA\n" for i in range(80))
+    report, _ = run(rows.encode(), "vlmevalkit", "m.tsv", max_errors=50)
+    assert len(report.errors) == 50 and report.truncated
+    assert report.errors[-1].where == "line 51"
+
+
+def test_an_over_long_line_drops_the_raw_response_first() -> None:
+    line = {"item_id": "101", "agent_answer": "A", "full_response": "x" * 5000, "conversation": []}
+    report, got = run((json.dumps(line) + "\n").encode(), "vtcbench", max_line_bytes=2000)
+    assert report.ok and report.n_dropped_responses == 1
+    assert "response" not in got[0] and got[0]["answer"] == "A"
+
+
+def test_the_converters_import_nothing_of_django() -> None:
+    code = "import sys, evaluation.converters; print(any(m.startswith('django') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
