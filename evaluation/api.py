@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -122,6 +122,11 @@ def visible_or_404(request: Request, pk: int) -> Submission:
 class SubmissionCreateApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
+
+    @staticmethod
+    def too_large_response(request: Any, message: str, view_kwargs: dict) -> JsonResponse:
+        """evaluation.middleware answers with this before the body is read (413)."""
+        return JsonResponse({"detail": message, "code": "too_large"}, status=413)
 
     @extend_schema(request={"multipart/form-data": SubmissionCreateInput}, responses={202: SubmissionCreated},
                    summary="Upload a prediction file (formats.md); it is scored asynchronously")

@@ -37,7 +37,7 @@ def submission_new(request: HttpRequest, slug: str | None = None) -> HttpRespons
     if request.method != "POST":
         return render(request, "evaluation/submission_new.html", {"form": SubmissionForm(initial=initial)})
     too_large = upload_too_large(request)
-    if too_large:  # before touching request.FILES: nothing of the body is read
+    if too_large:  # normally answered earlier, by evaluation.middleware (before the CSRF check reads the body)
         return _rejected(request, SubmissionForm(initial=initial), too_large, 413)
     form = SubmissionForm(request.POST, request.FILES, initial=initial)
     if not form.is_valid():
@@ -58,11 +58,20 @@ def submission_new(request: HttpRequest, slug: str | None = None) -> HttpRespons
     return redirect(sub)
 
 
+def _too_large(request: HttpRequest, message: str, view_kwargs: dict) -> HttpResponse:
+    """evaluation.middleware answers with this before the body is read (413)."""
+    benchmark = Benchmark.objects.filter(slug=view_kwargs.get("slug") or "").first()
+    return _rejected(request, SubmissionForm(initial={"benchmark": benchmark} if benchmark else {}), message, 413)
+
+
+submission_new.too_large_response = _too_large  # type: ignore[attr-defined]
+
+
 def _rejected(request: HttpRequest, form: SubmissionForm, message: str, status: int) -> HttpResponse:
     if _wants_json(request):
         return JsonResponse({"detail": message}, status=status)
-    form.add_error(None, message)
-    return render(request, "evaluation/submission_new.html", {"form": form}, status=status)
+    # not form.add_error: the form is unbound when the middleware refuses the body unread
+    return render(request, "evaluation/submission_new.html", {"form": form, "upload_error": message}, status=status)
 
 
 def _visible(request: HttpRequest, pk: int) -> Submission:

@@ -218,3 +218,55 @@ def test_a_full_disk_at_web_upload_shows_the_form_with_the_reason(client, user, 
     page = resp.content.decode()
     assert "the file store is not available at the moment. Nothing was kept" in page
     assert 'name="model_name"' in page and 'value="m"' in page  # the form, filled in, to send again
+
+
+# ------------------------------------------------------------------ an over-size upload is refused at once
+
+
+def _complete(answer: bytes) -> bool:
+    head, sep, body = answer.partition(b"\r\n\r\n")
+    lengths = [int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+    return bool(sep) and bool(lengths) and len(body) >= lengths[0]
+
+
+def _post_headers_only(base_url: str, path: str, headers: dict[str, str], declared: int) -> tuple[int, str]:
+    """POST that declares ``declared`` bytes but sends only the first 64 KB; the answer within 10 s."""
+    import socket
+    from urllib.parse import urlsplit
+
+    host, port = urlsplit(base_url).hostname, urlsplit(base_url).port
+    head = [f"POST {path} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {declared}",
+            "Content-Type: multipart/form-data; boundary=xyz", *(f"{k}: {v}" for k, v in headers.items())]
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + b"--xyz\r\n" + b"x" * 65536)
+        got = b""
+        try:
+            while not _complete(got):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        except TimeoutError:
+            pytest.fail(f"no answer within 10 s to a POST of {path} declaring {declared:,} bytes: the server waits "
+                        "for the body")
+    status = int(got.split(b" ", 2)[1])
+    return status, got.decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["web form", "web form (XHR)", "API with a token", "API with a session"])
+def test_an_over_size_upload_is_refused_by_its_declared_length_before_the_body_is_read(
+        live_server, transactional_db, tmp_path, client, how) -> None:
+    make_benchmark(tmp_path)
+    user = get_user_model().objects.create_user("big", "b@example.org", "pw")
+    client.force_login(user)
+    session = {"Cookie": f"sessionid={client.cookies['sessionid'].value}"}
+    path, headers = {
+        "web form": ("/submissions/new/tiny/", session),
+        "web form (XHR)": ("/submissions/new/", {**session, "X-Requested-With": "XMLHttpRequest"}),
+        "API with a token": (URL, {"Authorization": f"Token {Token.objects.create(user=user).key}"}),
+        "API with a session": (URL, session),
+    }[how]
+    status, answer = _post_headers_only(live_server.url, path, headers, 300 * 2**20)
+    assert status == 413
+    assert "The file is too large: 314,572,800 bytes, over the limit of 209,715,200 bytes (200 MB)" in answer
