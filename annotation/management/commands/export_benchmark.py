@@ -6,20 +6,31 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Benchmark
 from annotation.services import benchmark_export
+from annotation.vlmevalkit_export import benchmark_export_vlmevalkit
 
 
 class Command(BaseCommand):
-    help = "Write a benchmark's approved annotations back in the benchmark-file format (a folder, or a .zip)."
+    help = ("Write a benchmark's approved annotations back in the benchmark-file format (a folder, or a .zip), "
+            "or with --format vlmevalkit as a VLMEvalKit dataset TSV (base64 images, options as columns).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
-        parser.add_argument("out", type=Path, help="a folder to create, or a path ending in .zip")
+        parser.add_argument("out", type=Path, help="a folder to create, or a path ending in .zip; for vlmevalkit a "
+                                                   ".tsv file (or a folder to write <slug>.tsv in)")
+        parser.add_argument("--format", dest="file_format", choices=["jsonl", "vlmevalkit"], default="jsonl",
+                            help="jsonl: our benchmark files (default); vlmevalkit: one VLMEvalKit TSV")
 
     def handle(self, *args: object, **options: object) -> None:
         try:
             benchmark = Benchmark.objects.get(slug=options["slug"])
         except Benchmark.DoesNotExist:
             raise CommandError(f"No benchmark with slug {options['slug']!r}.") from None
-        summary = benchmark_export(benchmark=benchmark, out=options["out"])
+        out: Path = options["out"]  # type: ignore[assignment]
+        if options["file_format"] == "vlmevalkit":
+            if out.suffix.lower() != ".tsv":
+                out = out / f"{benchmark.slug}.tsv"
+            summary = benchmark_export_vlmevalkit(benchmark=benchmark, out=out)
+        else:
+            summary = benchmark_export(benchmark=benchmark, out=out)
         note = f" ({summary.skipped} without an approved annotation left out)" if summary.skipped else ""
         self.stdout.write(self.style.SUCCESS(f"Exported {summary.exported} samples to {summary.path}{note}"))
