@@ -22,6 +22,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from annotation.imagetools.registry import fold_name
 from annotation.imagetools.schema import schema_errors
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9 _.:-]{0,63}$")
@@ -32,12 +33,7 @@ TOOLMETA_TYPES = {
     "number": "number", "float": "number", "int": "integer", "integer": "integer",
     "bool": "boolean", "boolean": "boolean", "list": "array", "array": "array", "dict": "object",
 }  # fmt: skip
-_FOLD = re.compile(r"[\s_\-]+")
-
-
-def fold(name: str) -> str:
-    """The registry's rule: case, spaces, underscores and hyphens do not matter."""
-    return _FOLD.sub("", name.strip().lower())
+fold = fold_name  # the registry's rule: case, spaces, underscores and hyphens do not matter
 
 
 @dataclass(frozen=True)
@@ -144,3 +140,8 @@ class DeclaredSet:
             return None
         close = difflib.get_close_matches(fold(name), list(self.by_fold), n=1, cutoff=0.75)
         return self.by_fold[close[0]].name if close else None
+
+
+def declared_tool_names(benchmark: Any) -> list[str]:
+    """The names a benchmark (anything with `declared_tools`) declares, for `run_chain(declared=...)`."""
+    return [d["name"] for d in getattr(benchmark, "declared_tools", None) or ()]

@@ -20,12 +20,12 @@ from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge
 from annotation.models import Annotation, Assignment, Benchmark, KeyStepDraft, Revision, Sample
 from annotation.services import benchmark_export
 from annotation.workbench import access
+from annotation.workbench.chain import NameOnlyChain, chain_run
 from annotation.workbench.assignments import assignment_claim_next, assignment_skip, assignment_touch
 from annotation.workbench.editing import annotation_restore, annotation_save, annotation_snapshot, revision_diff
 from annotation.workbench.llm import key_step_draft_request, llm_unavailable_reason
 from annotation.workbench.previews import (
     PREVIEW_CONTENT_TYPE,
-    chain_run,
     frame_of,
     oracle_preview,
     oracle_preview_png,
@@ -92,6 +92,8 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
     frame = frame_of(sample, snapshot["transform"])
     tools = [{"name": t.name, "module": t.module, "description": t.description, "schema": t.schema}
              for t in REGISTRY.values()]
+    tools += [{"name": d["name"], "module": "declared (not run here)", "description": d["description"],
+               "schema": d["args_schema"], "declared": True} for d in sample.benchmark.declared_tools or ()]
     return render(request, "annotation/item.html", {
         "assignment": assignment, "annotation": annotation, "sample": sample, "frame": frame,
         "editor": {"version": annotation.version, "snapshot": snapshot, "width": sample.width, "height": sample.height,
@@ -166,6 +168,8 @@ def run_chain(request: HttpRequest, pk: int) -> HttpResponse:
     except json.JSONDecodeError:
         chain = None
     view = chain_run(assignment.sample, chain if isinstance(chain, list) else [])
+    if isinstance(view, NameOnlyChain):
+        return render(request, "annotation/_chain_result.html", {"name_only": view})
     return render(request, "annotation/_chain_result.html", {"view": view, "result": view.result})
 
 

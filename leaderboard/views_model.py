@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
+from annotation.declared_tools import declared_tool_names
 from annotation.imagetools import ToolError, encode_png, load_image, make_preview, run_chain
 from annotation.models import Sample
 from evaluation.models import Submission
@@ -60,7 +61,7 @@ def _steps(sample: Sample, line: dict[str, Any], result: Any, key_steps: list[st
     error = None
     if chain:
         try:
-            ran = run_chain(load_image(sample.image.path), chain)
+            ran = run_chain(load_image(sample.image.path), chain, declared=declared_tool_names(sample.benchmark))
             error = ran.error
         except (OSError, ValueError, ToolError) as exc:  # an unreadable or missing image: say so, not a 500
             error = f"the image could not be loaded: {exc}"
@@ -126,7 +127,7 @@ def sample_image(request: HttpRequest, slug: str, pk: int, uid: str, mode: str, 
     if png is None:
         line = model_page.prediction_lines(submission, uid).get(mode, {})
         chain = [s for s in (line.get("steps") or []) if isinstance(s, dict) and isinstance(s.get("tool"), dict)]
-        images = run_chain(load_image(item.image.path), chain).images
+        images = run_chain(load_image(item.image.path), chain, declared=declared_tool_names(benchmark)).images
         if ref not in images:
             raise Http404("This call produced no image")
         png = encode_png(make_preview(images[ref], 800).image)

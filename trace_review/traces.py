@@ -14,6 +14,7 @@ import numpy as np
 from django.conf import settings
 
 from annotation.benchmark_format import frame_size as _frame_size
+from annotation.declared_tools import declared_tool_names
 from annotation.imagetools import (
     ChainResult,
     ToolError,
@@ -104,7 +105,7 @@ def rerun(sample: Sample, line: dict[str, Any]) -> tuple[ChainResult | None, str
     if not chain:
         return None, None
     try:
-        ran = run_chain(load_image(sample.image.path), chain)
+        ran = run_chain(load_image(sample.image.path), chain, declared=declared_tool_names(sample.benchmark))
     except (OSError, ValueError, ToolError) as exc:  # a missing or unreadable image: say so, not a 500
         return None, f"the image could not be loaded: {exc}"
     return ran, ran.error
@@ -118,7 +119,8 @@ def trace_view(trace: Trace, *, run: bool = True) -> TraceView:
         trace=trace, sample=sample, line=line,
         final_answer=extract_answer(str(line.get("answer") or ""), str(line.get("response") or "")),
         key_steps=[k.text for k in ann.key_steps.all()] if ann else [],
-        reference_calls=[{"tool": c.tool, "args": as_json(c.args), "input": c.input_ref, "output": c.output_ref}
+        reference_calls=[{"tool": c.tool, "args": as_json(c.args), "input": "" if c.name_only else c.input_ref,
+                          "output": "" if c.name_only else c.output_ref}
                          for c in ann.tool_calls.all()] if ann else [],
         regions=[[r.x1, r.y1, r.x2, r.y2] for r in ann.regions.all()] if ann else [],
         transform=list(ann.transform or []) if ann else [],

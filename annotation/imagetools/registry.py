@@ -148,8 +148,12 @@ _FOLD = re.compile(r"[\s_\-]+")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 
 
-def _fold(name: str) -> str:
+def fold_name(name: str) -> str:
+    """What tool names are compared by: case, spaces, underscores and hyphens do not matter."""
     return _FOLD.sub("", name.strip().lower())
+
+
+_fold = fold_name
 
 
 def tool(name: str, module: str, description: str, schema: dict, *, measures: bool = False,

@@ -16,6 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 import cv2
@@ -24,7 +25,7 @@ import numpy as np
 from annotation.imagetools.context import Limits, ToolContext, ToolOutput
 from annotation.imagetools.errors import ChainError, ToolError
 from annotation.imagetools.images import ensure_image
-from annotation.imagetools.registry import REGISTRY, Tool, resolve_tool_name, unknown_tool_message
+from annotation.imagetools.registry import REGISTRY, Tool, fold_name, resolve_tool_name, unknown_tool_message
 
 ORIGINAL = "img0"
 _REF = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")  # also a safe file name
@@ -41,6 +42,9 @@ class StepResult:
     measurements: dict = field(default_factory=dict)
     error: str | None = None
     elapsed_ms: float = 0.0
+    # Why the step was not run (a benchmark's declared tool, or an input only such a step
+    # makes); None when it ran. A skipped step is not an error: the chain goes on.
+    skipped: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -59,7 +63,7 @@ class ChainResult:
     @property
     def final(self) -> str:
         """The reference of the last image produced (img0 when nothing ran)."""
-        done = [s for s in self.steps if s.error is None]
+        done = [s for s in self.steps if s.error is None and s.skipped is None]
         return done[-1].output if done else ORIGINAL
 
     def to_dict(self) -> dict:
@@ -69,16 +73,23 @@ class ChainResult:
 
 
 def run_chain(image: np.ndarray, chain: list[dict], *, limits: Limits | None = None,
-              extra_images: dict[str, np.ndarray] | None = None) -> ChainResult:
+              extra_images: dict[str, np.ndarray] | None = None,
+              declared: Iterable[str] = ()) -> ChainResult:
     """Runs the chain on `image` (img0). Problems with the chain or the images come back in
-    `ChainResult.error` (and the failing step's `error`); nothing is raised for them."""
-    return _Run(limits or Limits(), label="step").execute(image, chain, extra_images or {})
+    `ChainResult.error` (and the failing step's `error`); nothing is raised for them.
+
+    `declared` names tools a benchmark declares but the registry does not run (compared like
+    registry names, and before them): their calls are skipped ("declared, not run here"), so
+    are the calls that read an image only a skipped call would have made, and the rest runs."""
+    return _Run(limits or Limits(), label="step", declared=declared).execute(image, chain, extra_images or {})
 
 
 class _Run:
-    def __init__(self, limits: Limits, label: str) -> None:
+    def __init__(self, limits: Limits, label: str, declared: Iterable[str] = ()) -> None:
         self.limits = limits
         self.label = label
+        self.declared = {fold_name(name): name for name in declared}
+        self.unrun: dict[str, tuple[int, str]] = {}  # output of a skipped step -> (step, tool)
 
     def execute(self, image: np.ndarray, chain: Any, extras: dict[str, np.ndarray]) -> ChainResult:
         result = ChainResult()
@@ -108,6 +119,8 @@ class _Run:
                 if step.error:
                     result.error = step.error
                     break
+                if step.skipped is None:
+                    self.unrun.pop(step.output, None)  # a real image replaces a skipped one
                 previous = step.output
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -141,9 +154,13 @@ class _Run:
         if given is None:
             return self._failed(index, "?", previous, "", {},
                                 'the call names no tool (expected "tool": name)', named=False)
-        name = resolve_tool_name(given)
         source = call.get("input") or previous
-        output = call.get("output") or _next_ref(images)
+        output = call.get("output") or _next_ref([*images, *self.unrun])
+        if self.declared or self.unrun:
+            skipped = self._skipped(index, given, source, output)
+            if skipped is not None:
+                return skipped
+        name = resolve_tool_name(given)
         shown = name or (given if isinstance(given, str) else "?")
         if name is None:
             return self._failed(index, shown, source, output, {}, unknown_tool_message(given),
@@ -162,6 +179,21 @@ class _Run:
         if problem is not None:
             return self._failed(index, name, source, output, args, problem)
         return self._run(index, tool, source, output, args, images, start, pool)
+
+    def _skipped(self, index: int, given: Any, source: Any, output: Any) -> StepResult | None:
+        declared = self.declared.get(fold_name(given)) if isinstance(given, str) else None
+        if declared is not None:
+            reason = "declared, not run here"
+        elif isinstance(source, str) and source in self.unrun:
+            step, tool = self.unrun[source]
+            reason = f"not run: its input {source} comes from step {step} ({tool}), which is not run here"
+        else:
+            return None
+        tool_name = declared or resolve_tool_name(given) or (given if isinstance(given, str) else "?")
+        if isinstance(output, str):
+            self.unrun[output] = (index, tool_name)
+        return StepResult(index=index, tool=tool_name, input=str(source), output=str(output), args={},
+                          skipped=reason)
 
     def _run(self, index: int, tool: Tool, source: str, output: str, args: dict,
              images: dict[str, np.ndarray], start: float, pool: ThreadPoolExecutor) -> StepResult:
@@ -235,7 +267,7 @@ def _reference_problem(source: Any, output: Any, images: dict, protected: set[st
     return None
 
 
-def _next_ref(images: dict[str, np.ndarray]) -> str:
+def _next_ref(images: Iterable[str]) -> str:
     numbers = [int(m.group(1)) for m in map(_NUMBERED.match, images) if m]
     return f"img{max(numbers, default=0) + 1}"
 

@@ -25,3 +25,9 @@ def urlencode_json(value: object) -> str:
 @register.filter
 def sub(a: float, b: float) -> float:
     return a - b
+
+
+@register.filter
+def skipped_count(steps: list) -> int:
+    """How many steps of a chain run were not run (declared tools and what depends on them)."""
+    return sum(1 for step in steps if getattr(step, "skipped", None))

@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation import benchmark_fields as bf
+from annotation.declared_tools import declared_from_dicts
 from annotation.models import (
     Annotation,
     AnnotationStatus,
@@ -61,7 +62,7 @@ def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) 
     if not isinstance(data, dict):
         raise PayloadError(["expected a JSON object"])
     sample = annotation.sample
-    registry = bf.default_registry_view()
+    registry = bf.default_registry_view(declared_from_dicts(sample.benchmark.declared_tools or ()))
     transform = bf.parse_transform(data.get("transform"), registry, err)
     frame = bf.frame_size(sample.width, sample.height, transform) if transform is not None else None
     regions_in = data.get("regions") or []

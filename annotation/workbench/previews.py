@@ -28,7 +28,6 @@ from annotation.imagetools import (
     load_image,
     make_preview,
     oracle_image,
-    run_chain,
 )
 from annotation.models import Sample
 
@@ -134,12 +133,10 @@ class ChainView:
     thumbnails: dict[str, str]  # image reference -> data: URL of a small PNG
 
 
-def chain_run(sample: Sample, chain: list[dict]) -> ChainView:
-    """Run a reference chain on the full-size original (measurements are in full pixels) and
-    keep a small PNG of every image for the page."""
-    result = run_chain(full_image(sample), chain)
+def chain_thumbnails(result: ChainResult) -> dict[str, str]:
+    """A small PNG of every image a chain run made (measurements stay in full pixels), for the page."""
     thumbnails = {}
     for ref, image in result.images.items():
         small = make_preview(image, THUMB_MAX_SIDE).image
         thumbnails[ref] = "data:image/png;base64," + base64.b64encode(encode_png(small, compression=1)).decode()
-    return ChainView(result, thumbnails)
+    return thumbnails

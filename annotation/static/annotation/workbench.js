@@ -334,17 +334,33 @@
       select.innerHTML = modules.map((m) => `<optgroup label="${m}">` +
         tools.filter((t) => t.module === m).map((t) => `<option value="${t.name}">${t.name}</option>`).join("") + "</optgroup>").join("");
       select.value = call.tool;
-      select.addEventListener("change", () => { call.tool = select.value; call.args = {}; renderChain(); chainEdited(); });
+      const nameOnly = !("args" in call); // a name-only chain (VTC-Bench's): names, no arguments, never run
+      select.addEventListener("change", () => { call.tool = select.value; if (!nameOnly) call.args = {}; renderChain(); chainEdited(); });
+      if (nameOnly) {
+        li.classList.add("name-only");
+        const hint = document.createElement("span"); hint.className = "muted"; hint.textContent = " name only, not run";
+        head.append(`${i + 1}. `, select, hint);
+        li.appendChild(head);
+      }
       const input = document.createElement("input");
       input.value = call.input; input.size = 5; input.title = "input image";
       input.addEventListener("change", () => { call.input = input.value; chainEdited(); });
       const output = document.createElement("input");
       output.value = call.output; output.size = 5; output.title = "output image";
       output.addEventListener("change", () => { call.output = output.value; chainEdited(); });
-      head.append(`${i + 1}. `, output, " = ", select, "(", input, ")");
-      li.appendChild(head);
+      if (!nameOnly) {
+        head.append(`${i + 1}. `, output, " = ", select, "(", input, ")");
+        li.appendChild(head);
+      }
       const tool = toolByName[call.tool];
-      if (tool) {
+      if (tool && tool.declared) {
+        const note = document.createElement("p"); note.className = "muted"; note.textContent = "Declared by the benchmark: validated, not run here.";
+        li.appendChild(note);
+      }
+      if (tool && nameOnly) {
+        const desc = document.createElement("p"); desc.className = "muted"; desc.textContent = tool.description;
+        li.appendChild(desc);
+      } else if (tool) {
         const desc = document.createElement("p"); desc.className = "muted"; desc.textContent = tool.description;
         li.appendChild(desc);
         const args = document.createElement("div"); args.className = "args";
@@ -372,7 +388,8 @@
   renderChain();
   $("add-call").addEventListener("click", () => {
     const last = state.toolchain[state.toolchain.length - 1];
-    state.toolchain.push({ tool: "zoom_in", args: {}, input: last ? last.output : "img0", output: nextRef(), verdict: "unchecked", note: "" });
+    if (last && !("args" in last)) state.toolchain.push({ tool: "zoom_in", verdict: "unchecked", note: "" }); // stays name-only
+    else state.toolchain.push({ tool: "zoom_in", args: {}, input: last ? last.output : "img0", output: nextRef(), verdict: "unchecked", note: "" });
     renderChain();
     chainEdited();
   });
