@@ -152,6 +152,7 @@ def test_the_upload_form_takes_the_format_and_the_page_shows_rows(
     assert sub.format == "vlmevalkit" and sub.status == "failed"
     page = client.get(sub.get_absolute_url()).content.decode()
     assert "line 3" in page and "&#x27;999&#x27; is not a sample of this benchmark" in page
+    assert "VLMEvalKit result file (.xlsx, .tsv, .csv, .json), converted to our format" in page
 
 
 def test_submit_takes_format_and_prints_conversion_errors(bench, owner, tmp_path) -> None:
