@@ -6,6 +6,7 @@ what it stored and asks it for intervals it did not store.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -32,6 +33,12 @@ class Fig:
 
 
 NONE = Fig(None)
+
+
+def plot_text(text: str) -> str:
+    """A name as Plotly text: Plotly renders a subset of HTML in text, hover and tick labels (``<a href>``
+    becomes a live link), so a submitter's markup is escaped; Plotly shows ``&lt;`` as ``<``."""
+    return html.escape(text, quote=False)
 
 
 @lru_cache(maxsize=65536)

@@ -18,7 +18,7 @@ from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
 from evaluation.metrics.mode_selection import cell
 from evaluation.models import PredictionResult, Submission
 from evaluation.validation import iter_prediction_objects
-from leaderboard.figures import Fig, count_fig, mean_fig, path, rate_fig
+from leaderboard.figures import Fig, count_fig, mean_fig, path, plot_text, rate_fig
 from leaderboard.models import BoardEntry
 from leaderboard.services import MODES, entries_sync, public_submissions
 
@@ -211,7 +211,7 @@ def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any
         fa, fb = count_fig(*ca), count_fig(*cb)
         if fa.known and fb.known:
             diffs.append({"domain": name, "a": fa.value, "b": fb.value, "diff": fa.value - fb.value})
-    chart = {"data": [{"type": "bar", "x": [d["domain"] for d in diffs], "y": [d["diff"] for d in diffs],
+    chart = {"data": [{"type": "bar", "x": [plot_text(d["domain"]) for d in diffs], "y": [d["diff"] for d in diffs],
                        "hovertemplate": "%{x}: %{y:+.1f} points<extra></extra>", "meta": {"role": "domain-diff"}}],
              "layout": {"yaxis": {"title": {"text": f"{mode} accuracy, A − B (points)"}, "zeroline": True},
                         "margin": {"t": 10}, "height": 320}}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.metrics import Point, pareto_frontier, routing_baselines
-from leaderboard.figures import path
+from leaderboard.figures import path, plot_text
 from leaderboard.models import BoardEntry
 from leaderboard.selectors import TabSource
 
@@ -103,19 +103,19 @@ def figure(view: ParetoView) -> dict[str, Any]:
         pts = [p for p in view.points if (p["weights"] or "") == weights and p["cost"] > 0]
         if pts:
             traces.append({"type": "scatter", "mode": "markers", "name": label, "x": [p["cost"] for p in pts],
-                           "y": [p["accuracy"] for p in pts], "text": [p["name"] for p in pts],
+                           "y": [p["accuracy"] for p in pts], "text": [plot_text(p["name"]) for p in pts],
                            "marker": {"symbol": symbol, "size": 11}, "hovertemplate": hover,
                            "meta": {"role": "points"}})
     front = [p for p in view.frontier if p["cost"] > 0]
     if front:
         traces.append({"type": "scatter", "mode": "lines", "name": "Pareto frontier", "x": [p["cost"] for p in front],
-                       "y": [p["accuracy"] for p in front], "text": [p["name"] for p in front],
+                       "y": [p["accuracy"] for p in front], "text": [plot_text(p["name"]) for p in front],
                        "line": {"shape": "hv", "dash": "dot"}, "hovertemplate": hover, "meta": {"role": "frontier"}})
     base = [b for b in view.baselines if b["cost"] > 0]
     if base:
         traces.append({"type": "scatter", "mode": "markers+text", "name": "Routing baselines",
                        "x": [b["cost"] for b in base], "y": [b["accuracy"] for b in base],
-                       "text": [b["name"] for b in base], "textposition": "top center",
+                       "text": [plot_text(b["name"]) for b in base], "textposition": "top center",
                        "marker": {"symbol": "star", "size": 14}, "hovertemplate": hover, "meta": {"role": "baselines"}})
     return {"data": traces, "layout": {
         "xaxis": {"type": "log", "title": {"text": f"Cost ({unit}, log scale)"}},

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Benchmark
 from leaderboard import board, selectors
+from leaderboard.figures import plot_text
 from leaderboard.pareto import UNITS, pareto_view
 from leaderboard.services import MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
@@ -76,7 +77,7 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return {"domains": domains, "rows": rows, "aux": selectors.aux_table(sources), "modes": MODES}
     if tab == "mode-selection":
         rows = selectors.mode_selection(sources)
-        chart = {"data": [{"type": "bar", "orientation": "h", "y": [r.source.model_name for r in rows][::-1],
+        chart = {"data": [{"type": "bar", "orientation": "h", "y": [plot_text(r.source.model_name) for r in rows][::-1],
                            "x": [r.mcc.value for r in rows][::-1],
                            "error_x": {"type": "data", "symmetric": False,
                                        "array": [(r.mcc.hi - r.mcc.value) if r.mcc.hi is not None else 0
