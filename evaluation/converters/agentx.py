@@ -21,6 +21,7 @@ import orjson
 
 from .common import Loc, Sink, WrongKind, text_of
 
+KEEP_CHARS = 2000
 NO_TOOL = frozenset({"", "none", "null", "n/a", "no tool", "-"})
 
 
@@ -68,6 +69,12 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         sink.emit(loc, pred)
 
 
+def _clipped(value: Any) -> Any:
+    """Kept for people reading the trace, not scored: a long tool output is cut, not carried whole."""
+    text = value if isinstance(value, str) else text_of(value)
+    return text if len(text) <= KEEP_CHARS else text[:KEEP_CHARS] + " [...]"
+
+
 def _tool_names(value: Any) -> list[str] | None:
     if value is None:
         return []
@@ -101,7 +108,7 @@ def _steps(raw: Any, loc: Loc, prefix: str, sink: Sink) -> tuple[list[dict], int
         if not isinstance(thought, str):
             thought = text_of(thought)
         args = st.get("input", st.get("tool_input"))
-        extra = {k: st[k] for k in ("task", "tool_output") if st.get(k) not in (None, "")}
+        extra = {k: _clipped(st[k]) for k in ("task", "tool_output") if st.get(k) not in (None, "")}
         if not names:
             steps.append({"thought": thought, **extra})
         for c, name in enumerate(names):

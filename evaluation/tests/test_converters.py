@@ -216,3 +216,12 @@ def test_the_converters_import_nothing_of_django() -> None:
     code = "import sys, evaluation.converters; print(any(m.startswith('django') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_agentx_keeps_task_and_a_clipped_tool_output_on_the_step() -> None:
+    item = [{"101": {"reasoning_steps": [{"step": 1, "task": "read", "tool_used": "OCR", "tool_output": "y" * 5000,
+                                          "thought": ""}], "final_answer": {"value": "1"}}}]
+    report, got = run(json.dumps(item).encode(), "agentx")
+    (step,) = got[0]["steps"]
+    assert step["thought"] == "read" and step["task"] == "read"  # no thought: the task stands in
+    assert step["tool_output"] == "y" * 2000 + " [...]"
