@@ -5,10 +5,10 @@ VLMEvalKit reads indexes as text, so any uid works, and its result files then na
 directly), ``image`` (base64 of the file; a JSON list of base64 strings for a sample with several
 media, a video as its sampled frames; an image that an earlier row already carries is written as
 that row's index, VLMEvalKit's own shorthand), ``question``, options as columns ``A``, ``B``, ...,
-``answer``, ``category``, ``l2-category`` (our domain), ``split``. Our annotation rides along in
-AdaptMMBench's column names (``bbox``, ``transform``, ``key_step``, JSON) plus ``toolchain``,
-``answer_type``, ``tolerance``, ``aux_line``, ``source`` and ``meta``, so the file comes back whole
-through ``import_benchmark --format vlmevalkit``.
+``answer``, ``category``, ``l2-category`` (our domain), ``split``. The rest of the sample rides
+along in columns with our own field names (``regions``, ``transform``, ``key_steps``, ``toolchain``
+and ``meta`` as our JSON; ``answer_type``, ``tolerance``, ``aux_line``, ``source``), which VLMEvalKit
+ignores and ``import_benchmark --format vlmevalkit`` reads back, so the file comes back whole.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from annotation.services import ExportSummary, sample_to_record
 
 SHORTHAND_MAX = 64  # VLMEvalKit: an image cell this short is the index of the row holding the image
 FIRST = ["index", "image", "question"]
-LAST = ["answer", "category", "l2-category", "split", "answer_type", "tolerance", "bbox", "transform", "key_step",
+LAST = ["answer", "category", "l2-category", "split", "answer_type", "tolerance", "regions", "transform", "key_steps",
         "toolchain", "aux_line", "source", "meta"]
 
 
@@ -63,9 +63,9 @@ def _write(handle: IO[str], samples: list[Sample], approved: dict, columns: list
             "split": record["split"],
             "answer_type": record["answer_type"],
             "tolerance": "" if record["tolerance"] is None else record["tolerance"],
-            "bbox": _json(record["regions"]),
+            "regions": _json(record["regions"]),
             "transform": _json(record["transform"]),
-            "key_step": _json(record["key_steps"]),
+            "key_steps": _json(record["key_steps"]),
             "toolchain": _json(record["toolchain"]),
             "aux_line": str(record["aux_line"]).lower(),
             "source": record["source"],

@@ -69,7 +69,7 @@ def test_the_tsv_has_vlmevalkit_columns_base64_images_and_options_as_columns(tmp
     assert "Exported 5 samples" in out.getvalue() and "1 without an approved annotation" in out.getvalue()
     header, rows = read_tsv(tmp_path / "out" / "built.tsv")
     assert header[:6] == ["index", "image", "question", "A", "B", "C"]
-    assert {"answer", "category", "l2-category", "split", "bbox", "key_step", "toolchain"} <= set(header)
+    assert {"answer", "category", "l2-category", "split", "regions", "key_steps", "toolchain"} <= set(header)
     by = {r["index"]: r for r in rows}
     assert list(by) == ["c1", "n2", "s3", "p5", "v6"]
     c1 = Sample.objects.get(uid="c1")
@@ -78,9 +78,9 @@ def test_the_tsv_has_vlmevalkit_columns_base64_images_and_options_as_columns(tmp
     assert by["c1"]["question"] == "How many?\nCount them."
     assert (by["c1"]["category"], by["c1"]["l2-category"], by["c1"]["split"]) == ("chart", "ocr", "dev")
     assert (by["n2"]["A"], by["n2"]["answer"], by["n2"]["tolerance"], by["n2"]["split"]) == ("", "3.5", "0.5", "test")
-    assert json.loads(by["n2"]["key_step"]) == ["Rotate.", "Read."]
+    assert json.loads(by["n2"]["key_steps"]) == ["Rotate.", "Read."]
     assert json.loads(by["n2"]["meta"]) == {"origin": "synthetic"}
-    assert json.loads(by["c1"]["bbox"]) == [[10, 10, 60, 40]]
+    assert json.loads(by["c1"]["regions"]) == [[10, 10, 60, 40]]
     # Several images: a JSON list of base64 strings, in order.
     pair = [base64.b64decode(x) for x in json.loads(by["p5"]["image"])]
     assert [hashlib.sha256(b).hexdigest() for b in pair] == [m.sha256 for m in media_of(Sample.objects.get(uid="p5"))]
