@@ -4,7 +4,8 @@ import os
 from celery import Celery
 from celery.signals import worker_ready
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+# Production-safe by default (a worker started by hand never runs DEBUG settings); scripts/run sets local.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -62,3 +62,30 @@ def env_list(name: str, default: list[str] | None = None, *, environ: Mapping[st
     if value is None:
         return list(default or [])
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+# Keys that are in this repository (development, test, image build) or Django's own placeholder prefix.
+KNOWN_SECRET_KEYS = frozenset({
+    "insecure-local-development-key-change-me", "test-secret-key-not-for-production", "build", "changeme",
+    "change-me", "secret", "secret-key", "your-secret-key",
+})
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_UNIQUE = 5
+
+
+def secret_key_problem(key: str) -> str | None:
+    """Why ``key`` is too weak to sign production sessions and tokens, or None when it will do.
+
+    The same bar as Django's deployment check (security.W009), plus the keys known from this
+    repository; the check only warns, production refuses to start.
+    """
+    how = "Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    if key.strip().lower() in KNOWN_SECRET_KEYS or key.startswith("django-insecure-"):
+        return f"SECRET_KEY is a published development or placeholder value; production needs its own. {how}"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return (f"SECRET_KEY is too short for production: {len(key)} characters, at least "
+                f"{SECRET_KEY_MIN_LENGTH} needed. {how}")
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE:
+        return (f"SECRET_KEY is too weak for production: only {len(set(key))} different characters, at least "
+                f"{SECRET_KEY_MIN_UNIQUE} needed. {how}")
+    return None

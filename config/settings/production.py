@@ -1,14 +1,22 @@
-"""Production: refuses to start without SECRET_KEY and ALLOWED_HOSTS; secure cookies and HSTS on."""
+"""Production: refuses to start without SECRET_KEY (or with a weak one) and ALLOWED_HOSTS; secure
+cookies and HSTS on. This is the default of manage.py, wsgi, asgi and the Celery app: a command run
+without DJANGO_SETTINGS_MODULE never serves with DEBUG on. Locally, scripts/run and scripts/test
+choose their settings themselves."""
 
 from config.settings.base import *  # noqa: F401,F403
-from config.settings.env import env_bool, env_int, env_list, env_required
+from config.settings.env import ImproperlyConfiguredEnv, env_bool, env_int, env_list, env_str, secret_key_problem
+
+LOCAL_HINT = ("(These are the production settings, the default. For local development set "
+              "DJANGO_SETTINGS_MODULE=config.settings.local, as ./scripts/run does.)")
 
 DEBUG = False
-SECRET_KEY = env_required("SECRET_KEY")
+SECRET_KEY = env_str("SECRET_KEY") or ""
+if not SECRET_KEY:
+    raise ImproperlyConfiguredEnv(f"The environment variable SECRET_KEY must be set. {LOCAL_HINT}")
+if problem := secret_key_problem(SECRET_KEY):
+    raise ImproperlyConfiguredEnv(problem)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
 if not ALLOWED_HOSTS:
-    from config.settings.env import ImproperlyConfiguredEnv
-
     raise ImproperlyConfiguredEnv("The environment variable ALLOWED_HOSTS must be set (comma-separated host names).")
 
 SESSION_COOKIE_SECURE = True

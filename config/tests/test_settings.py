@@ -10,9 +10,17 @@ from pathlib import Path
 import pytest
 
 from config.settings.base import celery_broker_options, celery_broker_url, database_config
-from config.settings.env import ImproperlyConfiguredEnv, env_bool, env_int, env_list, env_required
+from config.settings.env import (
+    ImproperlyConfiguredEnv,
+    env_bool,
+    env_int,
+    env_list,
+    env_required,
+    secret_key_problem,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
+STRONG_KEY = "k3y-" + "a1B2c3D4e5F6g7H8i9J0" * 3
 
 
 def test_database_is_sqlite_by_default_and_postgres_from_database_url(tmp_path: Path) -> None:
@@ -78,13 +86,60 @@ def test_production_refuses_to_start_without_secret_key() -> None:
 
 
 def test_production_refuses_to_start_without_allowed_hosts() -> None:
-    result = run_manage(["check"], SECRET_KEY="x" * 60)
+    result = run_manage(["check"], SECRET_KEY=STRONG_KEY)
     assert result.returncode != 0
     assert "ALLOWED_HOSTS must be set" in result.stderr
 
 
 def test_production_passes_the_deployment_checklist() -> None:
-    key = "k3y-" + "a1B2c3D4e5F6g7H8i9J0" * 3
-    result = run_manage(["check", "--deploy", "--fail-level", "WARNING"], SECRET_KEY=key, ALLOWED_HOSTS="bench.example.org")
+    result = run_manage(["check", "--deploy", "--fail-level", "WARNING"], SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="bench.example.org")
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize(("key", "message"), [
+    ("insecure-local-development-key-change-me", "SECRET_KEY is a published development or placeholder value"),
+    ("django-insecure-" + "a1B2c3D4e5" * 6, "SECRET_KEY is a published development or placeholder value"),
+    ("s3cr3t-but-short", "SECRET_KEY is too short for production: 16 characters, at least 50 needed"),
+    ("ab" * 40, "SECRET_KEY is too weak for production: only 2 different characters, at least 5 needed"),
+])
+def test_production_refuses_to_start_with_a_weak_secret_key(key, message) -> None:
+    assert message in secret_key_problem(key)
+    result = run_manage(["check"], SECRET_KEY=key, ALLOWED_HOSTS="bench.example.org")
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "secrets.token_urlsafe(50)" in result.stderr  # and how to make a good one
+
+
+def test_a_strong_secret_key_passes() -> None:
+    assert secret_key_problem(STRONG_KEY) is None
+
+
+def _bare_env(**env: str) -> dict[str, str]:
+    dropped = {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE", "DEBUG"}
+    return {**{k: v for k, v in os.environ.items() if k not in dropped}, **env}
+
+
+def test_manage_py_defaults_to_the_production_settings_and_says_how_to_run_locally() -> None:
+    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=_bare_env(), capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+    assert "DJANGO_SETTINGS_MODULE=config.settings.local" in result.stderr
+    ok = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c",
+                         "from django.conf import settings; print(settings.SETTINGS_MODULE, settings.DEBUG)"],
+                        cwd=ROOT, env=_bare_env(SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="bench.example.org"),
+                        capture_output=True, text=True, timeout=120)
+    assert ok.stdout.split() == ["config.settings.production", "False"], ok.stderr
+
+
+def test_the_celery_app_defaults_to_the_production_settings() -> None:
+    code = "import config.celery; from django.conf import settings; print(settings.SETTINGS_MODULE, settings.DEBUG)"
+    ok = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                        env=_bare_env(SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="bench.example.org"))
+    assert ok.stdout.split() == ["config.settings.production", "False"], ok.stderr
+
+
+def test_the_run_command_and_the_test_command_choose_their_settings_themselves() -> None:
+    assert 'DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"' in (ROOT / "scripts/run").read_text()
+    assert "export DJANGO_SETTINGS_MODULE=config.settings.test" in (ROOT / "scripts/test").read_text()
