@@ -13,6 +13,7 @@ import math
 import re
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,7 +41,8 @@ from annotation.benchmark_fields import (
 from annotation.benchmark_media import MediumIn, media_refs, parse_media
 from annotation.declared_tools import DeclaredTool, declared_from_dicts, read_declared_tool
 from annotation.declared_tools import fold as fold_tool_name
-from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
+from annotation.releases import Release, ReleaseError, read_release, sniff
+from annotation.taxonomy import TaxonomyCollector
 
 __all__ = [  # frame_size, KeyStepIn and the registry view are part of this module's interface too
     "BenchmarkBundle", "BenchmarkFileError", "FieldError", "KeyStepIn", "Manifest", "SampleRecord", "SourceFiles",
@@ -55,7 +57,7 @@ KNOWN_FIELDS = (
 )  # fmt: skip
 REQUIRED_FIELDS = ("uid", "question", "answer", "domain", "category")  # and `image` or `images`
 UID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-MAX_ZIP_BYTES = 4 * 1024**3
+MAX_UNPACKED_BYTES = 512 * 1024**2  # the default of settings.BENCHMARK_IMPORT_MAX_UNPACKED_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +65,21 @@ class FieldError:
     line: int | None  # None for the manifest or the file as a whole
     field: str
     message: str
+    where: str | None = None  # how to name the place when not "line N": "row 12 of VTC-Bench.tsv"; "" for the file
 
     def __str__(self) -> str:
-        where = f"line {self.line}" if self.line is not None else MANIFEST_NAME
+        if self.where is not None:
+            where = self.where
+        else:
+            where = f"line {self.line}" if self.line is not None else MANIFEST_NAME
+        if not where:
+            return f"field '{self.field}': {self.message}" if self.field else self.message
         return f"{where}, field '{self.field}': {self.message}" if self.field else f"{where}: {self.message}"
+
+
+def file_error(message: str) -> BenchmarkFileError:
+    """The whole file is wrong (missing, of another kind, unsafe): one message, no line."""
+    return BenchmarkFileError([FieldError(None, "", message, where="")])
 
 
 class BenchmarkFileError(Exception):
@@ -121,20 +134,29 @@ class Manifest:
     declared_tools: list[dict] = field(default_factory=list)
     cost_min: float | None = None
     cost_max: float | None = None
-    domains: dict[str, dict] = field(default_factory=lambda: ADAPTMMBENCH_DOMAINS)
+    domains: dict[str, dict] | None = None  # None: open, the file's own (annotation/taxonomy.py)
 
 
 @dataclass(slots=True)
 class BenchmarkBundle:
     manifest: Manifest
     samples: list[SampleRecord]
+    # (domain name, samples, [(category name, samples)]), for the import's summary
+    taxonomy: list[tuple[str, int, list[tuple[str, int]]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class SourceFiles:
-    jsonl: Path
+    jsonl: Path | None  # None when a release reader read the files (`release`)
     root: Path  # image paths in the file are relative to this folder
     manifest: Path | None
+    release: Release | None = None
+
+    @property
+    def size(self) -> int:
+        """What `read_benchmark`'s progress counts to: bytes of the JSONL, or a release's lines."""
+        return self.jsonl.stat().st_size if self.jsonl is not None else len(self.release.lines) if self.release else 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,25 +164,53 @@ class SourceFiles:
 
 
 @contextmanager
-def open_benchmark_source(path: Path, images_dir: Path | None = None) -> Iterator[SourceFiles]:
-    """Yield where the JSONL, its images and its manifest are; a zip is unpacked to a temp folder."""
-    path = Path(path)
-    if not path.exists():
-        raise BenchmarkFileError([FieldError(None, "", f"{path} does not exist")])
-    if path.is_file() and zipfile.is_zipfile(path):
-        with tempfile.TemporaryDirectory(prefix="benchmark-import-") as tmp:
-            _safe_extract(path, Path(tmp))
-            jsonls = sorted(Path(tmp).rglob("*.jsonl"), key=lambda p: (len(p.parts), str(p)))
-            if not jsonls:
-                raise BenchmarkFileError([FieldError(None, "", f"{path.name} holds no .jsonl file")])
-            yield _source_for(jsonls[0], images_dir)
-        return
+def open_benchmark_source(
+    path: Path | list[Path],
+    images_dir: Path | None = None,
+    *,
+    format: str | None = None,
+    max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
+) -> Iterator[SourceFiles]:
+    """Yield where the samples, their images and the manifest are.
+
+    `path` is our JSONL (a file, a folder or a zip) or an author's release (a file, several, a
+    folder or a zip; annotation/releases). The format is recognised from the content and the
+    names unless `format` forces it; a file of another kind gets one message naming its kind.
+    """
+    paths = [Path(p) for p in (path if isinstance(path, list) else [path])]
+    for p in paths:
+        if not p.exists():
+            raise file_error(f"{p} does not exist")
+    with tempfile.TemporaryDirectory(prefix="benchmark-import-") as tmp:
+        if len(paths) == 1 and paths[0].is_file() and sniff.kind_of_file(paths[0]).name == "zip":
+            unpacked = Path(tmp) / "unpacked"
+            _safe_extract(paths[0], unpacked, max_unpacked_bytes)
+            paths = [unpacked]
+        try:
+            fmt = format or sniff.detect_format(paths)
+            if fmt == "jsonl":
+                jsonl = _find_jsonl(paths)
+                yield _source_for(jsonl, images_dir)
+                return
+            release = read_release(paths, fmt, workdir=Path(tmp) / "media", images_dir=images_dir)
+        except ReleaseError as exc:
+            raise file_error(str(exc)) from None
+        yield SourceFiles(jsonl=None, root=release.root, manifest=None, release=release)
+
+
+def _find_jsonl(paths: list[Path]) -> Path:
+    if len(paths) != 1:
+        raise ReleaseError("our JSON Lines format is one .jsonl file (or a folder or zip holding it), not several files")
+    path = paths[0]
     if path.is_dir():
-        candidates = sorted(path.glob("*.jsonl"))
+        candidates = sorted(path.rglob("*.jsonl"), key=lambda p: (len(p.parts), str(p)))
         if not candidates:
-            raise BenchmarkFileError([FieldError(None, "", f"the folder {path} holds no .jsonl file")])
+            raise ReleaseError(f"{path.name} holds no .jsonl file")
         path = path / JSONL_NAME if (path / JSONL_NAME).exists() else candidates[0]
-    yield _source_for(path, images_dir)
+    kind = sniff.kind_of_file(path)
+    if kind.name != "jsonl":  # one message naming what it is, not fifty "not valid JSON" lines
+        raise ReleaseError(kind.message(path))
+    return path
 
 
 def _source_for(jsonl: Path, images_dir: Path | None) -> SourceFiles:
@@ -172,17 +222,44 @@ def _source_for(jsonl: Path, images_dir: Path | None) -> SourceFiles:
     return SourceFiles(jsonl=jsonl, root=root, manifest=manifest if manifest.exists() else None)
 
 
-def _safe_extract(archive: Path, dest: Path) -> None:
-    with zipfile.ZipFile(archive) as zf:
-        total = sum(info.file_size for info in zf.infolist())
-        if total > MAX_ZIP_BYTES:
-            raise BenchmarkFileError([FieldError(None, "", f"the zip unpacks to {total} bytes, over the limit")])
-        dest_resolved = dest.resolve()
-        for info in zf.infolist():
-            target = (dest / info.filename).resolve()
-            if not target.is_relative_to(dest_resolved):
-                raise BenchmarkFileError([FieldError(None, "", f"the zip entry {info.filename!r} escapes its folder")])
-        zf.extractall(dest)
+def _safe_extract(archive: Path, dest: Path, max_bytes: int) -> None:
+    """Unpack, counting the bytes actually written: a header's sizes may lie (a zip bomb)."""
+    limit = f"the limit of {max_bytes} bytes (BENCHMARK_IMPORT_MAX_UNPACKED_BYTES)"
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            infos = zf.infolist()
+            claimed = sum(info.file_size for info in infos)
+            if claimed > max_bytes:
+                raise file_error(f"{archive.name} unpacks to {claimed} bytes, over {limit}")
+            dest.mkdir(parents=True, exist_ok=True)
+            dest_resolved = dest.resolve()
+            written = 0
+            for info in infos:
+                target = (dest / info.filename).resolve()
+                if not target.is_relative_to(dest_resolved):
+                    raise file_error(f"the zip entry {info.filename!r} escapes its folder")
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                entry_bytes = 0
+                with zf.open(info) as src, target.open("wb") as out:
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise file_error(
+                                f"{archive.name} unpacks to more than its entries claim; stopped at {limit} "
+                                f"(entry {info.filename!r})"
+                            )
+                        out.write(chunk)
+                        entry_bytes += len(chunk)
+                if entry_bytes != info.file_size:
+                    raise file_error(
+                        f"{archive.name}: the zip entry {info.filename!r} claims {info.file_size} bytes but holds {entry_bytes}"
+                    )
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, ValueError) as exc:
+        # zipfile checks each entry's CRC and size as it reads: a lying header ends here.
+        raise file_error(f"{archive.name} is a damaged zip ({exc})") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,11 +269,16 @@ def _safe_extract(archive: Path, dest: Path) -> None:
 def read_manifest(path: Path | None, *, resolve_tool: Callable[[str], str | None]) -> tuple[Manifest, list[FieldError]]:
     if path is None:
         return Manifest(), []
-    errors: list[FieldError] = []
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return Manifest(), [FieldError(None, "", f"not valid JSON ({exc})")]
+    return manifest_from_data(data, resolve_tool=resolve_tool)
+
+
+def manifest_from_data(data: Any, *, resolve_tool: Callable[[str], str | None]) -> tuple[Manifest, list[FieldError]]:
+    """The manifest's checks, for `benchmark.json` or the manifest a release reader builds."""
+    errors: list[FieldError] = []
     if not isinstance(data, dict):
         return Manifest(), [FieldError(None, "", "must be a JSON object")]
     manifest = Manifest()
@@ -284,10 +366,12 @@ class _ErrorList:
         self.items: list[FieldError] = []
         self.limit = limit
         self.truncated = False
+        self.count = 0  # every error, listed or not: a line knows it failed even past the cap
 
-    def add(self, line: int | None, field_name: str, message: str) -> None:
+    def add(self, line: int | None, field_name: str, message: str, where: str | None = None) -> None:
+        self.count += 1
         if len(self.items) < self.limit:
-            self.items.append(FieldError(line, field_name, message))
+            self.items.append(FieldError(line, field_name, message, where))
         else:
             self.truncated = True
 
@@ -302,49 +386,78 @@ def read_benchmark(
     registry: ToolRegistryView | None = None,
     max_errors: int = 50,
     max_pixels: int = 64_000_000,
+    domain_of: dict[str, str] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> BenchmarkBundle:
-    """Parse and validate every line; raise BenchmarkFileError listing the first `max_errors`."""
+    """Parse and validate every line; raise BenchmarkFileError listing the first `max_errors`.
+
+    `domain_of` maps categories to domains (`--domain-of`): the grouping a one-level release lacks.
+    """
     registry = registry or default_registry_view()
     errors = _ErrorList(max_errors)
-    manifest, manifest_errors = read_manifest(source.manifest, resolve_tool=registry.resolve)
+    release = source.release
+    if release is not None:
+        manifest, manifest_errors = manifest_from_data(release.manifest, resolve_tool=registry.resolve)
+    else:
+        manifest, manifest_errors = read_manifest(source.manifest, resolve_tool=registry.resolve)
     for err in manifest_errors:
-        errors.add(err.line, err.field, err.message)
+        errors.add(err.line, err.field, err.message, err.where)
     registry = with_declared(registry, declared_from_dicts(manifest.declared_tools))
+    taxonomy = TaxonomyCollector(manifest.domains, domain_of)
     samples: list[SampleRecord] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, str] = {}
+    for number, where, data in _lines(source, errors, progress):
+        record = _read_record(number, where, data, source.root, manifest, taxonomy, registry, errors, max_pixels)
+        if record is None:
+            continue
+        if record.uid in seen:
+            errors.add(number, "uid", f"duplicate uid {record.uid!r}: already used on {seen[record.uid]}", where)
+            continue
+        seen[record.uid] = where or f"line {number}"
+        samples.append(record)
+        if errors.full:
+            break
+    name = source.jsonl.name if source.jsonl is not None else release.name if release is not None else "the file"
+    if not samples and not errors.items:
+        errors.add(None, "", f"{name} holds no samples", "")
+    if errors.items:
+        raise BenchmarkFileError(errors.items, truncated=errors.truncated)
+    manifest.domains = taxonomy.domains()
+    warnings = list(release.warnings) if release is not None else []
+    warnings += [f"--domain-of names a category no sample has: {key!r}" for key in taxonomy.unused_mapping()]
+    return BenchmarkBundle(manifest=manifest, samples=samples, taxonomy=taxonomy.counts(), warnings=warnings)
+
+
+def _lines(
+    source: SourceFiles, errors: _ErrorList, progress: Callable[[int], None] | None
+) -> Iterator[tuple[int, str | None, dict]]:
+    """(line number, how to name it or None for "line N", the decoded line) for JSONL or a release."""
+    if source.release is not None:
+        for line in source.release.lines:
+            if progress is not None:
+                progress(1)
+            for field_name, message in line.errors:
+                errors.add(line.number, field_name, message, line.where)
+            if line.data is not None and not line.errors:
+                yield line.number, line.where, line.data
+            if errors.full:
+                return
+        return
+    assert source.jsonl is not None
     with source.jsonl.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if progress is not None:
                 progress(len(raw))
             if not raw.strip():
                 continue
-            record = _read_line(number, raw, source.root, manifest, registry, errors, max_pixels)
-            if record is None:
-                continue
-            if record.uid in seen:
-                errors.add(number, "uid", f"duplicate uid {record.uid!r}: already used on line {seen[record.uid]}")
-                continue
-            seen[record.uid] = number
-            samples.append(record)
+            data = _decode_line(number, raw, errors)
+            if data is not None:
+                yield number, None, data
             if errors.full:
-                break
-    if not samples and not errors.items:
-        errors.add(None, "", f"{source.jsonl.name} holds no samples")
-    if errors.items:
-        raise BenchmarkFileError(errors.items, truncated=errors.truncated)
-    return BenchmarkBundle(manifest=manifest, samples=samples)
+                return
 
 
-def _read_line(
-    number: int,
-    raw: bytes,
-    root: Path,
-    manifest: Manifest,
-    registry: ToolRegistryView,
-    errors: _ErrorList,
-    max_pixels: int,
-) -> SampleRecord | None:
+def _decode_line(number: int, raw: bytes, errors: _ErrorList) -> dict | None:
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -356,15 +469,29 @@ def _read_line(
     if not isinstance(data, dict):
         errors.add(number, "", f"expected a JSON object, got {kind_of(data)}")
         return None
-    before = len(errors.items)
+    return data
+
+
+def _read_record(
+    number: int,
+    where: str | None,
+    data: dict,
+    root: Path,
+    manifest: Manifest,
+    taxonomy: TaxonomyCollector,
+    registry: ToolRegistryView,
+    errors: _ErrorList,
+    max_pixels: int,
+) -> SampleRecord | None:
+    before = errors.count
     for key in REQUIRED_FIELDS:
         if data.get(key) in (None, ""):
-            errors.add(number, key, "missing (required)")
-    if len(errors.items) > before:
+            errors.add(number, key, "missing (required)", where)
+    if errors.count > before:
         return None
 
     def err(field_name: str, message: str) -> None:
-        errors.add(number, field_name, message)
+        errors.add(number, field_name, message, where)
 
     uid = data["uid"]
     if not isinstance(uid, str) or not UID_PATTERN.match(uid):
@@ -389,12 +516,8 @@ def _read_line(
         err("tolerance", "expected null or a non-negative number")
         tolerance = None
 
-    domain, category = data["domain"], data["category"]
-    if domain not in manifest.domains:
-        err("domain", f"unknown domain {domain!r}; expected one of {', '.join(manifest.domains)}")
-    elif category not in manifest.domains[domain]["categories"]:
-        known = ", ".join(manifest.domains[domain]["categories"])
-        err("category", f"unknown category {category!r} in domain {domain!r}; expected one of {known}")
+    placed = taxonomy.place(data["domain"], data["category"], err)
+    domain, category = placed if placed is not None else ("", "")
 
     media = parse_media(data, root, err, max_pixels)
     transform = parse_transform(data.get("transform"), registry, err)
@@ -423,7 +546,7 @@ def _read_line(
     # Unknown fields are kept, never an error (formats.md).
     meta = {**{k: v for k, v in data.items() if k not in KNOWN_FIELDS and k not in meta}, **meta}
 
-    if len(errors.items) > before or errors.full:
+    if errors.count > before:
         return None
     assert media is not None and transform is not None and regions is not None
     assert key_steps is not None and toolchain is not None and answer is not None and question is not None

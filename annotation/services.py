@@ -6,7 +6,7 @@ import hashlib
 import json
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
@@ -38,6 +38,7 @@ from annotation.models import (
 from annotation.benchmark_fields import region_entry
 from annotation.media import media_of, read_file
 from annotation.selectors import approved_annotations_for_export
+from annotation.taxonomy import merge_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,9 @@ class ImportSummary:
     created: int
     updated: int
     unchanged: int
+    # (domain name, samples, [(category name, samples)]) as the file had them
+    taxonomy: list[tuple[str, int, list[tuple[str, int]]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return (
@@ -53,40 +57,57 @@ class ImportSummary:
             f"{self.unchanged} unchanged ({self.created + self.updated + self.unchanged} samples in the file)"
         )
 
+    def taxonomy_lines(self) -> list[str]:
+        lines = []
+        for domain, count, categories in self.taxonomy:
+            lines.append(f"{domain}: {count}")
+            lines += [f"  {category}: {n}" for category, n in categories]
+        return lines
+
 
 def benchmark_import(
     *,
-    path: Path,
+    path: Path | list[Path],
     slug: str,
     name: str | None = None,
     images_dir: Path | None = None,
+    format: str | None = None,
+    domain_of: dict[str, str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ImportSummary:
     """Validate the whole file first, then write it in one transaction; updates samples by uid.
 
+    `path` is our JSON Lines (file, folder, zip) or an author's release (one or several files, a
+    folder, a zip); `format` forces the reader (annotation/releases), else it is recognised.
+    `domain_of` maps categories to domains (the grouping a one-level release lacks).
     Raises BenchmarkFileError (nothing written) when any line is invalid.
     `progress(stage, done, total)` is called as lines are read and samples written.
     """
-    with open_benchmark_source(Path(path), images_dir) as source:
-        total_bytes = source.jsonl.stat().st_size
+    paths = [Path(p) for p in path] if isinstance(path, list) else Path(path)
+    with open_benchmark_source(
+        paths, images_dir, format=format, max_unpacked_bytes=settings.BENCHMARK_IMPORT_MAX_UNPACKED_BYTES
+    ) as source:
+        total = source.size
         read = 0
 
-        def on_line(n_bytes: int) -> None:
+        def on_line(amount: int) -> None:
             nonlocal read
-            read += n_bytes
+            read += amount
             if progress is not None:
-                progress("validate", read, total_bytes)
+                progress("validate", read, total)
 
         bundle = read_benchmark(
             source,
             max_errors=settings.BENCHMARK_IMPORT_MAX_ERRORS,
             max_pixels=settings.IMAGE_MAX_PIXELS,
+            domain_of=domain_of,
             progress=on_line,
         )
         # Media are stored under their content hash, so files written before a failed
         # transaction never replace a file that a committed row still points to.
         stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
-        return _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
+        summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
+    return replace(summary, taxonomy=bundle.taxonomy, warnings=bundle.warnings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +189,22 @@ def _write_bundle(
 
 
 def _sync_taxonomy(benchmark: Benchmark, domains: dict[str, dict]) -> dict[tuple[str, str], Category]:
+    """Create or rename the file's domains and categories; a variant spelling (`realworld` for an
+    existing `real_world`) lands on the existing row, so a re-import never doubles a domain."""
+    existing_domains = {merge_key(d.slug): d.slug for d in benchmark.domains.all()}
     categories: dict[tuple[str, str], Category] = {}
     for d_pos, (d_slug, d_spec) in enumerate(domains.items()):
         domain, _ = Domain.objects.update_or_create(
-            benchmark=benchmark, slug=d_slug, defaults={"name": d_spec["name"], "position": d_pos}
+            benchmark=benchmark,
+            slug=existing_domains.get(merge_key(d_slug), d_slug),
+            defaults={"name": d_spec["name"], "position": d_pos},
         )
+        existing_categories = {merge_key(c.slug): c.slug for c in domain.categories.all()}
         for c_pos, (c_slug, c_name) in enumerate(d_spec["categories"].items()):
             category, _ = Category.objects.update_or_create(
-                domain=domain, slug=c_slug, defaults={"name": c_name, "position": c_pos}
+                domain=domain,
+                slug=existing_categories.get(merge_key(c_slug), c_slug),
+                defaults={"name": c_name, "position": c_pos},
             )
             categories[(d_slug, c_slug)] = category
     return categories

@@ -169,6 +169,8 @@ JUDGE_OPENAI_MAX_RETRIES = env_int("JUDGE_OPENAI_MAX_RETRIES", 3, minimum=0)
 # Benchmark import limits.
 BENCHMARK_IMPORT_MAX_ERRORS = env_int("BENCHMARK_IMPORT_MAX_ERRORS", 50, minimum=1)
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 64_000_000, minimum=1)
+# A zip is unpacked counting the bytes actually written, not its headers' claims (zip bombs).
+BENCHMARK_IMPORT_MAX_UNPACKED_BYTES = env_int("BENCHMARK_IMPORT_MAX_UNPACKED_BYTES", 512 * 1024**2, minimum=1)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "leaderboard@localhost")

@@ -1,0 +1,34 @@
+"""What every release reader returns: our benchmark lines, a manifest and the media folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ReleaseError(Exception):
+    """The files as a whole cannot be read (wrong kind, missing part): one message for the user."""
+
+
+@dataclass(slots=True)
+class ReleaseLine:
+    """One sample as one of our JSON Lines would hold it (docs/formats.md), or what was wrong with it.
+
+    `errors` are (field, message) pairs naming the release's own field ("bbox", "model_tools_gt")
+    for what the reader could not convert; the validator then checks `data` like any JSONL line.
+    """
+
+    number: int  # the row or task's position in its file, 1-based
+    where: str  # "row 12 of VTC-Bench.tsv", "task '17' of data.json"
+    data: dict | None
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Release:
+    format: str
+    name: str  # the file(s) read, for messages
+    lines: list[ReleaseLine]
+    root: Path  # media paths in `lines` are relative to this folder
+    manifest: dict = field(default_factory=dict)  # benchmark.json's shape (name, tools, domains...)
+    warnings: list[str] = field(default_factory=list)
