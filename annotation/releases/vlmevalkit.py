@@ -1,11 +1,127 @@
-"""Reader for the vlmevalkit release (docs/formats.md)."""
+"""A VLMEvalKit dataset TSV (MMReason, VL-RouterBench's datasets, any VLMEvalKit dataset).
+
+One row per sample under a header: `index`, `image` (base64; a value of 64 characters or fewer is
+the `index` of another row whose image it shares; a Python list of base64 strings for several
+images) or `image_path`, `question`, `answer`, options as columns `A`, `B`, ... (empty or NaN:
+absent), and maybe `hint`, `category`, `l2-category`, `split`, MMReason's `discipline`.
+Taxonomy: `l2-category` (else `discipline`) is the domain and `category` the category; with one
+level only, it is the category and the domain is "All" (`--domain-of` groups them).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.releases.base import Release, ReleaseError
+from annotation.releases.base import Release, ReleaseError, ReleaseLine
+from annotation.releases.common import LETTER_COLUMN, choice_answer, letter_columns, text
+from annotation.releases.encoded import Unreadable, is_blank, load_structure
+from annotation.releases.media import MediaFolder, find_media
+from annotation.releases.sniff import release_files
+from annotation.releases.tables import tsv_rows
+from annotation.taxonomy import ONE_LEVEL_DOMAIN
+
+IMAGE_REFERENCE_MAX = 64  # VLMEvalKit: an `image` this short is another row's index
+CONVERTED = {"index", "image", "image_path", "question", "answer", "category", "l2-category", "discipline", "split"}
+DEV_SPLITS = {"dev", "val", "validation", "minival", "train"}
 
 
 def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) -> Release:
-    raise ReleaseError("the vlmevalkit reader is not available yet")
+    files = [f for f in release_files(paths) if f.suffix.lower() == ".tsv"]
+    if not files:
+        raise ReleaseError(f"{', '.join(p.name for p in paths)}: no .tsv file to read as a VLMEvalKit dataset")
+    media = MediaFolder(workdir)
+    lines: list[ReleaseLine] = []
+    for path in files:
+        lines += _read_file(path, media, images_dir)
+    name = files[0].name if len(files) == 1 else f"{len(files)} TSV files"
+    return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest={"name": files[0].stem})
+
+
+def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> list[ReleaseLine]:
+    columns, rows = tsv_rows(path)
+    missing = {"index", "question", "answer"} - set(columns)
+    if missing or not ({"image", "image_path"} & set(columns)):
+        need = ", ".join(sorted(missing | ({"image or image_path"} if not {"image", "image_path"} & set(columns) else set())))
+        raise ReleaseError(f"{path.name}: a TSV without VLMEvalKit's columns (missing {need}; it has {', '.join(columns[:12])})")
+    all_rows = list(rows)
+    # Rows may share an image by naming another row's index; the full value is the other row's.
+    full_images = {text(row.get("index")): row["image"] for _, row in all_rows if len(row.get("image") or "") > IMAGE_REFERENCE_MAX}
+    bases = [b for b in (images_dir, path.parent) if b is not None]
+    return [_line(path.name, number, row, columns, media, full_images, bases) for number, row in all_rows]
+
+
+def _line(
+    file_name: str, number: int, row: dict, columns: list[str], media: MediaFolder, full_images: dict, bases: list[Path]
+) -> ReleaseLine:
+    errors: list[tuple[str, str]] = []
+    images = _images(row, media, full_images, bases, errors)
+    options = letter_columns(row, columns)
+    category, domain = text(row.get("category")), text(row.get("l2-category")) or text(row.get("discipline"))
+    if category is None:
+        category, domain = domain, None
+    split = (text(row.get("split")) or "test").lower()
+    meta = {k: v for k, v in row.items() if k not in CONVERTED and not LETTER_COLUMN.match(k) and not is_blank(v)}
+    if split not in ("dev", "test"):
+        meta["split"] = row.get("split")
+    data = {
+        "uid": text(row.get("index")),
+        "image": images[0] if images else None,
+        "question": text(row.get("question")),
+        "options": options,
+        "answer": choice_answer(text(row.get("answer")), options),
+        "domain": domain or ONE_LEVEL_DOMAIN,
+        "category": category or file_name.rsplit(".", 1)[0],
+        "split": "dev" if split in DEV_SPLITS else "test",
+        "source": file_name,
+        "meta": meta,
+    }
+    if len(images) > 1:
+        data["images"] = images
+    if text(row.get("discipline")) and text(row.get("l2-category")):
+        meta["discipline"] = row["discipline"]
+    return ReleaseLine(number=number, where=f"row {number} of {file_name}", data=data, errors=errors)
+
+
+def _images(row: dict, media: MediaFolder, full_images: dict, bases: list[Path], errors: list) -> list[str]:
+    value = row.get("image")
+    if not is_blank(value):
+        field = "image"
+        if len(value) <= IMAGE_REFERENCE_MAX:
+            if value.strip() not in full_images:
+                errors.append((field, f"{value.strip()!r} is short, so it names another row's index, but no row with index {value.strip()!r} has an image"))
+                return []
+            value = full_images[value.strip()]
+        values = _list_or_one(value, field, errors)
+        out = []
+        for i, item in enumerate(values):
+            try:
+                out.append(media.save_base64(item))
+            except Unreadable as exc:
+                errors.append((field if len(values) == 1 else f"{field}[{i + 1}]", f"the base64 image is {exc}"))
+        return out
+    value = row.get("image_path")
+    if is_blank(value):
+        errors.append(("image", "missing (required): neither image nor image_path has a value"))
+        return []
+    out = []
+    for item in _list_or_one(value, "image_path", errors):
+        found = find_media(item, bases)
+        if found is None:
+            errors.append(("image_path", f"image file {item!r} not found under {' or '.join(str(b) for b in bases)}"))
+        else:
+            out.append(media.adopt(found))
+    return out
+
+
+def _list_or_one(value: str, field: str, errors: list) -> list[str]:
+    if value.strip().startswith("["):
+        try:
+            items = load_structure(value)[0]
+        except Unreadable as exc:
+            errors.append((field, f"starts like a list but is not one ({exc})"))
+            return []
+        if isinstance(items, list) and all(isinstance(i, str) for i in items):
+            return items
+        errors.append((field, "expected a list of strings"))
+        return []
+    return [value.strip()]

@@ -35,8 +35,11 @@ def sample_line(uid: str, **overrides: object) -> dict:
     return line
 
 
-def write_benchmark(folder: Path, lines: list[dict | str], *, size: tuple[int, int] = (80, 120)) -> Path:
-    """Write benchmark.jsonl (dicts as JSON, strings verbatim) and an image for every dict line."""
+def write_benchmark(
+    folder: Path, lines: list[dict | str], *, size: tuple[int, int] = (80, 120), manifest: dict | None = None
+) -> Path:
+    """Write benchmark.jsonl (dicts as JSON, strings verbatim), an image for every dict line, and
+    benchmark.json when a manifest is given."""
     images = folder / "images"
     images.mkdir(parents=True, exist_ok=True)
     rendered = []
@@ -47,6 +50,8 @@ def write_benchmark(folder: Path, lines: list[dict | str], *, size: tuple[int, i
             rendered.append(json.dumps(line))
         else:
             rendered.append(line)
+    if manifest is not None:
+        (folder / "benchmark.json").write_text(json.dumps(manifest), encoding="utf-8")
     path = folder / "benchmark.jsonl"
     path.write_text("\n".join(rendered) + "\n", encoding="utf-8")
     return path

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from annotation.services import benchmark_import
+from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
 from annotation.tests.benchmark_files import sample_line, write_benchmark
 from evaluation import services
 from evaluation.judges import OfflineJudge
@@ -54,7 +55,8 @@ def make_benchmark(folder: Path, slug: str = SLUG) -> Benchmark:
         lines.append(sample_line(uid, domain=domain, category=category, split=split, aux_line=aux,
                                  answer=answer_of(uid), transform=ROTATE if enhanced else [],
                                  toolchain=chain if enhanced else [{**chain[1], "input": "img0"}]))
-    benchmark_import(path=write_benchmark(folder, lines), slug=slug)
+    # An AdaptMMBench-like benchmark: its manifest declares the paper's five domains.
+    benchmark_import(path=write_benchmark(folder, lines, manifest={"domains": ADAPTMMBENCH_DOMAINS}), slug=slug)
     return Benchmark.objects.get(slug=slug)
 
 

@@ -1,0 +1,111 @@
+"""VLMEvalKit dataset TSVs (MMReason and the like): whole samples, the quirks, the bad files."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Domain, Sample
+from annotation.tests.release_files import b64_image, image_bytes, write_tsv
+
+pytestmark = pytest.mark.django_db
+
+COLUMNS = ["index", "image", "question", "hint", "A", "B", "C", "D", "answer", "category", "l2-category", "split"]
+
+
+def run_import(*paths: Path, **kwargs: object) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command("import_benchmark", *map(str, paths), slug="vlm", no_progress=True, stdout=out, stderr=err, **kwargs)
+    return out.getvalue(), err.getvalue()
+
+
+def import_errors(*paths: Path, **kwargs: object) -> str:
+    with pytest.raises(CommandError) as excinfo:
+        run_import(*paths, **kwargs)
+    assert Sample.objects.count() == 0
+    return str(excinfo.value)
+
+
+def row(index: int, **overrides: object) -> dict:
+    base = {
+        "index": index, "image": b64_image(shade=index), "question": f"Which shape is largest in picture {index}?",
+        "hint": "", "A": "circle", "B": "square", "C": "", "D": "nan", "answer": "A",
+        "category": "shapes", "l2-category": "Perception", "split": "dev",
+    }  # fmt: skip
+    base.update(overrides)
+    return base
+
+
+def test_a_tsv_imports_whole_samples_with_shared_images(tmp_path: Path) -> None:
+    path = write_tsv(tmp_path / "MMTiny.tsv", COLUMNS, [
+        row(10, hint="Look at the edges."),
+        row(11, image="10", question="Which is smallest?", answer="B", split="test"),  # shares row 10's image
+        row(12, A="", B="", answer="42", category="arithmetic", **{"l2-category": "Reasoning"}),
+    ])  # fmt: skip
+    out, _ = run_import(path)
+    assert "3 created" in out
+    a = Sample.objects.select_related("category__domain").get(uid="10")
+    assert (a.options, a.answer, a.answer_type, a.split) == ({"A": "circle", "B": "square"}, "A", "choice", "dev")
+    assert (a.category.name, a.category.domain.name) == ("shapes", "Perception")
+    assert a.meta == {"hint": "Look at the edges."} and a.source == "MMTiny.tsv"
+    b = Sample.objects.get(uid="11")
+    assert b.image_sha256 == a.image_sha256 and b.split == "test"
+    with b.image.open("rb") as handle:
+        assert handle.read() == image_bytes(shade=10)
+    c = Sample.objects.get(uid="12")
+    assert (c.options, c.answer_type, c.answer) == (None, "number", "42")
+    assert "Perception: 2\n    shapes: 2\n  Reasoning: 1\n    arithmetic: 1" in out
+
+
+def test_mmreason_disciplines_are_one_level_and_domain_of_groups_them(tmp_path: Path) -> None:
+    columns = ["index", "image", "question", "answer", "discipline"]
+    rows = [
+        {"index": 1, "image": b64_image(), "question": "q1", "answer": "3", "discipline": "Math"},
+        {"index": 2, "image": b64_image(), "question": "q2", "answer": "x", "discipline": "Social Sciences"},
+        {"index": 3, "image": b64_image(), "question": "q3", "answer": "y", "discipline": "social-sciences"},
+    ]
+    out, _ = run_import(write_tsv(tmp_path / "MMReason.tsv", columns, rows))
+    assert "All: 3\n    Math: 1\n    Social Sciences: 2" in out
+    Sample.objects.all().delete()
+    Domain.objects.all().delete()
+    out, _ = run_import(write_tsv(tmp_path / "MMReason.tsv", columns, rows), domain_of=["Math=STEM", "social sciences=Humanities"])
+    assert "STEM: 1\n    Math: 1\n  Humanities: 2\n    Social Sciences: 2" in out
+
+
+def test_image_path_instead_of_base64(tmp_path: Path) -> None:
+    (tmp_path / "imgs").mkdir()
+    (tmp_path / "imgs" / "a.jpg").write_bytes(image_bytes("WEBP"))  # a .jpg that is a WebP
+    columns = ["index", "image_path", "question", "answer", "category"]
+    out, _ = run_import(write_tsv(tmp_path / "ds.tsv", columns, [{"index": 1, "image_path": "imgs/a.jpg", "question": "q", "answer": "a", "category": "c"}]))
+    assert Sample.objects.get(uid="1").image.name.endswith(".webp")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        pytest.param({"image": "99"}, "row 2 of ds.tsv, field 'image': '99' is short, so it names another row's index, but no row", id="dangling-reference"),
+        pytest.param({"image": "!" * 80}, "row 2 of ds.tsv, field 'image': the base64 image is not base64", id="bad-base64"),
+        pytest.param({"image": "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQ="}, "field 'image': the base64 image is not an image or video", id="not-an-image"),
+        pytest.param({"answer": "E"}, "row 2 of ds.tsv, field 'answer': 'E' is not one of the option letters A, B", id="answer"),
+        pytest.param({"question": ""}, "row 2 of ds.tsv, field 'question': missing (required)", id="question"),
+        pytest.param({"image": "['" + "a" * 80}, "row 2 of ds.tsv, field 'image': starts like a list but is not one", id="broken-list"),
+    ],
+)
+def test_bad_rows_are_named(tmp_path: Path, overrides: dict, expected: str) -> None:
+    path = write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1), row(2, **overrides)])
+    assert expected in import_errors(path)
+
+
+def test_a_tsv_without_the_columns_is_named(tmp_path: Path) -> None:
+    path = write_tsv(tmp_path / "ds.tsv", ["index", "question", "image"], [{"index": 1, "question": "q", "image": "x"}])
+    assert "ds.tsv: a TSV without VLMEvalKit's columns (missing answer" in import_errors(path, format="vlmevalkit")
+
+
+def test_more_than_fifty_bad_rows_are_capped(tmp_path: Path) -> None:
+    rows = [row(i, image="9999") for i in range(30)] + [row(100 + i, question="") for i in range(30)]
+    message = import_errors(write_tsv(tmp_path / "ds.tsv", COLUMNS, rows))
+    assert message.count("field 'image'") == 30 and message.count("field 'question'") == 20
+    assert "more errors were not listed" in message
