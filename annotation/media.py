@@ -8,12 +8,13 @@ standing for its poster.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 
-from annotation.imagetools import load_image
+from annotation.imagetools import encode_jpeg, load_image, make_preview
 from annotation.models import MediaKind, Sample, SampleMedia, sample_media_storage
 
 
@@ -68,3 +69,53 @@ CONTENT_TYPES = {
 
 def content_type(name: str) -> str:
     return CONTENT_TYPES.get(Path(name).suffix.lower(), "application/octet-stream")
+
+
+# ---------------------------------------------------------------------------------------------
+# Serving a medium's parts to pages (each app's view checks who may see the sample first)
+
+STILL_MAX_SIDE = 1600
+PARTS = ("still", "file")  # plus "frame-<i>"
+
+
+def media_part(sample: Sample, position: int, part: str) -> tuple[bytes, str]:
+    """(body, content type) of one part of the sample's medium `img<position>`:
+
+    - `still`: the medium's still, at most STILL_MAX_SIDE on its longer side (JPEG);
+    - `frame-<i>`: a video's sampled frame i (0 is the poster), as stored (JPEG);
+    - `file`: the medium's file as uploaded (a video for the player).
+
+    Raises LookupError for a medium or part that does not exist, and the registry's ToolError or
+    OSError for a stored file that cannot be read (the views answer those with a message).
+    """
+    media = media_of(sample)
+    if not 0 <= position < len(media):
+        raise LookupError(f"the sample has no img{position}")
+    medium = media[position]
+    if part == "file":
+        return read_file(medium.file.name), content_type(medium.file.name)
+    if part.startswith("frame-") and part[6:].isdigit():
+        name = frame_name(medium, int(part[6:]))
+        if name is None:
+            raise LookupError(f"img{position} has no frame {part[6:]}")
+        return read_file(name), "image/jpeg"
+    if part == "still":
+        if medium.kind == MediaKind.VIDEO:
+            return read_file(still_name(medium)), "image/jpeg"
+        return encode_jpeg(make_preview(load_still(medium), STILL_MAX_SIDE).image, quality=90), "image/jpeg"
+    raise LookupError(f"no part {part!r}")
+
+
+def media_for_page(sample: Sample, url_for: Callable[[int, str], str]) -> list[dict]:
+    """What a page's script needs to show the media: `url_for(position, part)` builds each URL."""
+    out = []
+    for m in media_of(sample):
+        out.append({
+            "ref": m.ref, "kind": m.kind, "width": m.width, "height": m.height,
+            "still": url_for(m.position, "still"),
+            "file": url_for(m.position, "file") if m.kind == MediaKind.VIDEO else None,
+            "frames": [{"url": url_for(m.position, f"frame-{i}"), "time": f["time"]}
+                       for i, f in enumerate(m.frames)],
+            "duration": m.duration,
+        })  # fmt: skip
+    return out

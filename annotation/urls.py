@@ -16,6 +16,7 @@ urlpatterns = [
     path("a/<int:pk>/restore/<int:revision_pk>/", views.restore, name="restore"),
     path("drafts/<int:pk>/", views.draft_status, name="draft_status"),
     path("samples/<int:pk>/image.png", views.preview_png, name="preview"),
+    path("samples/<int:pk>/media/<int:position>/<str:part>", views.medium, name="medium"),
     path("review/<slug:slug>/", views.review_list, name="review_list"),
     path("review/<slug:slug>/export.zip", views.export_zip, name="export_zip"),
     path("review/<slug:slug>/coco.json", views.export_coco, name="export_coco"),

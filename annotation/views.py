@@ -12,11 +12,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.coco import coco_from_benchmark
-from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge
+from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge, ToolError
+from annotation.media import media_for_page, media_part
 from annotation.models import Annotation, Assignment, Benchmark, KeyStepDraft, Revision, Sample
 from annotation.services import benchmark_export
 from annotation.workbench import access
@@ -31,6 +33,7 @@ from annotation.workbench.previews import (
     oracle_preview_png,
     transform_preview,
     transform_preview_png,
+    unreadable_message,
 )
 from annotation.workbench.review import PARTS, ReviewError, annotation_reject, sample_agreement, sample_approve
 
@@ -90,6 +93,7 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
     snapshot = annotation_snapshot(annotation)
     sample = assignment.sample
     frame = frame_of(sample, snapshot["transform"])
+    media = media_for_page(sample, lambda position, part: reverse("annotation:medium", args=[sample.pk, position, part]))
     tools = [{"name": t.name, "module": t.module, "description": t.description, "schema": t.schema}
              for t in REGISTRY.values()]
     tools += [{"name": d["name"], "module": "declared (not run here)", "description": d["description"],
@@ -97,7 +101,9 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "annotation/item.html", {
         "assignment": assignment, "annotation": annotation, "sample": sample, "frame": frame,
         "editor": {"version": annotation.version, "snapshot": snapshot, "width": sample.width, "height": sample.height,
-                   "editable": annotation.status in ("draft", "rejected"), "chain_verified": annotation.chain_verified},
+                   "editable": annotation.status in ("draft", "rejected"), "chain_verified": annotation.chain_verified,
+                   "media": media},
+        "media": media,
         "tools": tools, "llm_reason": llm_unavailable_reason(),
         "drafts": annotation.step_drafts.all()[:1],
     })  # fmt: skip
@@ -153,9 +159,27 @@ def preview_png(request: HttpRequest, pk: int) -> HttpResponse:
             body = (transform_preview_png if exact else transform_preview)(sample, transform)
     except (ChainError, ImageTooLarge, ValueError, TypeError) as error:
         return HttpResponse(str(error), status=400, content_type="text/plain")
+    except (ToolError, OSError) as error:  # the stored image is damaged or missing: say so, not a 500
+        return HttpResponse(unreadable_message(error), status=422, content_type="text/plain")
     response = HttpResponse(body, content_type="image/png" if exact else PREVIEW_CONTENT_TYPE)
     response["Cache-Control"] = "private, max-age=3600"  # the URL holds the whole input
     response["Content-Disposition"] = f'inline; filename="sample-{sample.pk}.{"png" if exact else "jpg"}"'
+    return response
+
+
+@login_required
+@require_GET
+def medium(request: HttpRequest, pk: int, position: int, part: str) -> HttpResponse:
+    """A part of the sample's medium img<position> (its still, a video frame, the video file)."""
+    sample = _sample_for_image(request, pk)
+    try:
+        body, content_type = media_part(sample, position, part)
+    except LookupError as error:
+        raise Http404(str(error)) from None
+    except (ToolError, OSError) as error:
+        return HttpResponse(unreadable_message(error), status=422, content_type="text/plain")
+    response = HttpResponse(body, content_type=content_type)
+    response["Cache-Control"] = "private, max-age=3600"
     return response
 
 

@@ -16,9 +16,10 @@ from django.db import transaction
 
 from annotation import benchmark_fields as bf
 from annotation.declared_tools import declared_from_dicts, declared_tool_names
-from annotation.imagetools import ChainResult, run_chain
+from annotation.imagetools import ChainResult, ToolError, run_chain
+from annotation.media import chain_inputs
 from annotation.models import Annotation, Benchmark, Sample
-from annotation.workbench.previews import ChainView, chain_thumbnails, full_image
+from annotation.workbench.previews import ChainView, chain_thumbnails, unreadable_message
 
 NAME_ONLY_NOTE = "This chain lists tool names only (no arguments or images), as VTC-Bench's reference chains do: it is never run."
 
@@ -48,8 +49,12 @@ def chain_run(sample: Sample, chain: Any) -> ChainView | NameOnlyChain:
         view = benchmark_tools_view(benchmark)
         names = [_core(c) if isinstance(_core(c), str) else _core(c)["tool"] for c in chain]
         return NameOnlyChain([(view.resolve(n) or n) if isinstance(n, str) else str(n) for n in names])
-    result = run_chain(full_image(sample), chain, declared=declared_tool_names(benchmark))
-    return ChainView(result, chain_thumbnails(result))
+    try:
+        first, extras = chain_inputs(sample)
+    except (ToolError, OSError) as error:  # a damaged or missing stored image: say so, not a 500
+        return ChainView(ChainResult(error=unreadable_message(error)), {}, [])
+    result = run_chain(first, chain, extra_images=extras, declared=declared_tool_names(benchmark))
+    return ChainView(result, chain_thumbnails(result), ["img0", *extras])
 
 
 def _core(call: Any) -> Any:
@@ -66,7 +71,11 @@ def annotation_chain_verify(*, annotation_id: int) -> Annotation:
         raise ChainNotVerified("There is no saved toolchain to verify.")
     if any(c.name_only for c in calls):
         raise ChainNotVerified(f"Not verified: {NAME_ONLY_NOTE} Give each call its arguments to verify it.")
-    result: ChainResult = run_chain(full_image(annotation.sample), [c.as_dict() for c in calls],
+    try:
+        first, extras = chain_inputs(annotation.sample)
+    except (ToolError, OSError) as error:
+        raise ChainNotVerified(f"Not verified: {unreadable_message(error)}") from None
+    result: ChainResult = run_chain(first, [c.as_dict() for c in calls], extra_images=extras,
                                     declared=declared_tool_names(annotation.sample.benchmark))
     if not result.ok:
         raise ChainNotVerified(f"Not verified: the chain fails ({result.error}).")

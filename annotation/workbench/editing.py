@@ -19,6 +19,7 @@ from django.db import transaction
 
 from annotation import benchmark_fields as bf
 from annotation.declared_tools import declared_from_dicts
+from annotation.media import media_of
 from annotation.models import (
     Annotation,
     AnnotationStatus,
@@ -64,15 +65,21 @@ def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) 
     sample = annotation.sample
     registry = bf.default_registry_view(declared_from_dicts(sample.benchmark.declared_tools or ()))
     transform = bf.parse_transform(data.get("transform"), registry, err)
-    frame = bf.frame_size(sample.width, sample.height, transform) if transform is not None else None
+    # Boxes on img0 lie in its frame after the transform; on another medium, in its own pixels.
+    media = media_of(sample)
+    frames: dict[str, tuple[int, int] | None] = {m.ref: (m.width, m.height) for m in media}
+    frames["img0"] = bf.frame_size(sample.width, sample.height, transform) if transform is not None else None
     regions_in = data.get("regions") or []
     calls_in = data.get("toolchain") or []
     if not isinstance(regions_in, list) or not isinstance(calls_in, list):
         raise PayloadError(["regions and toolchain must be lists"])
-    boxes = bf.parse_regions([r.get("box") if isinstance(r, dict) else r for r in regions_in], frame, err)
+    located = bf.parse_located_regions(
+        [{"box": r.get("box"), "image": r.get("image") or "img0"} if isinstance(r, dict) else r for r in regions_in],
+        frames, err,
+    )  # fmt: skip
     labels = [str(r.get("label") or "")[:100] if isinstance(r, dict) else "" for r in regions_in]
     steps = _steps(data.get("key_steps"), err)
-    chain = bf.parse_toolchain([_call(c) for c in calls_in], registry, err)
+    chain = bf.parse_toolchain([_call(c) for c in calls_in], registry, err, inputs=[m.ref for m in media])
     verdicts = _verdicts(calls_in, err)
     question = str(data.get("question") or "").strip()
     options = bf.parse_options(data.get("options") or None, err)
@@ -93,7 +100,8 @@ def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) 
     return {
         "question": question, "options": options, "answer": answer, "answer_type": answer_type,
         "transform": transform,
-        "regions": [{"box": b, "label": label} for b, label in zip(boxes, labels, strict=True)],
+        "regions": [{"box": box, "label": label, "image": ref}
+                    for (ref, box), label in zip(located or [], labels, strict=True)],
         "key_steps": steps,
         "toolchain": [{**c, **v} for c, v in zip(chain, verdicts, strict=True)],
     }  # fmt: skip
@@ -154,7 +162,7 @@ def annotation_snapshot(annotation: Annotation) -> dict:
     return {
         "question": annotation.question, "options": annotation.options, "answer": annotation.answer,
         "answer_type": annotation.answer_type, "transform": annotation.transform,
-        "regions": [{"box": [bf.tidy_number(v) for v in r.as_box()], "label": r.label}
+        "regions": [{"box": [bf.tidy_number(v) for v in r.as_box()], "label": r.label, "image": r.image_ref}
                     for r in annotation.regions.all()],
         "key_steps": [{"text": s.text, "origin": s.origin, "verified": s.verified, "note": s.note}
                       for s in annotation.key_steps.all()],
@@ -180,7 +188,7 @@ def _write(annotation: Annotation, payload: dict) -> None:
     annotation.tool_calls.all().delete()
     Region.objects.bulk_create(
         Region(annotation=annotation, position=i, x1=r["box"][0], y1=r["box"][1], x2=r["box"][2], y2=r["box"][3],
-               label=r["label"]) for i, r in enumerate(payload["regions"]))  # fmt: skip
+               label=r["label"], image_ref=r.get("image", "img0")) for i, r in enumerate(payload["regions"]))  # fmt: skip
     KeyStep.objects.bulk_create(
         KeyStep(annotation=annotation, position=i, text=s["text"], origin=s["origin"], verified=s["verified"],
                 note=s["note"]) for i, s in enumerate(payload["key_steps"]))  # fmt: skip

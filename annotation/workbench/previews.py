@@ -13,7 +13,7 @@ import base64
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -131,6 +131,13 @@ def oracle_preview_png(sample: Sample, transform: list[dict], boxes: list[list[f
 class ChainView:
     result: ChainResult
     thumbnails: dict[str, str]  # image reference -> data: URL of a small PNG
+    inputs: list[str] = field(default_factory=lambda: ["img0"])  # the sample's media, shown first
+
+
+def unreadable_message(error: Exception) -> str:
+    """What the page says when a stored image cannot be read (damaged or missing file)."""
+    return (f"The sample's image could not be read ({error}); the chain was not run. "
+            "Ask an admin to re-import the sample.")
 
 
 def chain_thumbnails(result: ChainResult) -> dict[str, str]:

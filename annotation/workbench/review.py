@@ -17,6 +17,7 @@ from annotation.models import (
     AnnotationStatus,
     Assignment,
     AssignmentStatus,
+    Region,
     ReviewAction,
     ReviewDecision,
     Revision,
@@ -35,8 +36,16 @@ class ReviewError(Exception):
 def annotation_view(annotation: Annotation) -> AnnotationView:
     # An imported annotation has no answer of its own: the sample's answer is the file's.
     answer = annotation.answer or (annotation.sample.answer if annotation.annotator_id is None else "")
-    return AnnotationView(boxes=[r.as_box() for r in annotation.regions.all()], answer=answer,
+    return AnnotationView(boxes=[_banded(r) for r in annotation.regions.all()], answer=answer,
                           steps=[s.text for s in annotation.key_steps.all()])
+
+
+def _banded(region: Region) -> list[float]:
+    """The box, moved into a band of its own per medium (img<k> by k * 10^7 px), so that boxes on
+    different images of a sample never overlap and are never matched to each other."""
+    k = int(region.image_ref[3:]) if region.image_ref[3:].isdigit() else 0
+    x1, y1, x2, y2 = region.as_box()
+    return [x1 + k * 10_000_000, y1, x2 + k * 10_000_000, y2]
 
 
 def sample_agreement(annotations: list[Annotation]) -> Agreement:

@@ -25,7 +25,7 @@
   function payload() {
     return {
       question: $("qa-question").value, answer_type: $("qa-type").value, options: parseOptions(),
-      answer: $("qa-answer").value, transform: buildTransform(), regions: boxes.regions,
+      answer: $("qa-answer").value, transform: buildTransform(), regions: allRegions(),
       key_steps: state.key_steps, toolchain: state.toolchain,
     };
   }
@@ -80,7 +80,16 @@
   // ---- boxes -----------------------------------------------------------------------------------
   const boxes = new window.BoxEditor($("canvas"), $("boxes"), () => { dirty(); refreshOracle(); });
   boxes.editable = data.editable;
-  boxes.load(state.regions);
+  // Several media: each has its own boxes; the canvas shows one medium at a time (img0 first).
+  const media = data.media && data.media.length ? data.media : [{ ref: "img0", kind: "image", width: data.width, height: data.height }];
+  const regionsByRef = {};
+  (state.regions || []).forEach((r) => { (regionsByRef[r.image || "img0"] ||= []).push({ box: r.box, label: r.label }); });
+  let current = "img0";
+  function allRegions() {
+    regionsByRef[current] = boxes.regions;
+    return media.flatMap((m) => (regionsByRef[m.ref] || []).map((r) => ({ ...r, image: m.ref })));
+  }
+  boxes.load(regionsByRef.img0 || []);
   $("fit-btn").addEventListener("click", () => boxes.fit());
   document.addEventListener("boxes:render", () => {
     const ol = $("box-list");
@@ -161,14 +170,61 @@
     }
     lastGeometry = geometry(ops);
     lastTransform = ops;
-    $("stage-image").setAttribute("href", `${urls.image}?transform=${encodeURIComponent(JSON.stringify(ops))}`);
+    if (current === "img0") $("stage-image").setAttribute("href", `${urls.image}?transform=${encodeURIComponent(JSON.stringify(ops))}`);
     refreshOracle();
   }
+  function showMedium(ref) {
+    const m = media.find((x) => x.ref === ref);
+    if (!m || ref === current) return;
+    regionsByRef[current] = boxes.regions;
+    current = ref;
+    if (ref === "img0") {
+      const [w, h] = frameSize(buildTransform());
+      boxes.setFrame(w, h);
+      $("stage-image").setAttribute("href", `${urls.image}?transform=${encodeURIComponent(JSON.stringify(buildTransform()))}`);
+    } else {
+      boxes.setFrame(m.width, m.height);
+      $("stage-image").setAttribute("href", m.still);
+    }
+    boxes.undoStack = []; boxes.redoStack = []; // undo stays within one medium
+    boxes.load(regionsByRef[ref] || []);
+    document.querySelectorAll(".medium-tab").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.ref === ref)));
+    document.querySelectorAll(".transform-grid select, .transform-grid input").forEach((el) => {
+      el.disabled = ref !== "img0" || (el.id === "t-angle" && $("t-rotate").value !== "custom");
+    });
+    const note = $("medium-note");
+    if (note) { note.hidden = ref === "img0"; $("medium-ref").textContent = ref; }
+    showVideo(m);
+  }
+  function showVideo(m) {
+    const panel = $("video-panel");
+    if (!panel) return;
+    panel.hidden = m.kind !== "video";
+    if (m.kind !== "video") { $("video-player").removeAttribute("src"); return; }
+    const player = $("video-player");
+    if (player.getAttribute("src") !== m.file) { player.setAttribute("src", m.file); player.setAttribute("poster", m.frames[0].url); }
+    const ol = $("video-frames");
+    ol.innerHTML = "";
+    m.frames.forEach((f, i) => {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button"; b.title = `Play from ${f.time} s`;
+      const img = document.createElement("img");
+      img.src = f.url; img.alt = `Frame ${i + 1} at ${f.time} s`;
+      b.append(img, `${f.time} s`);
+      b.addEventListener("click", () => { player.currentTime = f.time; });
+      li.appendChild(b);
+      ol.appendChild(li);
+    });
+  }
+  document.querySelectorAll(".medium-tab").forEach((b) => b.addEventListener("click", () => showMedium(b.dataset.ref)));
+  showVideo(media[0]);
   let oracleTimer = null;
   function refreshOracle() {
     clearTimeout(oracleTimer);
     oracleTimer = setTimeout(() => {
-      const q = `transform=${encodeURIComponent(JSON.stringify(buildTransform()))}&regions=${encodeURIComponent(JSON.stringify(boxes.regions.map((r) => r.box)))}`;
+      const onFirst = current === "img0" ? boxes.regions : regionsByRef.img0 || []; // I_E is cut from img0
+      const q = `transform=${encodeURIComponent(JSON.stringify(buildTransform()))}&regions=${encodeURIComponent(JSON.stringify(onFirst.map((r) => r.box)))}`;
       $("oracle-image").src = `${urls.image}?oracle=1&${q}`;
     }, 300);
   }
@@ -269,7 +325,7 @@
 
   // ---- toolchain ---------------------------------------------------------------------------------
   function nextRef() {
-    const used = new Set(state.toolchain.map((c) => c.output));
+    const used = new Set([...media.map((m) => m.ref), ...state.toolchain.map((c) => c.output)]);
     let k = 1;
     while (used.has(`img${k}`)) k += 1;
     return `img${k}`;
