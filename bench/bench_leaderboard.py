@@ -77,7 +77,7 @@ def build(n: int) -> None:
 
     from annotation.demo import demo_benchmark_load
     from annotation.models import Benchmark
-    from evaluation import selectors, services
+    from evaluation import pipeline, selectors, services
     from evaluation.models import PredictionResult, Submission
     from evaluation.simulator import Profile, simulate
 
@@ -91,7 +91,7 @@ def build(n: int) -> None:
     template = services.submission_create(
         benchmark=benchmark, owner=owner, file=ContentFile(content, name="sim.jsonl"), model_name="Template",
         is_public=True, enforce_limits=False, enqueue=False, price_input_per_mtok=1.0, price_output_per_mtok=4.0)
-    template = services.submission_process_sync(submission=template)
+    template = pipeline.submission_process_sync(submission=template)
     rng = random.Random(1)
     now = timezone.now()
     subs = []

@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 
 from annotation.models import Benchmark
-from evaluation import selectors, services
+from evaluation import pipeline, selectors, services
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.simulator import Profile, simulate
 
@@ -77,6 +77,6 @@ def demo_submissions_load(*, slug: str) -> list[Submission]:
         if sub.status != SubmissionStatus.DONE:
             if sub.is_final:
                 services.submission_rescore(submission=sub, enqueue=False)
-            sub = services.submission_process_sync(submission=sub)
+            sub = pipeline.submission_process_sync(submission=sub)
         out.append(sub)
     return out

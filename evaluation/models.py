@@ -91,8 +91,13 @@ class Submission(models.Model):
     status = models.CharField(max_length=10, choices=SubmissionStatus.choices, default=SubmissionStatus.QUEUED)
     # Bumped on every status change and progress report; the sweeper judges staleness by it.
     heartbeat_at = models.DateTimeField(default=timezone.now)
-    # How many times the sweeper re-sent the current stage; reset when a stage moves on.
+    # How many times the current stage was claimed (started) by a worker; reset when a stage moves
+    # on. Counted at the claim, so a file that kills its worker every time still uses up its tries.
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Who holds the current stage ("host:pid:random", empty when nobody): a delivery of the same
+    # stage claims it only if this is empty or the holder's heartbeat is older than
+    # SUBMISSION_STUCK_SECONDS (evaluation/pipeline.py, _claim).
+    claim_token = models.CharField(max_length=64, blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     failure_reason = models.TextField(blank=True)
@@ -194,3 +199,14 @@ class PredictionResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.submission_id} {self.sample_id} {self.mode}: {'right' if self.correct else 'wrong'}"
+
+
+class SweepRun(models.Model):
+    """When the sweeper last ran and what it did (one row, pk 1; the admin health page reads it)."""
+
+    ran_at = models.DateTimeField()
+    resent = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"sweep at {self.ran_at:%Y-%m-%d %H:%M:%S}: re-sent {self.resent}, failed {self.failed}"

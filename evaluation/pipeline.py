@@ -1,8 +1,15 @@
 """The pipeline's stages: validate, then score (rules, judge, aggregates, store, notify).
 
-Each stage first *claims* the submission with a conditional UPDATE on its status, so a task
-delivered twice, or re-sent by the sweeper, does the work at most once at a time, and a stage
-that already finished is a no-op. Scoring streams its rows as the scorer makes them, but they,
+Each stage first *claims* the submission (``_claim``): a conditional UPDATE on its status and
+its claim token, so a task delivered twice, or re-sent by the sweeper, runs the stage at most
+once at a time (the second delivery logs "already claimed" and returns), and a stage that
+already finished is a no-op. While the stage runs, a thread renews the claim's heartbeat
+(``_Lease``); a claim whose heartbeat is older than SUBMISSION_STUCK_SECONDS belongs to a dead
+worker and may be taken over. Each claim counts as an attempt; the claim after the last one
+fails the submission with a reason.
+
+Stages never send messages: they return, and the task sends the next stage
+(``evaluation.tasks``; the import direction is tasks -> pipeline -> services). Scoring streams its rows as the scorer makes them, but they,
 the aggregates and ``done`` become visible in one transaction (delete, then insert; see
 ``_ResultWriter``), so a crash at any point leaves either the old state or the new one, never
 a half, and a re-run never duplicates a row. The prepared benchmark is cached per worker
@@ -12,23 +19,28 @@ process (``prepared_benchmarks``), keyed by the benchmark's content version.
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import timedelta
 from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
-from django.db.models import F, JSONField
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
+from django.db.models import F, JSONField, Q
 from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
 from evaluation.conversion import submission_file_ready
 from evaluation.judges import Judge, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
-from evaluation.models import PredictionResult, Submission, SubmissionStatus
+from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
 from evaluation.reports import record_fields, report_to_json, scorer_version
-from evaluation.services import submission_enqueue, submission_fail, submission_heartbeat, submission_notify
+from evaluation.services import attempts_exhausted_reason, submission_fail, submission_heartbeat, submission_notify
 from evaluation.validation import ValidationReport, iter_prediction_objects, iter_validated, validate_predictions
 
 log = logging.getLogger(__name__)
@@ -37,13 +49,86 @@ _PROGRESS_SECONDS = 0.5
 JUDGE_CHUNK = 256  # questions per judge call: bounded memory per batch, and a heartbeat between
 
 
-def _claim(submission_id: int, allowed: Sequence[str], to: str) -> bool:
+def new_claim_token() -> str:
+    """Names the worker process (host and pid, for the health page and the logs) and the delivery."""
+    return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _claim(submission_id: int, allowed: Sequence[str], to: str, token: str) -> bool:
+    """Take the stage for this delivery; False (and nothing done) if another live delivery holds it,
+    the stage moved on, or the tries are used up (then the submission fails with a reason).
+
+    ``token`` is this delivery's; a retry of it (same token: a lost connection, a judge failure)
+    takes its own claim back without counting a new attempt. Any other delivery takes the
+    stage only if nobody holds it or the holder's heartbeat is stale (its worker died).
+    """
     now = timezone.now()
-    return bool(
-        Submission.objects.filter(pk=submission_id, status__in=list(allowed)).update(
-            status=to, heartbeat_at=now, progress_done=0, progress_total=0
-        )
-    )
+    stale = now - timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)
+    stage = Submission.objects.filter(pk=submission_id, status__in=list(allowed))
+    fields = {"status": to, "heartbeat_at": now, "claim_token": token, "progress_done": 0, "progress_total": 0}
+    if stage.filter(claim_token=token).update(**fields):
+        return True
+    free = Q(claim_token="") | Q(heartbeat_at__lt=stale)
+    if stage.filter(free, attempts__lt=settings.SUBMISSION_MAX_ATTEMPTS).update(
+            **fields, attempts=F("attempts") + 1):
+        return True
+    row = stage.filter(free).values("status", "attempts").first()
+    if row is not None:  # free to take, but every try has been used
+        submission_fail(submission_id=submission_id, reason=attempts_exhausted_reason(
+            submission_id=submission_id, stage=row["status"], attempts=row["attempts"]))
+    elif stage.exists():
+        log.info("submission %s: already claimed by a live worker; this delivery does nothing", submission_id)
+    return False
+
+
+class _Lease:
+    """Renews the claim's heartbeat every SUBMISSION_HEARTBEAT_SECONDS from a thread with its own
+    database connection, whatever the stage is doing (reading a large benchmark, waiting on a
+    judge), so the sweeper can call a claim dead after SUBMISSION_STUCK_SECONDS of silence
+    without ever mistaking a slow stage for one.
+
+    It stops renewing after CELERY_TASK_TIME_LIMIT: a stage hung that long goes stale like a dead
+    one and is sent again (it holds no lock a new run would wait for; if it ever wakes, its claim
+    is gone and its result is rolled back at the end). Not started inside an open transaction
+    (unit tests): a second connection could not see the rows, or would wait on SQLite's lock.
+    """
+
+    def __init__(self, submission_id: int, token: str) -> None:
+        self.pk = submission_id
+        self.token = token
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Lease:
+        if not connection.in_atomic_block:
+            self.thread = threading.Thread(target=self._run, name=f"lease-{self.pk}", daemon=True)
+            self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        give_up = time.monotonic() + settings.CELERY_TASK_TIME_LIMIT
+        try:
+            while not self.stop.wait(settings.SUBMISSION_HEARTBEAT_SECONDS):
+                if time.monotonic() > give_up:
+                    log.error("submission %s: the stage has run past CELERY_TASK_TIME_LIMIT; no longer "
+                              "renewing its claim (the sweeper will send it again)", self.pk)
+                    return
+                try:
+                    held = Submission.objects.filter(pk=self.pk, claim_token=self.token,
+                                                     status__in=ACTIVE_STATUSES).update(heartbeat_at=timezone.now())
+                except DatabaseError as exc:  # the database is away; the stage sees it too
+                    log.warning("submission %s: could not renew the claim (%s)", self.pk, exc)
+                    connection.close()
+                    continue
+                if not held:
+                    return  # finished, or taken over after a stale heartbeat
+        finally:
+            connection.close()  # this thread's own connection
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(timeout=30)
 
 
 class _Beats:
@@ -122,25 +207,32 @@ class _Invalid(Exception):
     """The file failed validation while it was being scored: roll the scoring back."""
 
 
-def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> None:
+def submission_validate(*, submission_id: int, token: str = "") -> bool:
     """Validate the file. With the offline judge, score it in the same pass (see
     ``_validate_and_score``): the file is read and decoded once, and the submission goes from
-    ``validating`` straight to ``done``. With a remote judge, move it to ``scoring`` and send
-    the scoring stage, which can be retried on its own when the judge fails."""
-    if not _claim(submission_id, (S.QUEUED, S.VALIDATING), S.VALIDATING):
-        return
+    ``validating`` straight to ``done``. With a remote judge, move it to ``scoring`` and return
+    True: the caller sends the scoring stage, which can be retried on its own when the judge fails.
+    """
+    token = token or new_claim_token()
+    if not _claim(submission_id, (S.QUEUED, S.VALIDATING), S.VALIDATING, token):
+        return False
+    with _Lease(submission_id, token):
+        return _validate(submission_id, token)
+
+
+def _validate(submission_id: int, token: str) -> bool:
     sub = Submission.objects.select_related("benchmark").get(pk=submission_id)
     Submission.objects.filter(pk=submission_id, started_at__isnull=True).update(started_at=timezone.now())
     if not submission_file_ready(submission=sub):  # an author's format converted first (evaluation/conversion.py)
-        return
+        return False
     prepared, sample_pks, uids = prepared_benchmarks.get(sub.benchmark)  # and ready for scoring
     size = max(sub.file_size, 1)
     judge = None if settings.JUDGE_OPENAI_BASE_URL else pipeline_judge()
     try:
         if type(judge) is OfflineJudge:
-            report = _validate_and_score(sub, prepared, sample_pks, uids, judge)
+            report = _validate_and_score(sub, prepared, sample_pks, uids, judge, token)
             if report is None:
-                return  # scored: done (or another run finished it)
+                return False  # scored: done (or another run finished it)
         else:
             progress = _Progress(submission_id)
             with sub.file.open("rb") as stream:
@@ -152,7 +244,7 @@ def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> Non
     except OSError as exc:
         submission_fail(submission_id=submission_id,
                         reason=f"The uploaded file could not be read ({exc}); please upload it again.")
-        return
+        return False
     errors = [e.as_dict() for e in report.errors]
     if not report.ok:
         more = " (only the first ones are listed)" if report.truncated else ""
@@ -161,19 +253,16 @@ def submission_validate(*, submission_id: int, enqueue_next: bool = True) -> Non
             reason=f"The file has {len(errors)} error{'s' if len(errors) != 1 else ''}{more}; nothing was "
                    "scored. Fix the lines listed and upload the file again.",
         )
-        return
-    with transaction.atomic():
-        moved = Submission.objects.filter(pk=submission_id, status=S.VALIDATING).update(
-            status=S.SCORING, attempts=0, heartbeat_at=timezone.now(), errors=[], errors_truncated=False,
-            n_lines=report.n_lines, n_predictions=report.n_predictions, coverage=report.coverage,
-            progress_done=0, progress_total=report.n_predictions,
-        )
-        if moved and enqueue_next:
-            transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id, status=S.SCORING))
+        return False
+    return bool(Submission.objects.filter(pk=submission_id, status=S.VALIDATING, claim_token=token).update(
+        status=S.SCORING, claim_token="", attempts=0, heartbeat_at=timezone.now(), errors=[],
+        errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
+        coverage=report.coverage, progress_done=0, progress_total=report.n_predictions,
+    ))
 
 
 def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks: dict[str, int],
-                        uids: list[str], judge: Judge) -> ValidationReport | None:
+                        uids: list[str], judge: Judge, token: str) -> ValidationReport | None:
     """One pass over the file: each line is validated, and the ``Prediction`` validation made
     of it goes straight to the scorer, whose rows stream into the database (``_ResultWriter``);
     ``done`` is set, with the validation's figures, in the transaction that publishes them.
@@ -194,14 +283,14 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
         progress = _Progress(pk, beats)
         scoring_judge = ProgressJudge(judge, pk, beats)
         scoring_judge.count_questions = False
-        writer = _ResultWriter(pk, sample_pks, statuses=(S.VALIDATING,))
+        writer = _ResultWriter(pk, sample_pks, token, statuses=(S.VALIDATING,))
         scored: Any = None
 
         def mark_done() -> None:
             results = report_to_json(scored)
             now = timezone.now()
             Submission.objects.filter(pk=pk).update(
-                status=S.DONE, results=results, scorer_version=scorer_version(), judge_name=scored.judge,
+                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=scored.judge,
                 finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
                 errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
                 coverage=report.coverage, progress_done=report.n_predictions, progress_total=report.n_predictions,
@@ -335,10 +424,11 @@ class _ResultWriter:
     time and memory in Model.__init__ and the ORM's SQL compiler).
     """
 
-    def __init__(self, submission_id: int, sample_pks: dict[str, int],
+    def __init__(self, submission_id: int, sample_pks: dict[str, int], token: str,
                  statuses: Sequence[str] = (S.SCORING, S.JUDGING)) -> None:
         self.pk = submission_id
         self.sample_pks = sample_pks
+        self.token = token  # the claim: if another delivery took the stage over, this one's rows go
         self.statuses = tuple(statuses)  # the stage's: anything else means another run finished it
         fields = [f for f in PredictionResult._meta.concrete_fields if not f.primary_key]
         self.is_json = [isinstance(f, JSONField) for f in fields]
@@ -399,22 +489,30 @@ class _ResultWriter:
 
     def finish(self, mark_done: Callable[[], None]) -> bool:
         """Publish the rows and call ``mark_done`` in the same transaction; False (nothing
-        written) when the submission is no longer being scored."""
+        written) when the submission is no longer being scored by this claim."""
         if self.pg:
-            locked = list(Submission.objects.select_for_update().filter(pk=self.pk).values_list("status", flat=True))
-            if not locked or locked[0] not in self.statuses:
+            if not self._still_ours():
                 raise _Done
             mark_done()
             return True
         with transaction.atomic():
-            locked = list(Submission.objects.select_for_update().filter(pk=self.pk).values_list("status", flat=True))
-            if not locked or locked[0] not in self.statuses:
+            if not self._still_ours():
                 return False
             PredictionResult.objects.filter(submission_id=self.pk).delete()
             with connection.cursor() as cursor:
                 cursor.execute(f"INSERT INTO {self.table} ({self.columns}) SELECT {self.columns} "
                                f"FROM temp.{self.stage}")
             mark_done()
+        return True
+
+    def _still_ours(self) -> bool:
+        locked = Submission.objects.select_for_update().filter(pk=self.pk).values_list("status", "claim_token").first()
+        if locked is None or locked[0] not in self.statuses:
+            return False
+        if locked[1] != self.token:
+            log.warning("submission %s: the stage was taken over by %s (this run's heartbeat went stale); "
+                        "this run's results are dropped", self.pk, locked[1] or "the sweeper")
+            return False
         return True
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
@@ -430,14 +528,29 @@ class _ResultWriter:
         return False
 
 
-def submission_score(*, submission_id: int) -> None:
-    """Score a validated submission. A JudgeError propagates (the task retries it with backoff).
+def submission_score(*, submission_id: int, token: str = "") -> None:
+    """Score a validated submission. A JudgeError propagates (the task retries it with backoff,
+    with the same ``token``: see ``submission_hold``).
 
     The scorer streams its records chunk by chunk (the judge asked per chunk) and they are
     written as they come (see _ResultWriter): the worker never holds a whole file's records.
     """
-    if not _claim(submission_id, (S.SCORING, S.JUDGING), S.SCORING):
+    token = token or new_claim_token()
+    if not _claim(submission_id, (S.SCORING, S.JUDGING), S.SCORING, token):
         return
+    with _Lease(submission_id, token):
+        _score(submission_id, token)
+
+
+def submission_hold(*, submission_id: int, token: str, seconds: float) -> bool:
+    """Keep the claim while a retry of this delivery waits ``seconds`` (the sweeper leaves it
+    alone until then plus SUBMISSION_STUCK_SECONDS; other deliveries find it claimed)."""
+    until = timezone.now() + timedelta(seconds=seconds)
+    return bool(Submission.objects.filter(pk=submission_id, claim_token=token, status__in=ACTIVE_STATUSES)
+                .update(heartbeat_at=until))
+
+
+def _score(submission_id: int, token: str) -> None:
     sub = Submission.objects.select_related("benchmark").get(pk=submission_id)
     benchmark = sub.benchmark
     prepared, sample_pks, _ = prepared_benchmarks.get(benchmark)
@@ -448,14 +561,14 @@ def submission_score(*, submission_id: int) -> None:
         judge = ProgressJudge(pipeline_judge(), submission_id, beats)
         judge.count_questions = False
         progress = _Progress(submission_id, beats)
-        writer = _ResultWriter(submission_id, sample_pks)
+        writer = _ResultWriter(submission_id, sample_pks, token)
         report = None
 
         def mark_done() -> None:
             results = report_to_json(report)
             now = timezone.now()
             Submission.objects.filter(pk=submission_id).update(
-                status=S.DONE, results=results, scorer_version=scorer_version(), judge_name=report.judge,
+                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=report.judge,
                 finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
                 progress_done=F("n_predictions"), progress_total=F("n_predictions"),
             )
@@ -479,3 +592,13 @@ def submission_score(*, submission_id: int) -> None:
             return
     finally:
         beats.close()
+
+
+def submission_process_sync(*, submission: Submission) -> Submission:
+    """Run the whole pipeline in this process (``--sync``, demo data, tests); no broker involved."""
+    submission_validate(submission_id=submission.pk)
+    submission.refresh_from_db()
+    if submission.status == S.SCORING:
+        submission_score(submission_id=submission.pk)
+        submission.refresh_from_db()
+    return submission

@@ -1,6 +1,8 @@
 """Writes of the evaluation app: creating, publishing and deleting submissions, and the sweeper.
 
-The pipeline's stages (validate, score) live in ``evaluation.pipeline``; tasks call them.
+The pipeline's stages (validate, score) live in ``evaluation.pipeline``; tasks call them. This
+module imports neither (the direction is tasks -> pipeline -> services); it publishes messages
+through ``evaluation.queueing``, which finds the tasks by name.
 Errors a person can act on are exceptions carrying a message; views decide the HTTP status.
 """
 
@@ -21,16 +23,10 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from evaluation import selectors
-from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Submission, SubmissionStatus
+from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Submission, SubmissionStatus, SweepRun
+from evaluation.queueing import submission_enqueue
 
 log = logging.getLogger(__name__)
-
-STAGE_TASKS = {
-    SubmissionStatus.QUEUED: "submission_validate",
-    SubmissionStatus.VALIDATING: "submission_validate",
-    SubmissionStatus.SCORING: "submission_score",
-    SubmissionStatus.JUDGING: "submission_score",
-}
 
 
 class SubmissionRejected(Exception):
@@ -196,26 +192,6 @@ def _delete_quietly(stored: Any) -> None:
         log.exception("could not delete the orphan upload %s", stored.name)
 
 
-def submission_enqueue(*, submission_id: int, status: str) -> bool:
-    """Publish the task for the stage ``status`` is in; False (and logged) if the broker is down."""
-    from evaluation import tasks  # tasks import this module
-
-    task = getattr(tasks, STAGE_TASKS[status])
-    try:
-        task.apply_async(
-            args=[submission_id],
-            queue=settings.SUBMISSIONS_QUEUE,
-            # A short publish retry: an upload must not hang on a dead broker; the sweeper retries.
-            retry=True,
-            retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1},
-        )
-    except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
-        log.warning("submission %s: could not publish %s (%s); the sweeper will send it", submission_id,
-                    task.name, exc)
-        return False
-    return True
-
-
 def submission_heartbeat(*, submission_id: int, **fields: Any) -> None:
     Submission.objects.filter(pk=submission_id).update(heartbeat_at=timezone.now(), **fields)
 
@@ -292,7 +268,7 @@ def submission_rescore(*, submission: Submission, enqueue: bool = True) -> bool:
     """
     with transaction.atomic():
         moved = Submission.objects.filter(pk=submission.pk, status__in=FINAL_STATUSES).update(
-            status=SubmissionStatus.QUEUED, attempts=0, heartbeat_at=timezone.now(), progress_done=0,
+            status=SubmissionStatus.QUEUED, attempts=0, claim_token="", heartbeat_at=timezone.now(), progress_done=0,
             progress_total=0, failure_reason="", errors=[], errors_truncated=False, finished_at=None,
         )
         if moved and enqueue:
@@ -309,57 +285,49 @@ class SweepSummary:
 
 
 def submissions_sweep() -> SweepSummary:
-    """Re-send every submission stuck in a non-final stage; fail it after too many attempts.
+    """Send again every submission whose stage has lost its worker; fail those out of tries.
 
-    "Stuck" means no heartbeat for SUBMISSION_STUCK_SECONDS: its worker died (SIGKILL, OOM,
-    redeploy), its message was lost, or the broker was down when it was created.
+    A claimed stage is lost when its heartbeat (renewed every SUBMISSION_HEARTBEAT_SECONDS while
+    the stage runs) is older than SUBMISSION_STUCK_SECONDS: the worker died (SIGKILL, OOM,
+    redeploy) or hung past the task time limit. A ``queued`` one nobody claimed is sent again
+    after SUBMISSION_QUEUED_RESEND_SECONDS (a lost message, a broker down at upload). Re-sending
+    clears the claim, so the new delivery may take it; the attempt is counted when it does.
     """
-    timeout = timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)
+    now = timezone.now()
     max_attempts = settings.SUBMISSION_MAX_ATTEMPTS
+    queued_cutoff = now - timedelta(seconds=settings.SUBMISSION_QUEUED_RESEND_SECONDS)
     resent: list[int] = []
     failed: list[int] = []
-    for pk in selectors.stuck_submission_ids(older_than=timeout):
+    for pk in selectors.stuck_submission_ids(older_than=timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)):
+        reason = ""
         with transaction.atomic():
             sub = (
                 Submission.objects.select_for_update(skip_locked=True)
-                .filter(pk=pk, status__in=ACTIVE_STATUSES, heartbeat_at__lt=timezone.now() - timeout)
+                .filter(pk=pk, status__in=ACTIVE_STATUSES,
+                        heartbeat_at__lt=timezone.now() - timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS))
                 .first()
             )
             if sub is None:  # moved on, or another sweeper holds it
                 continue
+            if sub.status == SubmissionStatus.QUEUED and not sub.claim_token and sub.heartbeat_at >= queued_cutoff:
+                continue  # waiting in the queue, most likely; not yet worth a copy of its message
             if sub.attempts >= max_attempts:
-                reason = (
-                    f"The {sub.status} stage did not finish after {sub.attempts + 1} tries: the worker "
-                    f"stopped each time (last seen {sub.heartbeat_at:%Y-%m-%d %H:%M} UTC). Your file is "
-                    f"kept. An administrator can retry with `manage.py score {sub.pk}`; if it fails "
-                    "again the file may be too large for the workers, so split it by mode."
-                )
-                failed.append(pk)
+                reason = attempts_exhausted_reason(submission_id=pk, stage=sub.status, attempts=sub.attempts)
             else:
-                Submission.objects.filter(pk=pk).update(attempts=F("attempts") + 1, heartbeat_at=timezone.now())
+                Submission.objects.filter(pk=pk).update(claim_token="", heartbeat_at=timezone.now())
                 status = sub.status
-                transaction.on_commit(lambda pk=pk, status=status: _resend(pk, status))
+                transaction.on_commit(lambda pk=pk, status=status: submission_enqueue(submission_id=pk, status=status))
                 resent.append(pk)
-                continue
-        submission_fail(submission_id=pk, reason=reason)
+        if reason and submission_fail(submission_id=pk, reason=reason):
+            failed.append(pk)
+    SweepRun.objects.update_or_create(pk=1, defaults={"ran_at": now, "resent": len(resent), "failed": len(failed)})
     if resent or failed:
         log.info("sweeper: re-sent %s, failed %s", resent, failed)
     return SweepSummary(resent=resent, failed=failed)
 
 
-def _resend(pk: int, status: str) -> None:
-    if not submission_enqueue(submission_id=pk, status=status):
-        # Not sent: the broker is still down; this try does not count against the submission.
-        Submission.objects.filter(pk=pk, attempts__gt=0).update(attempts=F("attempts") - 1)
-
-
-def submission_process_sync(*, submission: Submission) -> Submission:
-    """Run the whole pipeline in this process (``--sync``, demo data, tests); no broker involved."""
-    from evaluation import pipeline
-
-    pipeline.submission_validate(submission_id=submission.pk, enqueue_next=False)
-    submission.refresh_from_db()
-    if submission.status == SubmissionStatus.SCORING:
-        pipeline.submission_score(submission_id=submission.pk)
-        submission.refresh_from_db()
-    return submission
+def attempts_exhausted_reason(*, submission_id: int, stage: str, attempts: int) -> str:
+    return (f"The {stage} stage was started {attempts} time{'s' if attempts != 1 else ''} and its worker "
+            "stopped each time before it finished (killed: out of memory, a crash, a restart). Your file "
+            "is kept. If it is large, split it by mode into several submissions; otherwise tell the "
+            f"administrators, who can retry with `manage.py score {submission_id}`.")

@@ -1,30 +1,62 @@
 """Celery tasks of the pipeline. Each takes an id, and the stage it calls returns early unless the
-submission's status allows the work, so a task run twice (late acks, re-queue on worker loss,
-the sweeper) is harmless.
+submission's status and claim allow the work, so a task run twice (late acks, re-queue on worker
+loss, the sweeper, a duplicate delivery) is harmless.
+
+Imports run one way: tasks -> pipeline -> services (-> queueing, which finds tasks by name).
+The tasks send the next stage and the retries; the stages never send anything.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from celery import shared_task
 from django.conf import settings
+from django.db import close_old_connections
+from django.db.utils import InterfaceError, OperationalError
+from kombu.exceptions import OperationalError as BrokerError
 
 from evaluation import benchmark_cache, pipeline, services
 from evaluation.judges import JudgeError
+from evaluation.models import SubmissionStatus
+from evaluation.queueing import submission_enqueue
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
-def submission_validate(submission_id: int) -> None:
-    _guarded(submission_id, "validating", lambda: pipeline.submission_validate(submission_id=submission_id))
-
-
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
-def submission_score(submission_id: int, judge_failures: int = 0) -> None:
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    """A lost database or broker connection: worth a retry, never the submission's fault. psycopg's
+    own errors are listed too, for the COPY that goes to the driver directly."""
+    errors: list[type[BaseException]] = [OperationalError, InterfaceError, BrokerError, ConnectionError]
     try:
-        _guarded(submission_id, "scoring", lambda: pipeline.submission_score(submission_id=submission_id))
+        import psycopg
+    except ImportError:  # SQLite-only installs
+        pass
+    else:
+        errors += [psycopg.OperationalError, psycopg.InterfaceError]
+    return tuple(errors)
+
+
+CONNECTION_ERRORS = _connection_errors()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def submission_validate(submission_id: int, claim: str = "", retries: int = 0) -> None:
+    token = claim or pipeline.new_claim_token()
+    done = _guarded(submission_id, "validating", token, retries, submission_validate,
+                    lambda: pipeline.submission_validate(submission_id=submission_id, token=token))
+    if done:  # validated, now ``scoring``: send the scoring stage (if not sent, the sweeper sends it)
+        submission_enqueue(submission_id=submission_id, status=SubmissionStatus.SCORING)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def submission_score(submission_id: int, judge_failures: int = 0, claim: str = "", retries: int = 0) -> None:
+    token = claim or pipeline.new_claim_token()
+    try:
+        _guarded(submission_id, "scoring", token, retries, submission_score,
+                 lambda: pipeline.submission_score(submission_id=submission_id, token=token),
+                 judge_failures=judge_failures)
     except JudgeError as exc:
         # Retried by publishing a fresh message with a countdown rather than Task.retry, so the
         # count travels with the message and eager mode (tests, --sync) behaves like a worker.
@@ -32,10 +64,11 @@ def submission_score(submission_id: int, judge_failures: int = 0) -> None:
             countdown = settings.SUBMISSION_JUDGE_RETRY_SECONDS * 2**judge_failures
             log.warning("submission %s: judge failed (%s); retry %s in %ss", submission_id, exc,
                         judge_failures + 1, countdown)
-            # Keeps the sweeper off it while the retry waits; if the publish fails, the sweeper sends it.
-            services.submission_heartbeat(submission_id=submission_id)
-            submission_score.apply_async(args=[submission_id], kwargs={"judge_failures": judge_failures + 1},
-                                         countdown=countdown, queue=settings.SUBMISSIONS_QUEUE)
+            # The retry keeps this delivery's claim; if the publish fails, the sweeper sends it.
+            pipeline.submission_hold(submission_id=submission_id, token=token, seconds=countdown)
+            submission_score.apply_async(
+                args=[submission_id], kwargs={"judge_failures": judge_failures + 1, "claim": token},
+                countdown=countdown, queue=settings.SUBMISSIONS_QUEUE)
             return
         services.submission_fail(
             submission_id=submission_id,
@@ -56,12 +89,29 @@ def submissions_sweep() -> None:
     services.submissions_sweep()
 
 
-def _guarded(submission_id: int, stage: str, work) -> None:  # noqa: ANN001
-    """Run a stage; an unexpected error fails the submission with a reason instead of looping."""
+def _guarded(submission_id: int, stage: str, token: str, retries: int, task, work: Callable[[], object],
+             **kwargs: object) -> object:  # noqa: ANN001
+    """Run a stage. A lost connection sends the same delivery again after a backoff (it keeps its
+    claim and its attempt); any other unexpected error fails the submission with a reason."""
     try:
-        work()
+        return work()
     except JudgeError:
         raise
+    except CONNECTION_ERRORS as exc:
+        close_old_connections()  # the broken one goes; the retry opens a fresh one
+        if retries >= settings.SUBMISSION_TRANSIENT_RETRIES:
+            log.error("submission %s: %s lost its connection %s times (%s); the sweeper will send it again",
+                      submission_id, stage, retries + 1, exc)
+            return None
+        countdown = settings.SUBMISSION_TRANSIENT_RETRY_SECONDS * 2**retries
+        log.warning("submission %s: %s lost its connection (%s: %s); retry %s in %ss", submission_id, stage,
+                    type(exc).__name__, exc, retries + 1, countdown)
+        try:
+            task.apply_async(args=[submission_id], kwargs={**kwargs, "claim": token, "retries": retries + 1},
+                             countdown=countdown, queue=settings.SUBMISSIONS_QUEUE)
+        except Exception:  # noqa: BLE001 - the broker too: the claim goes stale, the sweeper sends it
+            log.warning("submission %s: could not send the retry; the sweeper will", submission_id, exc_info=True)
+        return None
     except Exception as exc:
         log.exception("submission %s: %s crashed", submission_id, stage)
         services.submission_fail(
@@ -69,3 +119,4 @@ def _guarded(submission_id: int, stage: str, work) -> None:  # noqa: ANN001
             reason=f"An internal error stopped {stage} ({type(exc).__name__}: {exc}). Your file is kept; "
                    "the administrators can see the error and re-score it.",
         )
+        return None

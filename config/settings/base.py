@@ -131,9 +131,13 @@ def celery_broker_url(url: str | None, var_dir: Path) -> str:
 
 def celery_broker_options(url: str | None, var_dir: Path) -> dict:
     if url:
-        # Redis re-delivers an unacknowledged task after this many seconds; keep it above the
-        # longest task so a slow task is not run twice while its worker is alive.
-        return {"visibility_timeout": 3600} if url.startswith(("redis://", "rediss://")) else {}
+        # Redis re-delivers an unacknowledged task after this many seconds: the backstop when a
+        # whole worker is killed and the sweeper is not running. A stage still running when its
+        # message comes back is harmless: the second delivery finds the stage claimed and returns
+        # (evaluation/pipeline.py, _claim). Keep it above the longest countdown of a retry (judge:
+        # SUBMISSION_JUDGE_RETRY_SECONDS x 2^(retries-1)), since Redis also re-delivers those.
+        timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=30)
+        return {"visibility_timeout": timeout} if url.startswith(("redis://", "rediss://")) else {}
     folder = var_dir / "broker"
     for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -191,11 +195,24 @@ SUBMISSION_MAX_ERRORS = env_int("SUBMISSION_MAX_ERRORS", 50, minimum=1)
 SUBMISSIONS_PER_DAY = env_int("SUBMISSIONS_PER_DAY", 5, minimum=1)
 # Submissions of one researcher that may be in the pipeline at once (queued to judging).
 SUBMISSIONS_MAX_ACTIVE_PER_USER = env_int("SUBMISSIONS_MAX_ACTIVE_PER_USER", 2, minimum=1)
-# A non-final submission with no heartbeat for this long is re-sent by the sweeper ...
-SUBMISSION_STUCK_SECONDS = env_int("SUBMISSION_STUCK_SECONDS", 600, minimum=1)
-# ... at most this many times per stage; then it fails with a reason.
+# Recovery (docs/submissions.md, "Recovery bounds"). A worker running a stage renews its claim's
+# heartbeat every SUBMISSION_HEARTBEAT_SECONDS from a thread, however long the stage takes; a
+# non-final submission with no heartbeat for SUBMISSION_STUCK_SECONDS has lost its worker, and the
+# sweeper (every SUBMISSION_SWEEP_SECONDS, on its own queue) sends its stage again.
+SUBMISSION_HEARTBEAT_SECONDS = env_int("SUBMISSION_HEARTBEAT_SECONDS", 10, minimum=1)
+SUBMISSION_STUCK_SECONDS = env_int("SUBMISSION_STUCK_SECONDS", 60, minimum=1)
+SUBMISSION_SWEEP_SECONDS = env_int("SUBMISSION_SWEEP_SECONDS", 15, minimum=1)
+# A queued submission nobody has claimed is re-sent after this long (its message was lost, or the
+# broker was down at upload); longer than SUBMISSION_STUCK_SECONDS so a backlog is not flooded with copies.
+SUBMISSION_QUEUED_RESEND_SECONDS = env_int("SUBMISSION_QUEUED_RESEND_SECONDS", 300, minimum=1)
+# A stage is claimed (started) at most this many times; the next claim fails it with a reason.
 SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3, minimum=1)
-SUBMISSION_SWEEP_SECONDS = env_int("SUBMISSION_SWEEP_SECONDS", 60, minimum=1)
+# A lost database or broker connection in a stage: retried this many times, after 1, 2, 4 ... x
+# SUBMISSION_TRANSIENT_RETRY_SECONDS (then the sweeper's turn); never a failure of the submission.
+SUBMISSION_TRANSIENT_RETRIES = env_int("SUBMISSION_TRANSIENT_RETRIES", 5, minimum=0)
+SUBMISSION_TRANSIENT_RETRY_SECONDS = env_int("SUBMISSION_TRANSIENT_RETRY_SECONDS", 1, minimum=0)
+# The admin health page flags an active submission older than this (queue wait included).
+SUBMISSION_ALERT_AGE_SECONDS = env_int("SUBMISSION_ALERT_AGE_SECONDS", 3600, minimum=1)
 # Judge failures (after the judge's own retries) retry the scoring task this many times, with backoff.
 SUBMISSION_JUDGE_RETRIES = env_int("SUBMISSION_JUDGE_RETRIES", 3, minimum=0)
 SUBMISSION_JUDGE_RETRY_SECONDS = env_int("SUBMISSION_JUDGE_RETRY_SECONDS", 30, minimum=0)
@@ -206,11 +223,14 @@ SCORING_WARMUP = env_bool("SCORING_WARMUP", True)
 SCORING_WARMUP_DAYS = env_int("SCORING_WARMUP_DAYS", 30, minimum=0)
 # The Celery queue the pipeline's tasks go to (tests give their worker a private one).
 SUBMISSIONS_QUEUE = env_str("SUBMISSIONS_QUEUE", "celery")
+# The sweeper's own queue, consumed by a small worker of its own (scripts/run, docker-compose.yml):
+# it runs when no pipeline worker is up and is not stuck behind a backlog of submissions.
+SUBMISSIONS_SWEEP_QUEUE = env_str("SUBMISSIONS_SWEEP_QUEUE", "sweeper")
 CELERY_BEAT_SCHEDULE = {
     "submissions-sweep": {
         "task": "evaluation.tasks.submissions_sweep",
         "schedule": float(SUBMISSION_SWEEP_SECONDS),
-        "options": {"queue": SUBMISSIONS_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
+        "options": {"queue": SUBMISSIONS_SWEEP_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
     },
 }
 # SQLite (the default, local runs and tests): scoring a large file writes ~100k rows in one

@@ -106,21 +106,36 @@ def test_a_broker_outage_at_upload_leaves_it_queued_and_the_sweeper_sends_it_lat
     assert sub.status == "done"
 
 
-def test_the_sweeper_gives_up_after_the_last_attempt_with_an_actionable_reason(
+def test_a_stage_whose_worker_dies_every_time_fails_after_the_last_attempt_with_an_actionable_reason(
         bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    # A file that kills its worker: each delivery claims the stage and is never heard of again.
+    # The attempt is counted at the claim, so the sweeper's re-sends cannot loop for ever.
     settings.SUBMISSION_MAX_ATTEMPTS = 2
-    with mock.patch.object(tasks.submission_validate, "apply_async"):  # sent, but the worker dies every time
+    with mock.patch.object(pipeline, "_validate"):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
-        Submission.objects.filter(pk=sub.pk).update(status="scoring")
-        for _ in range(3):
+        assert (sub.status, sub.attempts) == ("validating", 1)
+        for attempts in (2, 2):
             Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
-            with mock.patch.object(tasks.submission_score, "apply_async"):
-                with django_capture_on_commit_callbacks(execute=True):
-                    services.submissions_sweep()
-    sub.refresh_from_db()
+            with django_capture_on_commit_callbacks(execute=True):
+                services.submissions_sweep()
+            sub.refresh_from_db()
+            assert sub.attempts == attempts
     assert sub.status == "failed"
-    assert "scoring stage did not finish after 3 tries" in sub.failure_reason
-    assert f"manage.py score {sub.pk}" in sub.failure_reason
+    assert "validating stage was started 2 times and its worker stopped each time" in sub.failure_reason
+    assert f"manage.py score {sub.pk}" in sub.failure_reason and "split it by mode" in sub.failure_reason
+
+
+def test_a_second_delivery_finds_the_stage_claimed_until_the_holder_goes_silent(bench, researcher) -> None:
+    sub = services.submission_create(benchmark=bench, owner=researcher, file=upload(good_file()),
+                                     model_name="m1", enqueue=False)
+    assert pipeline._claim(sub.pk, ("queued", "validating"), "validating", "worker-a")
+    assert not pipeline._claim(sub.pk, ("queued", "validating"), "validating", "worker-b")
+    assert pipeline._claim(sub.pk, ("queued", "validating"), "validating", "worker-a")  # a's own retry
+    assert Submission.objects.get(pk=sub.pk).attempts == 1  # ... is not a new attempt
+    Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert pipeline._claim(sub.pk, ("queued", "validating"), "validating", "worker-b")  # a is dead
+    sub.refresh_from_db()
+    assert (sub.claim_token, sub.attempts) == ("worker-b", 2)
 
 
 class FlakyJudge(OfflineJudge):
@@ -226,7 +241,7 @@ def test_rescore_keeps_the_old_results_visible_until_replaced(bench, researcher,
             assert services.submission_rescore(submission=sub)
     assert sub.status == "queued"
     assert list(selectors.leaderboard_submissions(benchmark=bench)) == [sub]
-    services.submission_process_sync(submission=sub)
+    pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done" and sub.scorer_version != "metrics-old"
     assert PredictionResult.objects.filter(submission=sub).count() == 12
 
@@ -354,7 +369,10 @@ def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_reru
     sub = Submission.objects.get(model_name="m1")
     assert sub.status == "validating"  # offline judge: validated and scored in one pass
     assert not PredictionResult.objects.filter(submission=sub).exists()
-    pipeline.submission_validate(submission_id=sub.pk)  # what the sweeper re-sends
+    assert not pipeline.submission_validate(submission_id=sub.pk)  # the dead run's claim is still fresh
+    Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.submissions_sweep().resent == [sub.pk]  # its heartbeat went stale: sent again
     sub.refresh_from_db()
     assert sub.status == "done" and (sub.progress_done, sub.n_predictions, sub.n_lines) == (12, 12, 12)
     assert sub.coverage["adaptive"]["missing"] == 0

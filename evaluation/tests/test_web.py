@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connections
 
-from evaluation import services
+from evaluation import pipeline, services
 from evaluation.models import Submission
 from evaluation.tests.submission_helpers import BAD_FILES, good_file, make_benchmark, upload
 
@@ -179,7 +179,7 @@ def test_an_upload_through_the_form_shows_its_progress_until_done(live_server, c
         page.click("#submit-button")
         page.wait_for_url(re.compile(r"/submissions/\d+/$"))
     assert page.inner_text("#status-value") == "Queued"
-    services.submission_process_sync(submission=Submission.objects.get())
+    pipeline.submission_process_sync(submission=Submission.objects.get())
     page.wait_for_selector("#status-value:text('Done')", timeout=15_000)
     assert "66.7%" in page.inner_text("#results-table")
     assert page.locator("#rows-table tbody tr").count() == 6  # dev samples, two modes

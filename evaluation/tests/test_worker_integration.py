@@ -52,7 +52,7 @@ def database_url() -> str:
 
 class Worker:
     def __init__(self, queue: str, log: Path, env: dict[str, str]) -> None:
-        self.queue = queue
+        self.queue = queue  # comma-separated, as -Q takes them
         self.log = log
         self.env = env
         self.proc: subprocess.Popen | None = None
@@ -81,26 +81,32 @@ class Worker:
 @pytest.fixture
 def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
     queue = f"test-submissions-{uuid.uuid4().hex[:8]}"
+    sweep_queue = f"{queue}-sweeper"
     settings.SUBMISSIONS_QUEUE = queue
+    settings.SUBMISSIONS_SWEEP_QUEUE = sweep_queue
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = False
     workers: list[Worker] = []
 
-    def start(**extra_env: str) -> Worker:
+    def start(*, queues: str = f"{queue},{sweep_queue}", **extra_env: str) -> Worker:
         env = dict(os.environ)
         env.update({
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
             "CELERY_TASK_ALWAYS_EAGER": "0",
             "DATABASE_URL": database_url(),
             "SUBMISSIONS_QUEUE": queue,
-            # The sweeper runs every second in the worker's beat and calls a submission stuck after 3 s.
+            "SUBMISSIONS_SWEEP_QUEUE": sweep_queue,
+            # The sweeper runs every second in the worker's beat; a running stage beats every second
+            # and is called dead after 3 s of silence; an unclaimed queued one is re-sent after 3 s.
             "SUBMISSION_SWEEP_SECONDS": "1",
+            "SUBMISSION_HEARTBEAT_SECONDS": "1",
             "SUBMISSION_STUCK_SECONDS": "3",
+            "SUBMISSION_QUEUED_RESEND_SECONDS": "3",
             "SUBMISSION_JUDGE_RETRY_SECONDS": "1",
             "PYTHONUNBUFFERED": "1",
         })
         env.update(extra_env)
-        worker = Worker(queue, tmp_path / f"worker-{len(workers)}.log", env)
+        worker = Worker(queues, tmp_path / f"worker-{len(workers)}.log", env)
         worker.start()
         workers.append(worker)
         return worker
@@ -111,8 +117,9 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
     celery_app.conf.task_always_eager = eager
     if celery_app.conf.broker_url.startswith("filesystem"):
         folder = Path(django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
-        for stale in folder.glob(f"*.{queue}.msg"):
-            stale.unlink(missing_ok=True)
+        for q in (queue, sweep_queue):
+            for stale in folder.glob(f"*.{q}.msg"):
+                stale.unlink(missing_ok=True)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from annotation.models import Benchmark
 from annotation.services import benchmark_import
 from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
 from annotation.tests.benchmark_files import sample_line, write_benchmark
-from evaluation import services
+from evaluation import pipeline, services
 from evaluation.judges import OfflineJudge
 from evaluation.metrics import score_submission
 from evaluation.models import PredictionResult, Submission
@@ -109,7 +109,7 @@ def submit(benchmark: Benchmark, spec: ModelSpec, *, public: bool = True) -> Sub
         model_name=spec.name, is_public=public, enforce_limits=False, enqueue=False, weights=spec.weights,
         organisation=f"{spec.name} Lab", **prices,
     )
-    sub = services.submission_process_sync(submission=sub)
+    sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
     return sub
 

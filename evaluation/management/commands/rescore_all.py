@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from evaluation import services
+from evaluation import pipeline, services
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.reports import scorer_version
 
@@ -28,6 +28,6 @@ class Command(BaseCommand):
             if services.submission_rescore(submission=sub, enqueue=not opts["sync"]):
                 count += 1
                 if opts["sync"]:
-                    services.submission_process_sync(submission=sub)
+                    pipeline.submission_process_sync(submission=sub)
         self.stdout.write(f"re-scoring {count} submission{'s' if count != 1 else ''}"
                           f"{' (done)' if opts['sync'] else ' (queued)'}")

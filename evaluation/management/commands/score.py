@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import services
+from evaluation import pipeline, queueing, services
 from evaluation.models import Submission
 
 
@@ -22,13 +22,13 @@ class Command(BaseCommand):
         if not sub.is_final:
             # Still in the pipeline (or stuck): re-send its current stage instead of starting over.
             if opts["sync"]:
-                sub = services.submission_process_sync(submission=sub)
+                sub = pipeline.submission_process_sync(submission=sub)
             else:
-                services.submission_enqueue(submission_id=sub.pk, status=sub.status)
+                queueing.submission_enqueue(submission_id=sub.pk, status=sub.status)
         else:
             services.submission_rescore(submission=sub, enqueue=not opts["sync"])
             if opts["sync"]:
-                sub = services.submission_process_sync(submission=sub)
+                sub = pipeline.submission_process_sync(submission=sub)
         self.stdout.write(f"submission {sub.pk}: {sub.status}")
         if opts["sync"]:
             if sub.status != "done":

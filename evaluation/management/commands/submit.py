@@ -8,7 +8,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Benchmark
-from evaluation import services
+from evaluation import pipeline, services
 from evaluation.converters import FORMATS
 
 
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         self.stdout.write(f"submission {sub.pk}")
         if not opts["sync"]:
             return
-        sub = services.submission_process_sync(submission=sub)
+        sub = pipeline.submission_process_sync(submission=sub)
         if sub.status != "done":
             for e in sub.errors:
                 where = e.get("where") or ("file" if e["line"] is None else f"line {e['line']}")

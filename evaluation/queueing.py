@@ -1,0 +1,51 @@
+"""Publishing the pipeline's messages: which task a stage needs, on which queue.
+
+Tasks are looked up by *name* in the Celery app's registry, never imported: ``tasks`` imports
+``pipeline`` and ``services``, and both may enqueue, so importing ``tasks`` here would close a
+circle (tests/test_import_graph.py keeps it open). Eager mode (unit tests, ``--sync``) still
+works: the registry returns the same task objects, and ``apply_async`` runs them in place.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import current_app
+from django.conf import settings
+
+from evaluation.models import SubmissionStatus
+
+log = logging.getLogger(__name__)
+
+TASKS = "evaluation.tasks."
+STAGE_TASKS = {
+    SubmissionStatus.QUEUED: TASKS + "submission_validate",
+    SubmissionStatus.VALIDATING: TASKS + "submission_validate",
+    SubmissionStatus.SCORING: TASKS + "submission_score",
+    SubmissionStatus.JUDGING: TASKS + "submission_score",
+}
+# A short publish retry: an upload must not hang on a dead broker; the sweeper sends it later.
+_PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+
+
+def stage_task(status: str):  # noqa: ANN201 - a celery Task
+    name = STAGE_TASKS[status]
+    if name not in current_app.tasks:
+        # A web process has not loaded the task modules yet: the app's autodiscovery loads them,
+        # as a starting worker does (idempotent).
+        current_app.loader.import_default_modules()
+    return current_app.tasks[name]
+
+
+def submission_enqueue(*, submission_id: int, status: str, countdown: float | None = None,
+                       **kwargs: object) -> bool:
+    """Publish the task for the stage ``status`` is in; False (and logged) if the broker is down."""
+    task = stage_task(status)
+    try:
+        task.apply_async(args=[submission_id], kwargs=kwargs or None, queue=settings.SUBMISSIONS_QUEUE,
+                         countdown=countdown, retry=True, retry_policy=_PUBLISH_RETRY)
+    except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
+        log.warning("submission %s: could not publish %s (%s); the sweeper will send it", submission_id,
+                    task.name, exc)
+        return False
+    return True

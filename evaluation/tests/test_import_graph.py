@@ -1,0 +1,111 @@
+"""The evaluation app's modules import one another in one direction: no circle, not even through an
+import inside a function (docs/architecture.md, "Directions"). Read from the source, so it needs
+no database."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from django.conf import settings
+
+ROOT = Path(settings.BASE_DIR)
+PACKAGE = "evaluation"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, known: set[str]) -> set[str]:
+    """Every project module ``path`` imports, at the top or inside a function."""
+    found: set[str] = set()
+    own = module_name(path) if path.is_relative_to(ROOT) else ""
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            # "from evaluation import pipeline" names the module evaluation.pipeline; "import
+            # evaluation.metrics.scoring" reaches the closest module that exists.
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name:
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = [p for p in (ROOT / PACKAGE).rglob("*.py")
+             if "tests" not in p.parts and "migrations" not in p.parts]
+    known = {module_name(p) for p in files}
+    return {module_name(p): imports_of(p, known) - {module_name(p)} for p in files}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_evaluation_modules_import_one_another_without_a_circle() -> None:
+    graph = import_graph()
+    # A package's __init__ re-exporting its own modules is not a circle worth breaking.
+    for name, deps in graph.items():
+        graph[name] = {d for d in deps if not name.startswith(d + ".")}
+    assert cycles(graph) == []
+
+
+def test_the_pipeline_runs_one_way_tasks_then_pipeline_then_services() -> None:
+    graph = import_graph()
+    assert {"evaluation.pipeline", "evaluation.services"} <= graph["evaluation.tasks"]
+    assert "evaluation.services" in graph["evaluation.pipeline"]
+    for lower in ("evaluation.pipeline", "evaluation.services", "evaluation.queueing"):
+        assert "evaluation.tasks" not in graph[lower], f"{lower} imports the tasks"
+    for lower in ("evaluation.services", "evaluation.queueing"):
+        assert "evaluation.pipeline" not in graph[lower], f"{lower} imports the pipeline"
+
+
+def test_the_checker_sees_an_import_inside_a_function(tmp_path) -> None:
+    source = tmp_path / "mod.py"
+    source.write_text("def f():\n    from evaluation import tasks\n    import evaluation.pipeline.x\n")
+    assert imports_of(source, {"evaluation", "evaluation.tasks", "evaluation.pipeline"}) >= {
+        "evaluation.tasks", "evaluation.pipeline"}
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
