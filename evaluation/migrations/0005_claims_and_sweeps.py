@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0003_result_submission_index_in_unique'),
+        ('evaluation', '0004_submission_format_source_file'),
     ]
 
     operations = [
