@@ -160,7 +160,7 @@ def test_a_stage_delivered_again_after_the_submission_finished_changes_nothing(t
     owner = get_user_model().objects.create_user("claims", "c@example.org", "pw")
     sub = services.submission_create(benchmark=make_benchmark(tmp_path), owner=owner, file=upload(good_file()),
                                      model_name="m1", enforce_limits=False, enqueue=False)
-    sub = services.submission_process_sync(submission=sub)
+    sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done"
     fields = ("status", "heartbeat_at", "started_at", "finished_at", "scored_at", "results", "progress_done",
               "progress_total", "failure_reason")
