@@ -73,7 +73,8 @@ def _text_rows(stream: IO[bytes], sink: Sink) -> Iterator[tuple[Loc, list[str]]]
     first = text.readline()
     text.seek(0)
     delimiter = "\t" if "\t" in first else ","
-    csv.field_size_limit(sink.max_line_bytes)
+    # A process-wide setting: only ever raised (the benchmark readers raise it for base64 images).
+    csv.field_size_limit(max(csv.field_size_limit(), sink.max_line_bytes))
     reader = csv.reader(text, delimiter=delimiter)
     try:
         while True:
