@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db.models.fields.files import FieldFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -89,7 +90,8 @@ def test_the_page_of_a_failed_submission_refuses_to_publish_and_never_says_publi
 def test_the_admin_refuses_to_publish_a_failed_submission(admin_client, submit) -> None:
     sub = submit((BAD_FILES / "broken_json.jsonl").read_bytes())
     form = admin_client.get(f"/admin/evaluation/submission/{sub.pk}/change/").context["adminform"].form
-    data = {k: v for k, v in form.initial.items() if v is not None and k in form.fields}
+    data = {k: v for k, v in form.initial.items()
+            if v is not None and k in form.fields and not isinstance(v, FieldFile)}
     data.update(benchmark=sub.benchmark_id, owner=sub.owner_id, is_public="on", file="x.jsonl")
     resp = admin_client.post(f"/admin/evaluation/submission/{sub.pk}/change/", data)
     assert resp.status_code == 200  # the form again, with the error
