@@ -6,10 +6,14 @@ images) or `image_path`, `question`, `answer`, options as columns `A`, `B`, ... 
 absent), and maybe `hint`, `category`, `l2-category`, `split`, MMReason's `discipline`.
 Taxonomy: `l2-category` (else `discipline`) is the domain and `category` the category; with one
 level only, it is the category and the domain is "All" (`--domain-of` groups them).
+Columns with our own field names (`regions`, `transform`, `key_steps`, `toolchain`, `meta` as our
+JSON; `answer_type`, `tolerance`, `aux_line`, `source`), which `export_benchmark --format
+vlmevalkit` writes, are taken back as they are, so ours -> VLMEvalKit TSV -> ours is the same benchmark.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from annotation.releases.base import Release, ReleaseError, ReleaseLine
@@ -22,6 +26,9 @@ from annotation.taxonomy import ONE_LEVEL_DOMAIN
 
 IMAGE_REFERENCE_MAX = 64  # VLMEvalKit: an `image` this short is another row's index
 CONVERTED = {"index", "image", "image_path", "question", "answer", "category", "l2-category", "discipline", "split"}
+# Columns with our own field names, as `export_benchmark --format vlmevalkit` writes them (our JSON).
+OUR_JSON = ("regions", "transform", "key_steps", "toolchain", "meta")
+OUR_COLUMNS = {*OUR_JSON, "answer_type", "tolerance", "aux_line", "source"}
 DEV_SPLITS = {"dev", "val", "validation", "minival", "train"}
 
 
@@ -60,7 +67,8 @@ def _line(
     if category is None:
         category, domain = domain, None
     split = (text(row.get("split")) or "test").lower()
-    meta = {k: v for k, v in row.items() if k not in CONVERTED and not LETTER_COLUMN.match(k) and not is_blank(v)}
+    meta = {k: v for k, v in row.items()
+            if k not in CONVERTED and k not in OUR_COLUMNS and not LETTER_COLUMN.match(k) and not is_blank(v)}
     if split not in ("dev", "test"):
         meta["split"] = row.get("split")
     data = {
@@ -75,11 +83,38 @@ def _line(
         "source": file_name,
         "meta": meta,
     }
+    ours = _our_columns(row, errors)
+    data.update({**ours, "meta": {**meta, **ours.get("meta", {})}})
     if len(images) > 1:
         data["images"] = images
     if text(row.get("discipline")) and text(row.get("l2-category")):
         meta["discipline"] = row["discipline"]
     return ReleaseLine(number=number, where=f"row {number} of {file_name}", data=data, errors=errors)
+
+
+def _our_columns(row: dict, errors: list) -> dict:
+    """The fields our own export adds (docs/formats.md, "Export as a VLMEvalKit dataset TSV"), as they are;
+    the benchmark validator then checks them like a JSON Lines line."""
+    out: dict = {}
+    for key in OUR_JSON:
+        if not is_blank(row.get(key)):
+            try:
+                out[key] = json.loads(row[key])
+            except ValueError as exc:
+                errors.append((key, f"not valid JSON ({exc})"))
+    if not isinstance(out.get("meta", {}), dict):
+        errors.append(("meta", f"expected a JSON object, got {type(out.pop('meta')).__name__}"))
+    for key in ("answer_type", "source"):
+        if not is_blank(row.get(key)):
+            out[key] = text(row[key])
+    if not is_blank(row.get("tolerance")):
+        try:
+            out["tolerance"] = float(row["tolerance"])
+        except ValueError:
+            errors.append(("tolerance", f"expected a number, got {row['tolerance']!r}"))
+    if not is_blank(row.get("aux_line")):
+        out["aux_line"] = text(row["aux_line"]).lower() in ("true", "1", "yes")
+    return out
 
 
 def _images(row: dict, media: MediaFolder, full_images: dict, bases: list[Path], errors: list) -> list[str]:
