@@ -101,6 +101,7 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "file": {"name": sub.original_name, "size": sub.file_size, "lines": sub.n_lines, "format": sub.format},
         "n_predictions": sub.n_predictions,
         "coverage": sub.coverage,
+        "tool_notes": sub.tool_notes,
         "results": sub.results,
         "scorer_version": sub.scorer_version,
         "judge": sub.judge_name,

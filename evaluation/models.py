@@ -106,6 +106,9 @@ class Submission(models.Model):
     n_lines = models.PositiveIntegerField(default=0)
     n_predictions = models.PositiveIntegerField(default=0)
     coverage = models.JSONField(default=dict, blank=True)  # {mode: {"predicted", "missing", "missing_examples"}}
+    # Tool calls the scorer counts invalid by rule (unknown tool, outside the tool set, bad
+    # arguments), found while validating: {"count", "examples": [{"line", "field", "message"}]}.
+    tool_notes = models.JSONField(default=dict, blank=True)
     # Results (kept through a re-score until the new ones replace them).
     results = models.JSONField(null=True, blank=True)
     scorer_version = models.CharField(max_length=64, blank=True)

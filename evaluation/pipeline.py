@@ -41,7 +41,8 @@ from evaluation.metrics import PredictionFormatError, PreparedBenchmark, Scoring
 from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
 from evaluation.reports import record_fields, report_to_json, scorer_version
 from evaluation.services import attempts_exhausted_reason, submission_fail, submission_heartbeat, submission_notify
-from evaluation.validation import ValidationReport, iter_prediction_objects, iter_validated, validate_predictions
+from evaluation.validation import (ValidationReport, iter_prediction_objects, iter_validated, tool_call_checker,
+                                  validate_predictions)
 
 log = logging.getLogger(__name__)
 S = SubmissionStatus
@@ -235,11 +236,13 @@ def _validate(submission_id: int, token: str) -> bool:
                 return False  # scored: done (or another run finished it)
         else:
             progress = _Progress(submission_id)
+            resolve, validate = tool_hooks(sub.benchmark)
             with sub.file.open("rb") as stream:
                 report = validate_predictions(
                     stream, sample_ids=uids, benchmark=sub.benchmark.slug,
                     max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES, max_errors=settings.SUBMISSION_MAX_ERRORS,
                     progress=lambda lines, read: progress(min(read, size), size),
+                    check_call=tool_call_checker(resolve, validate, benchmark_tool_set(sub.benchmark, resolve)),
                 )
     except OSError as exc:
         submission_fail(submission_id=submission_id,
@@ -257,7 +260,8 @@ def _validate(submission_id: int, token: str) -> bool:
     return bool(Submission.objects.filter(pk=submission_id, status=S.VALIDATING, claim_token=token).update(
         status=S.SCORING, claim_token="", attempts=0, heartbeat_at=timezone.now(), errors=[],
         errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
-        coverage=report.coverage, progress_done=0, progress_total=report.n_predictions,
+        coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=0,
+        progress_total=report.n_predictions,
     ))
 
 
@@ -293,7 +297,8 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
                 status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=scored.judge,
                 finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
                 errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
-                coverage=report.coverage, progress_done=report.n_predictions, progress_total=report.n_predictions,
+                coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=report.n_predictions,
+                progress_total=report.n_predictions,
             )
             transaction.on_commit(lambda: submission_notify(submission_id=pk))
 
@@ -302,6 +307,7 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
                 stream, report, sample_ids=uids, benchmark=benchmark.slug,
                 max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES, max_errors=settings.SUBMISSION_MAX_ERRORS,
                 progress=lambda n, read: progress(min(read, size), size),
+                check_call=tool_call_checker(resolve, validate, tools),
             )
 
             def good() -> Iterator[Any]:

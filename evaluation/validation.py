@@ -19,6 +19,10 @@ from evaluation.metrics.types import MODES
 
 FILE = None  # the "line" of a problem with the file as a whole
 MISSING_EXAMPLES = 20  # sample ids listed per mode in the coverage report
+TOOL_NOTE_EXAMPLES = 20  # invalid tool calls listed (all are counted)
+# (field under the step's tool: "name" or "args", message) for a call the scorer will count
+# invalid by rule, or None; see tool_call_checker.
+CallCheck = Callable[[str, Any], "tuple[str, str] | None"]
 _BOM8 = b"\xef\xbb\xbf"
 _BOM16 = (b"\xff\xfe", b"\xfe\xff")
 _SKIP_CHUNK = 1 << 20
@@ -45,10 +49,18 @@ class ValidationReport:
     n_lines: int = 0
     n_predictions: int = 0
     coverage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Tool calls that are well-formed but invalid for this benchmark (unknown tool, outside its
+    # tool set, arguments failing the tool's schema): not errors (the scorer counts each call
+    # invalid), listed so that the submitter sees why. `n_tool_notes` counts them all.
+    tool_notes: list[LineError] = field(default_factory=list)
+    n_tool_notes: int = 0
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    def tool_notes_json(self) -> dict[str, Any]:
+        return {"count": self.n_tool_notes, "examples": [n.as_dict() for n in self.tool_notes]} if self.n_tool_notes else {}
 
 
 class _TooManyErrors(Exception):
@@ -97,17 +109,52 @@ def validate_predictions(
     max_line_bytes: int,
     max_errors: int,
     progress: Callable[[int, int], None] | None = None,
+    check_call: CallCheck | None = None,
 ) -> ValidationReport:
     """Check every line; return the problems (at most ``max_errors``) and the coverage report.
 
     ``sample_ids`` is the benchmark's samples in order (the coverage report lists missing ones
     in that order). ``progress(lines, bytes)`` is called every few thousand lines.
+    ``check_call`` (``tool_call_checker``) notes the tool calls the scorer will count invalid.
     """
     report = ValidationReport()
     for _ in iter_validated(stream, report, sample_ids=sample_ids, benchmark=benchmark,
-                            max_line_bytes=max_line_bytes, max_errors=max_errors, progress=progress):
+                            max_line_bytes=max_line_bytes, max_errors=max_errors, progress=progress,
+                            check_call=check_call):
         pass
     return report
+
+
+def tool_call_checker(
+    resolve: Callable[[str], str | None] | None,
+    validate: Callable[[str, Any], list[str]] | None,
+    tools: frozenset[str] | None,
+) -> CallCheck:
+    """A call's name and arguments checked as the scorer checks them (metrics.md section 4: a
+    call is invalid by rule when its tool is unknown or outside the benchmark's tool set, or
+    its arguments fail the tool's schema, a declared tool's included). Memoised per file."""
+    memo: dict[tuple[str, bytes], tuple[str, str] | None] = {}
+
+    def check(name: str, args: Any) -> tuple[str, str] | None:
+        try:
+            key = (name, orjson.dumps(args, option=orjson.OPT_SORT_KEYS))
+        except TypeError:
+            return _check(name, args)
+        if key not in memo:
+            memo[key] = _check(name, args)
+        return memo[key]
+
+    def _check(name: str, args: Any) -> tuple[str, str] | None:
+        canonical = resolve(name) if resolve is not None else None
+        if resolve is not None and canonical is None:
+            found = validate(name, args) if validate is not None else []
+            return "name", found[0] if found else f"unknown tool {name!r}"
+        if tools is not None and (canonical or name) not in tools:
+            return "name", f"tool {name!r} is not in this benchmark's tool set"
+        problems = validate(name, args) if validate is not None else []
+        return ("args", f"{canonical or name}: {problems[0]}") if problems else None
+
+    return check
 
 
 def iter_validated(
@@ -119,6 +166,7 @@ def iter_validated(
     max_line_bytes: int,
     max_errors: int,
     progress: Callable[[int, int], None] | None = None,
+    check_call: CallCheck | None = None,
 ) -> Iterator[Prediction]:
     """``validate_predictions`` as a generator: yields the parsed ``Prediction`` of every line
     that passes (so a consumer, the scorer, need not read and decode the file again) and fills
@@ -181,6 +229,8 @@ def iter_validated(
                                              f"{pred.mode!r} is already on line {earlier}")
                 continue
             first_line[key] = number
+            if check_call is not None and pred.steps:
+                _note_tool_calls(report, number, pred, check_call)
             yield pred
     except _TooManyErrors:
         return
@@ -190,6 +240,19 @@ def iter_validated(
         return
     report.n_predictions = len(first_line)
     report.coverage = coverage_report(sample_ids, first_line.keys())
+
+
+def _note_tool_calls(report: ValidationReport, number: int, pred: Prediction, check_call: CallCheck) -> None:
+    for index, step in enumerate(pred.steps):
+        call = step.tool
+        if call is None:
+            continue
+        found = check_call(call.name, call.args)
+        if found is not None:
+            report.n_tool_notes += 1
+            if len(report.tool_notes) < TOOL_NOTE_EXAMPLES:
+                report.tool_notes.append(LineError(number, f"steps[{index}].tool.{found[0]}",
+                                                   f"{found[1]} (this call counts as invalid)"))
 
 
 def _shown(obj: Any, field_name: str) -> str:

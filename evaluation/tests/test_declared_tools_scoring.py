@@ -103,3 +103,63 @@ def test_the_pipeline_scores_declared_calls_and_a_name_only_chain(tmp_path: Path
     assert row.calls[0]["decided_by"] != "rule"
     adaptive = sub.results["modes"]["adaptive"]["toolchain"]
     assert adaptive["toolset_f1"]["value"] == 1.0 and adaptive["mae_total"]["value"] == 0.0
+
+
+# ---- the prediction file: invalid calls noted with their line and field ----------------------
+
+
+def test_validation_notes_each_invalid_call_with_its_line_and_field() -> None:
+    import io
+
+    from evaluation.validation import tool_call_checker, validate_predictions
+
+    bench = SimpleNamespace(tools=["zoom_in"], declared_tools=[OCR])
+    resolve, validate = tool_hooks(bench)
+    check = tool_call_checker(resolve, validate, benchmark_tool_set(bench, resolve))
+    lines = [
+        {"sample_id": "a", "mode": "adaptive", "answer": "x", "steps": [
+            {"tool": {"name": "Zoom in", "args": {"bbox": [0, 0, 5, 5]}}},
+            {"tool": {"name": "ocr", "args": {"image": "img1"}}}]},
+        {"sample_id": "b", "mode": "adaptive", "answer": "x", "steps": [
+            {"thought": "look"}, {"tool": {"name": "OCR", "args": {}}}]},
+        {"sample_id": "c", "mode": "adaptive", "answer": "x", "steps": [
+            {"tool": {"name": "rotate", "args": {"angle": 90}}},
+            {"tool": {"name": "teleport", "args": {}}},
+            {"tool": {"name": "zoom_in", "args": {"bbox": [0, 0, 5]}}}]},
+    ]
+    report = validate_predictions(io.BytesIO(jsonl(lines)), sample_ids=["a", "b", "c"], benchmark="agentish",
+                                  max_line_bytes=1 << 20, max_errors=50, check_call=check)
+    assert report.ok and report.n_predictions == 3  # notes are not errors: the file is scored
+    assert [str(n) for n in report.tool_notes] == [
+        "line 2, field 'steps[1].tool.args': OCR: argument \"image\" is missing (it is required) "
+        "(this call counts as invalid)",
+        "line 3, field 'steps[0].tool.name': tool 'rotate' is not in this benchmark's tool set "
+        "(this call counts as invalid)",
+        "line 3, field 'steps[1].tool.name': unknown tool \"teleport\" (this call counts as invalid)",
+        "line 3, field 'steps[2].tool.args': zoom_in: argument \"bbox\": expected exactly 4 items, got 3 "
+        "(this call counts as invalid)",
+    ]
+    assert report.tool_notes_json()["count"] == 4
+
+
+@pytest.mark.django_db
+def test_the_status_page_lists_the_calls_counted_invalid(tmp_path: Path, django_capture_on_commit_callbacks,
+                                                          client) -> None:  # noqa: ANN001
+    from django.urls import reverse
+
+    (tmp_path / "benchmark.json").write_text(json.dumps({"name": "Agentish", "tools": [OCR]}))
+    benchmark_import(path=write_benchmark(tmp_path, [sample_line("a", toolchain=None)]), slug="agentish")
+    bench = Benchmark.objects.get(slug="agentish")
+    user = get_user_model().objects.create_user("ada", "ada@example.org", "pw")
+    line = {"sample_id": "a", "mode": "adaptive", "answer": "3",
+            "steps": [{"tool": {"name": "OCR", "args": {"image": "img0", "lang": "en"}}}]}
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = services.submission_create(benchmark=bench, owner=user, file=upload(jsonl([line])), model_name="m")
+    sub.refresh_from_db()
+    assert sub.status == "done"
+    message = 'OCR: argument "lang" is unknown; this tool accepts: image (this call counts as invalid)'
+    assert sub.tool_notes == {"count": 1, "examples": [{"line": 1, "field": "steps[0].tool.args", "message": message}]}
+    client.force_login(user)
+    html = client.get(reverse("evaluation:detail", args=[sub.pk])).content.decode()
+    assert "Tool calls counted invalid" in html and "1 tool call names an unknown tool" in html
+    assert "<code>steps[0].tool.args</code>" in html and 'argument &quot;lang&quot; is unknown' in html
