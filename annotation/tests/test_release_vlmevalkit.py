@@ -109,3 +109,26 @@ def test_more_than_fifty_bad_rows_are_capped(tmp_path: Path) -> None:
     message = import_errors(write_tsv(tmp_path / "ds.tsv", COLUMNS, rows))
     assert message.count("field 'image'") == 30 and message.count("field 'question'") == 20
     assert "more errors were not listed" in message
+
+
+def test_round_trip_ours_to_vlmevalkit_tsv_and_back(tmp_path: Path) -> None:
+    from annotation.services import annotation_payload_from_db
+    from annotation.tests.test_export_vlmevalkit import build
+
+    build(tmp_path)
+    call_command("export_benchmark", "built", str(tmp_path / "b.tsv"), "--format", "vlmevalkit", stdout=StringIO())
+    run_import(tmp_path / "b.tsv")
+
+    def state(slug: str) -> dict:
+        out = {}
+        for s in Sample.objects.filter(benchmark__slug=slug).select_related("category__domain"):
+            if s.uid == "v6":  # a video goes out as its frames (VLMEvalKit has no video): compared below
+                continue
+            ann = annotation_payload_from_db(s.annotations.get())
+            out[s.uid] = (s.question, s.options, s.answer, s.answer_type, s.tolerance, s.split, s.aux_line, s.source,
+                          s.meta, s.category.slug, s.category.domain.slug, s.image_sha256, ann)  # fmt: skip
+        return out
+
+    assert state("vlm") == state("built")
+    video = Sample.objects.get(benchmark__slug="vlm", uid="v6")
+    assert video.media.count() > 1  # the video's sampled frames, as several images
