@@ -116,6 +116,8 @@ def _json_document_kind(path: Path) -> Kind:
             return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)", "import data.json, or the folder holding both, with --format agentx")
         return Kind("json-object", "a JSON object spread over several lines", "our format is JSON Lines: one sample object per line")
     if isinstance(value, list):
+        if value and is_agentx_toolmeta({"tools": value}):
+            return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)", "import data.json, or the folder holding both, with --format agentx")
         if value and all(isinstance(v, dict) and len(v) == 1 for v in value[:20]):
             return Kind("agentx-output", "an Agent-X output list (predictions)", "submit it with `manage.py submit --format agentx`")
         return Kind("json-array", "a JSON array", "our format is JSON Lines: one sample object per line, not a list")
@@ -123,16 +125,18 @@ def _json_document_kind(path: Path) -> Kind:
 
 
 def is_agentx_data(value: dict) -> bool:
-    tasks = list(value.values())[:20]
-    return bool(tasks) and all(
-        isinstance(t, list) and t and isinstance(t[0], dict) and "query" in t[0] for t in tasks
-    )
+    """Task id -> [task]: most values are one-task lists with a `query` (a bad task is the reader's to name)."""
+    tasks = list(value.values())[:50]
+    shaped = [t for t in tasks if isinstance(t, list) and t and isinstance(t[0], dict) and "query" in t[0]]
+    return bool(shaped) and len(shaped) * 2 >= len(tasks)
 
 
 def is_agentx_toolmeta(value: dict) -> bool:
-    items = list(value.values())[:20]
-    tools = value.get("tools") if isinstance(value.get("tools"), list) else items
-    return bool(tools) and all(isinstance(t, dict) and "name" in t and ("inputs" in t or "description" in t) for t in tools)
+    if isinstance(value.get("tools"), list):
+        tools = value["tools"]
+        return bool(tools) and all(isinstance(t, dict) and "name" in t and "inputs" in t for t in tools)
+    tools = list(value.values())[:20]  # name -> entry
+    return bool(tools) and all(isinstance(t, dict) and "inputs" in t for t in tools)
 
 
 def _tsv_kind(path: Path, first: str) -> Kind:
