@@ -4,7 +4,8 @@ VLMEvalKit writes ``<model>_<dataset>.xlsx`` (or ``.tsv``, ``.csv``, ``.json``):
 columns without ``image``, plus ``prediction`` (and, after a judge stage, ``extract``, ``score``,
 ``log_*``). One row per sample. ``index`` names the sample: a benchmark imported from a
 VLMEvalKit TSV takes its uids from ``index``; one whose uid is another column (VTC-Bench's
-``id``) is matched on that column when ``index`` is not a sample id. ``prediction`` becomes
+``id``) is matched on that column when it matches the benchmark's uids at least as well (decided
+once, on the first rows, for the whole file). ``prediction`` becomes
 ``answer``, as written (the scorer extracts the answer itself; judge columns are ignored).
 """
 
@@ -13,13 +14,15 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from itertools import chain, islice
 from typing import IO, Any
 
 import orjson
 
-from .common import HEADER, FILE, Loc, Sink, WrongKind, text_of
+from .common import FILE, HEADER, Loc, Sink, WrongKind, norm_id, text_of
 
-ID_COLUMNS = ("index", "id")  # tried in this order for each row
+ID_COLUMNS = ("index", "id")  # the sample's uid: index, unless id matches the benchmark better
+DECIDE_ROWS = 500  # rows read before choosing the id column
 
 
 def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
@@ -29,28 +32,39 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         rows = _json_rows(stream, sink)
     else:
         rows = _text_rows(stream, sink)
-    header: list[str] | None = None
-    for loc, values in rows:
-        if header is None:
-            header = [str(v).strip() if v is not None else "" for v in values]
-            lower = [h.lower() for h in header]
-            missing = [c for c in ("index", "prediction") if c not in lower]
-            if missing:
-                shown = ", ".join(h for h in header if h)[:200]
-                raise WrongKind(f"{loc.where}: the table has no {' and no '.join(repr(m) for m in missing)} "
-                                f"column, so it is not a VLMEvalKit result file (columns found: {shown}).")
-            cols = {name: lower.index(name) for name in ("prediction", *ID_COLUMNS) if name in lower}
-            continue
-        if all(v is None or v == "" for v in values):
-            continue  # a blank row
-        sink.item()
-        cells = {name: (values[i] if i < len(values) else None) for name, i in cols.items()}
-        sid = sink.sample_id(loc, [(c, cells.get(c)) for c in ID_COLUMNS if c in cells])
-        if sid is None:
-            continue
-        sink.emit(loc, {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])})
-    if header is None:
+    first = next(rows, None)
+    if first is None:
         raise WrongKind("The table is empty: no header row, no rows.")
+    loc, values = first
+    header = [str(v).strip() if v is not None else "" for v in values]
+    lower = [h.lower() for h in header]
+    missing = [c for c in ("index", "prediction") if c not in lower]
+    if missing:
+        shown = ", ".join(h for h in header if h)[:200]
+        raise WrongKind(f"{loc.where}: the table has no {' and no '.join(repr(m) for m in missing)} "
+                        f"column, so it is not a VLMEvalKit result file (columns found: {shown}).")
+    cols = {name: lower.index(name) for name in ("prediction", *ID_COLUMNS) if name in lower}
+    data = ((loc, {name: (values[i] if i < len(values) else None) for name, i in cols.items()})
+            for loc, values in rows if not all(v is None or v == "" for v in values))  # blank rows skipped
+    head = list(islice(data, DECIDE_ROWS))
+    id_column = _id_column(head, sink)
+    for loc, cells in chain(head, data):
+        sink.item()
+        sid = sink.sample_id(loc, [(id_column, cells.get(id_column))])
+        if sid is not None:
+            sink.emit(loc, {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])})
+
+
+def _id_column(head: list[tuple[Loc, dict[str, Any]]], sink: Sink) -> str:
+    """The one column that names the samples, for the whole file: the one whose first rows match the
+    benchmark's uids most often, ``id`` on a tie (VLMEvalKit's own datasets have no ``id`` column;
+    VTC-Bench's has, and its ``index`` is a permutation that may look like ids). Deciding per row
+    could pair a row's ``index`` with another sample whose ``id`` happens to be that number."""
+    present = [c for c in ID_COLUMNS if head and c in head[0][1]]
+    if sink.known is None or len(present) < 2:
+        return present[0] if present else ID_COLUMNS[0]
+    hits = {c: sum(norm_id(cells.get(c)) in sink.known for _loc, cells in head) for c in present}
+    return max(present, key=lambda c: (hits[c], c == "id"))
 
 
 def _xlsx_rows(stream: IO[bytes]) -> Iterator[tuple[Loc, tuple[Any, ...]]]:

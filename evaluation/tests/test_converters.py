@@ -225,3 +225,19 @@ def test_agentx_keeps_task_and_a_clipped_tool_output_on_the_step() -> None:
     (step,) = got[0]["steps"]
     assert step["thought"] == "read" and step["task"] == "read"  # no thought: the task stands in
     assert step["tool_output"] == "y" * 2000 + " [...]"
+
+
+def test_one_id_column_serves_the_whole_file_even_when_index_values_look_like_ids(preds) -> None:
+    # VTC-Bench: `id` is the uid, `index` a permutation of the same numbers: row by row, `index`
+    # would name another sample. The `id` column is chosen once, for every row.
+    from openpyxl import Workbook
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["index", "id", "prediction"])
+    for k, uid in enumerate(UIDS):
+        sheet.append([int(UIDS[-1 - k]), uid, f"answer of {uid}"])
+    buf = io.BytesIO()
+    book.save(buf)
+    report, got = run(buf.getvalue(), "vlmevalkit", "M_VTC_Bench.xlsx")
+    assert report.ok
+    assert all(g["answer"] == f"answer of {g['sample_id']}" for g in got)
