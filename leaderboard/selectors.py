@@ -17,6 +17,7 @@ from annotation.models import Benchmark, Domain
 from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
 from leaderboard import board
+from leaderboard.cache import fingerprint_annotations
 from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
 from leaderboard.models import BoardEntry, ReportedResult
 from leaderboard.services import MODES, entries_sync, public_submissions
@@ -32,9 +33,12 @@ ENTRY_FIELDS = (
 
 def home_benchmarks() -> QuerySet[Benchmark]:
     domains = Domain.objects.annotate(sample_count=Count("categories__samples")).order_by("position")
+    # The fingerprint keys the cached leaders of each benchmark: without it a submission unpublished
+    # or deleted stayed among the home page's leaders until the cache expired.
     return Benchmark.objects.annotate(
         sample_count=Count("samples", distinct=True),
         dev_count=Count("samples", filter=Q(samples__split="dev"), distinct=True),
+        **fingerprint_annotations(),
     ).prefetch_related(Prefetch("domains", queryset=domains))
 
 
