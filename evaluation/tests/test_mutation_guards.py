@@ -171,3 +171,25 @@ def test_a_stage_delivered_again_after_the_submission_finished_changes_nothing(t
     pipeline.submission_score(submission_id=sub.pk)
     assert Submission.objects.values(*fields).get(pk=sub.pk) == before
     assert sorted(PredictionResult.objects.filter(submission=sub).values_list("pk", flat=True)) == rows
+
+
+@pytest.mark.django_db
+def test_a_second_claim_of_a_held_stage_is_refused_and_changes_nothing(tmp_path) -> None:
+    """Bug: the claim's conditional update taking a stage another live delivery holds."""
+    from django.contrib.auth import get_user_model
+
+    from evaluation import pipeline, services
+    from evaluation.models import Submission
+    from evaluation.tests.submission_helpers import good_file, make_benchmark, upload
+
+    owner = get_user_model().objects.create_user("claims", "c@example.org", "pw")
+    sub = services.submission_create(benchmark=make_benchmark(tmp_path), owner=owner, file=upload(good_file()),
+                                     model_name="m1", enforce_limits=False, enqueue=False)
+    stage = (("queued", "validating"), "validating")
+    assert pipeline._claim(sub.pk, *stage, "first-delivery")
+    fields = ("status", "claim_token", "heartbeat_at", "attempts", "progress_done", "progress_total", "results")
+    held = Submission.objects.values(*fields).get(pk=sub.pk)
+    assert (held["status"], held["claim_token"], held["attempts"]) == ("validating", "first-delivery", 1)
+    assert not pipeline._claim(sub.pk, *stage, "second-delivery")
+    pipeline.submission_validate(submission_id=sub.pk)  # a whole second delivery of the stage: a no-op
+    assert Submission.objects.values(*fields).get(pk=sub.pk) == held

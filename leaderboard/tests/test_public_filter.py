@@ -14,7 +14,7 @@ import re
 import pytest
 from django.core.files.base import ContentFile
 
-from evaluation import services
+from evaluation import pipeline, services
 from leaderboard import selectors
 from leaderboard.tests import helpers
 
@@ -57,7 +57,7 @@ def _submit_lines(benchmark, name: str, lines: list[dict]):  # noqa: ANN001, ANN
         benchmark=benchmark, owner=helpers.owner(), file=ContentFile(helpers.jsonl(lines), name="p.jsonl"),
         model_name=name, is_public=True, enforce_limits=False, enqueue=False,
         price_input_per_mtok=1.0, price_output_per_mtok=4.0)
-    sub = services.submission_process_sync(submission=sub)
+    sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
     return sub
 
