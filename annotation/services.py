@@ -175,7 +175,9 @@ def _write_bundle(
         if sample_changed:
             sample.full_clean(validate_unique=False)
             sample.save()
-        sample_changed = _replace_media(sample, record, stored[record.uid], is_new=is_new) or sample_changed
+        if _replace_media(sample, record, stored[record.uid], is_new=is_new) and not sample_changed:
+            sample.save(update_fields=["updated_at"])  # what the scorer's cache key watches
+            sample_changed = True
         annotation_changed = _replace_imported_annotation(sample, record, is_new=is_new)
         if is_new:
             created += 1

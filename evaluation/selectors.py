@@ -25,6 +25,7 @@ from annotation.models import (
     ReferenceToolCall,
     Region,
     Sample,
+    SampleMedia,
     Split,
 )
 from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
@@ -149,10 +150,15 @@ def iter_scoring_samples(*, benchmark: Benchmark, pks: dict[str, int]) -> Iterat
     ) if approved else {}
     in_approved = Q(annotation__sample__benchmark=benchmark, annotation__status=AnnotationStatus.APPROVED)
     regions: dict[int, list] = {}
-    for ann, x1, y1, x2, y2 in Region.objects.filter(in_approved).order_by("annotation", "position").values_list(
-        "annotation_id", "x1", "y1", "x2", "y2"
+    for ann, x1, y1, x2, y2, ref in Region.objects.filter(in_approved).order_by("annotation", "position").values_list(
+        "annotation_id", "x1", "y1", "x2", "y2", "image_ref"
     ):
-        regions.setdefault(ann, []).append((x1, y1, x2, y2))
+        # The file's region form: a bare box on img0, else with the medium it is on.
+        regions.setdefault(ann, []).append((x1, y1, x2, y2) if ref == "img0" else {"box": (x1, y1, x2, y2), "image": ref})
+    n_media = dict(
+        SampleMedia.objects.filter(sample__benchmark=benchmark).values("sample_id").annotate(n=Count("pk"))
+        .values_list("sample_id", "n")
+    )  # fmt: skip
     steps: dict[int, list] = {}
     for ann, text in KeyStep.objects.filter(in_approved).order_by("annotation", "position").values_list(
         "annotation_id", "text"
@@ -180,4 +186,5 @@ def iter_scoring_samples(*, benchmark: Benchmark, pks: dict[str, int]) -> Iterat
             "regions": regions.get(ann, []),
             "key_steps": steps.get(ann, []),
             "toolchain": chains.get(ann, []),
+            "n_images": n_media.get(r["pk"], 1),
         }

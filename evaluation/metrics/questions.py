@@ -58,9 +58,14 @@ class ToolCallQuestion:
 
     def payload(self) -> dict[str, Any]:
         s = self.sample
-        return {"question": s.question, "regions": [list(r) for r in s.regions],
-                "transform": [dict(t) for t in s.transform], "thought": self.thought,
-                "tool": {"name": self.call.name, "args": dict(self.call.args)}}
+        out = {"question": s.question, "regions": [list(r) for r in s.regions],
+               "transform": [dict(t) for t in s.transform], "thought": self.thought,
+               "tool": {"name": self.call.name, "args": dict(self.call.args)}}
+        if s.n_images > 1:  # several media: which one each region is on, and the call's input
+            out["regions"] = [{"box": list(r), "image": ref}
+                              for r, ref in zip(s.regions, s.region_images or ("img0",) * len(s.regions))]
+            out["tool"]["input"] = self.call.input
+        return out
 
 
 @dataclass(frozen=True, slots=True)

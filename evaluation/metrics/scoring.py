@@ -16,7 +16,7 @@ mean is summed in file order, as before.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .aggregate import (
@@ -38,7 +38,7 @@ from .questions import (
     make_tool_call_question,
 )
 from .stats import RESAMPLES, SEED
-from .toolchain import effective_chain, normalized_edit_distance, toolset_prf
+from .toolchain import effective_chain, input_media, normalized_edit_distance, toolset_prf
 from .types import (
     MODES,
     CallResult,
@@ -48,6 +48,7 @@ from .types import (
     Sample,
     Step,
     SubmissionReport,
+    ToolCall,
     make_step,
     make_tool_call,
 )
@@ -66,6 +67,19 @@ _new_tuple = tuple.__new__
  R_L_EFF, R_L_GT, R_EFFECTIVE, R_PRF, R_EDIT, R_KEY_STEPS, R_KCOV, R_KCOV_ANY, R_STEP_SCORES,
  R_STEP_SCORE, R_IOU, R_TOKENS, R_COST, R_LATENCY, R_VERDICT) = range(24)
 assert PredictionResult._fields[R_VERDICT] == "answer_verdict" and len(PredictionResult._fields) == 24
+
+
+def _media_iou(calls: Sequence[ToolCall], names: Sequence[str], sample: Sample) -> float | None:
+    """Best IoU of the zoom boxes against the regions, each box only against the regions on the
+    medium its call's input comes from (a sample with several images; formats.md)."""
+    best = None
+    for call, name, medium in zip(calls, names, input_media(calls, sample.n_images)):
+        if not _is_zoom(name) or (box := box_from_args(call.args)) is None:
+            continue
+        on = [r for r, ref in zip(sample.regions, sample.region_images) if ref == medium]
+        got = best_iou([box], on) or 0.0  # a zoom into a medium without regions misses them all
+        best = got if best is None else max(best, got)
+    return best
 
 
 def _is_zoom(name: str) -> bool:
@@ -401,11 +415,14 @@ def _score(
                         q_calls.append(entry)
                         q_call_questions.append(
                             make_tool_call_question(info.sample, call, s.thought))
-            effective = effective_chain(calls, answer_image)
+            effective = effective_chain(calls, answer_image, info.sample.n_images)
             if process and info.zoomable:
-                boxes = [b for c, n in zip(calls, names) if _is_zoom(n)
-                         and (b := box_from_args(c.args)) is not None]
-                iou = best_iou(boxes, info.sample.regions)
+                if info.sample.region_images:
+                    iou = _media_iou(calls, names, info.sample)
+                else:
+                    boxes = [b for c, n in zip(calls, names) if _is_zoom(n)
+                             and (b := box_from_args(c.args)) is not None]
+                    iou = best_iou(boxes, info.sample.regions)
             if l_gt:
                 pkey = (tuple(names), info.ref_names)
                 prf = prf_memo.get(pkey)

@@ -30,14 +30,14 @@ def _ref_number(ref: str | None) -> int:
     return -1
 
 
-def resolve_refs(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
+def resolve_refs(calls: Sequence[ToolCall], n_images: int = 1) -> list[tuple[str, str]]:
     """Fill formats.md defaults as the tool runner does (annotation/imagetools/runner.py): a
     missing input is the previous call's output (img0 first); a missing output is the next new
-    reference ``img<n>``, one above the highest number among the images so far (img0 and every
-    earlier output)."""
+    reference ``img<n>``, one above the highest number among the images so far (the sample's
+    ``n_images`` media, img0 .. img<n_images-1>, and every earlier output)."""
     resolved: list[tuple[str, str]] = []
     prev = ORIGINAL
-    top = 0
+    top = max(0, n_images - 1)
     for call in calls:
         src = call.input if call.input else prev
         dst = call.output if call.output else f"img{top + 1}"
@@ -47,12 +47,13 @@ def resolve_refs(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
     return resolved
 
 
-def effective_chain(calls: Sequence[ToolCall], answer_image: str | None = None) -> tuple[int, ...]:
+def effective_chain(calls: Sequence[ToolCall], answer_image: str | None = None, n_images: int = 1) -> tuple[int, ...]:
     """Indices (ascending) of the calls that are ancestors of the answer image.
 
     ``answer_image`` defaults to the last image produced; an answer drawn from ``img0`` or from
     a reference no call wrote gives an empty chain. References are those of ``resolve_refs``
-    (an omitted output is named as the tool runner names it), in one pass.
+    (an omitted output is named as the tool runner names it; a sample with several media numbers
+    them after its ``n_images``), in one pass.
     """
     n = len(calls)
     if n == 0:
@@ -60,7 +61,7 @@ def effective_chain(calls: Sequence[ToolCall], answer_image: str | None = None) 
     latest: dict[str, int] = {}
     parent: list[int] = []
     prev = ORIGINAL
-    top = 0
+    top = max(0, n_images - 1)
     for i, call in enumerate(calls):
         parent.append(latest.get(call.input or prev, -1))
         out = call.output
@@ -84,6 +85,20 @@ def effective_chain(calls: Sequence[ToolCall], answer_image: str | None = None) 
         node = parent[node]
     chain.reverse()
     return tuple(chain)
+
+
+def input_media(calls: Sequence[ToolCall], n_images: int) -> list[str | None]:
+    """For each call, the sample's medium (``img<k>``, k < n_images) its input image comes from,
+    following earlier calls' outputs back; None when it reads an image nobody made."""
+    media = {f"img{k}" for k in range(max(1, n_images))}
+    origin: dict[str, str | None] = {ref: ref for ref in media}
+    out: list[str | None] = []
+    for src, dst in resolve_refs(calls, n_images):
+        root = origin.get(src)
+        out.append(root)
+        if dst not in media:  # a call never replaces one of the sample's media
+            origin[dst] = root
+    return out
 
 
 def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:

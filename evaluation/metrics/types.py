@@ -52,6 +52,10 @@ class Sample:
     key_steps: tuple[str, ...] = ()
     toolchain: tuple[RefCall, ...] = ()
     question: str = ""
+    # A sample with several media (formats.md `images`): how many, and the medium each region is
+    # on (parallel to `regions`; empty when every region is on img0).
+    n_images: int = 1
+    region_images: tuple[str, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Sample:
@@ -66,6 +70,11 @@ class Sample:
             for c in (data.get("toolchain") or ())
         )
         tol = data.get("tolerance")
+        # A region is a box on img0, or {"box": [...], "image": "img<k>"} (formats.md).
+        located = [(r.get("image") or "img0", r.get("box") or ()) if isinstance(r, Mapping) else ("img0", r)
+                   for r in (data.get("regions") or ())]
+        images = data.get("images")
+        n_images = len(images) if isinstance(images, (list, tuple)) and images else int(data.get("n_images") or 1)
         return cls(
             uid=str(data["uid"]),
             domain=str(data.get("domain") or ""),
@@ -76,10 +85,12 @@ class Sample:
             tolerance=float(tol) if tol is not None else None,
             aux_line=bool(data.get("aux_line", False)),
             transform=tuple(dict(t) for t in (data.get("transform") or ())),
-            regions=tuple(tuple(float(v) for v in r) for r in (data.get("regions") or ())),  # type: ignore[misc]
+            regions=tuple(tuple(float(v) for v in box) for _, box in located),  # type: ignore[misc]
             key_steps=tuple(str(k) for k in (data.get("key_steps") or ())),
             toolchain=chain,
             question=str(data.get("question") or ""),
+            n_images=n_images,
+            region_images=tuple(ref for ref, _ in located) if any(ref != "img0" for ref, _ in located) else (),
         )
 
     @property
