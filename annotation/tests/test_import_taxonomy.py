@@ -142,3 +142,16 @@ def test_a_name_of_exactly_100_characters_imports(tmp_path: Path) -> None:
     name = "n" * 100
     run_import(write_benchmark(tmp_path, [line("a", name, name)]))
     assert Domain.objects.get().name == name
+
+
+def test_pages_show_the_benchmarks_own_taxonomy(tmp_path: Path, client) -> None:  # noqa: ANN001
+    lines = [line("a", "All", "ocr"), line("b", "All", "measure"), line("c", "All", "measure")]
+    run_import(write_benchmark(tmp_path, lines), slug="vtc", domain_of=["ocr=Perception", "measure=Estimation"])
+    home = client.get("/").content.decode()
+    assert "<li>Perception: 1</li><li>Estimation: 2</li>" in home
+    domains_tab = client.get("/b/vtc/domains/")
+    assert domains_tab.status_code == 200
+    page = domains_tab.content.decode()
+    assert "Perception" in page and "Estimation" in page
+    for theirs in ("Real-world", "GUI", "Knowledge"):
+        assert theirs not in page and theirs not in home
