@@ -74,6 +74,10 @@ def kind_of_file(path: Path) -> Kind:
         except json.JSONDecodeError:
             value = None
         if isinstance(value, dict):
+            if path.stat().st_size <= len(first.encode()) + 2:  # the whole file on one line (minified JSON)
+                kind = _agentx_kind(value)
+                if kind is not None:
+                    return kind
             if "sample_id" in value and "uid" not in value:
                 return Kind("predictions", "a prediction file (JSON Lines with sample_id)", "submit it with `manage.py submit`")
             return Kind("jsonl", "JSON Lines", format="jsonl")
@@ -110,10 +114,9 @@ def _json_document_kind(path: Path) -> Kind:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return Kind("json-broken", f"a file that starts like JSON but does not parse ({exc})")
     if isinstance(value, dict):
-        if is_agentx_data(value):
-            return Kind("agentx-data", "Agent-X's data.json", format="agentx")
-        if is_agentx_toolmeta(value):
-            return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)", "import data.json, or the folder holding both, with --format agentx")
+        kind = _agentx_kind(value)
+        if kind is not None:
+            return kind
         return Kind("json-object", "a JSON object spread over several lines", "our format is JSON Lines: one sample object per line")
     if isinstance(value, list):
         if value and is_agentx_toolmeta({"tools": value}):
@@ -129,6 +132,21 @@ def is_agentx_data(value: dict) -> bool:
     tasks = list(value.values())[:50]
     shaped = [t for t in tasks if isinstance(t, list) and t and isinstance(t[0], dict) and "query" in t[0]]
     return bool(shaped) and len(shaped) * 2 >= len(tasks)
+
+
+def _agentx_kind(value: dict) -> Kind | None:
+    if is_agentx_data(value):
+        return Kind("agentx-data", "Agent-X's data.json", format="agentx")
+    if _is_gta_dataset(value):
+        return Kind("agentx-gta", "Agent-X's dataset.json (the OpenCompass GTA shape)", "import data.json, or the folder holding it, with --format agentx")
+    if is_agentx_toolmeta(value):
+        return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)", "import data.json, or the folder holding both, with --format agentx")
+    return None
+
+
+def _is_gta_dataset(value: dict) -> bool:
+    tasks = list(value.values())[:20]
+    return bool(tasks) and all(isinstance(t, dict) and "dialogs" in t and "files" in t for t in tasks)
 
 
 def is_agentx_toolmeta(value: dict) -> bool:

@@ -143,3 +143,8 @@ def test_a_parquet_without_the_columns_is_named(tmp_path: Path) -> None:
     message = import_errors(tmp_path / "other.parquet")
     assert "other.parquet: a parquet file without AdaptMMBench's columns (missing answer, image, question, uid" in message
     assert Benchmark.objects.count() == 0
+
+
+def test_a_damaged_parquet_is_named(tmp_path: Path) -> None:
+    (tmp_path / "AdaptMMBench_ocr.parquet").write_bytes(b"PAR1" + b"\x00garbage" * 10)
+    assert "AdaptMMBench_ocr.parquet is not a readable parquet file" in import_errors(tmp_path / "AdaptMMBench_ocr.parquet")

@@ -154,3 +154,17 @@ def test_more_than_fifty_bad_tasks_are_capped(tmp_path: Path) -> None:
 def test_toolmeta_alone_is_named(tmp_path: Path) -> None:
     folder = write_release(tmp_path / "agentx", good_tasks())
     assert "toolmeta.json: this is Agent-X's toolmeta.json (the tools, no tasks)" in import_errors(folder / "toolmeta.json")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        pytest.param("data.json", '{"0": [{"query": "q",', "data.json: this is a file that starts like JSON but does not parse", id="broken"),
+        pytest.param("dataset.json", json.dumps({"0": {"tools": [], "files": [], "dialogs": []}}, indent=1),
+                     "dataset.json: this is Agent-X's dataset.json (the OpenCompass GTA shape); import data.json", id="gta"),
+        pytest.param("data.json", json.dumps({"0": [{"query": "q"}]}), "task '0' of data.json, field 'file_path': missing", id="one-line-json"),
+    ],
+)
+def test_agentx_files_of_the_wrong_shape_are_named(tmp_path: Path, name: str, content: str, expected: str) -> None:
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    assert expected in import_errors(tmp_path / name)
