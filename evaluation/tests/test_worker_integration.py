@@ -98,9 +98,10 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
             "SUBMISSIONS_SWEEP_QUEUE": sweep_queue,
             # The sweeper runs every second in the worker's beat; a running stage beats every second
             # and is called dead after 3 s of silence; an unclaimed queued one is re-sent after 3 s.
-            "SUBMISSION_SWEEP_SECONDS": "1",
-            "SUBMISSION_HEARTBEAT_SECONDS": "1",
-            "SUBMISSION_STUCK_SECONDS": "3",
+            # (TEST_SUBMISSION_* override them, to measure the recovery bounds at other settings.)
+            "SUBMISSION_SWEEP_SECONDS": os.environ.get("TEST_SUBMISSION_SWEEP_SECONDS", "1"),
+            "SUBMISSION_HEARTBEAT_SECONDS": os.environ.get("TEST_SUBMISSION_HEARTBEAT_SECONDS", "1"),
+            "SUBMISSION_STUCK_SECONDS": os.environ.get("TEST_SUBMISSION_STUCK_SECONDS", "3"),
             "SUBMISSION_QUEUED_RESEND_SECONDS": "3",
             "SUBMISSION_JUDGE_RETRY_SECONDS": "1",
             "PYTHONUNBUFFERED": "1",
@@ -192,10 +193,12 @@ def test_a_broker_outage_at_upload_leaves_it_queued_and_it_finishes_once_the_bro
 
 
 class JudgeServer:
-    """An OpenAI-compatible chat-completions server that fails every other call (HTTP 500)."""
+    """An OpenAI-compatible chat-completions server that fails every other call (HTTP 500), or
+    none when not ``flaky``."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, flaky: bool = True) -> None:
         self.delay = delay
+        self.flaky = flaky
         self.calls = 0
         self.failures = 0
         self.lock = threading.Lock()
@@ -210,7 +213,7 @@ class JudgeServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
                     server.calls += 1
-                    fail = server.calls % 2 == 1
+                    fail = server.flaky and server.calls % 2 == 1
                     server.failures += fail
                 time.sleep(server.delay)
                 if fail:
@@ -254,7 +257,7 @@ class JudgeServer:
 def judge_server() -> Iterator[Callable[..., JudgeServer]]:
     servers: list[JudgeServer] = []
 
-    def make(**kw: float) -> JudgeServer:
+    def make(**kw: float | bool) -> JudgeServer:
         servers.append(JudgeServer(**kw))
         return servers[-1]
 
