@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from io import StringIO
 from pathlib import Path
 
 from PIL import Image
@@ -70,3 +71,28 @@ def write_tsv(path: Path, columns: list[str], rows: list[dict]) -> Path:
         lines.append("\t".join(str(row.get(c, "")) for c in columns))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+# --- running the import ----------------------------------------------------------------------
+
+
+def run_import(*paths: Path, slug: str, **kwargs: object) -> tuple[str, str]:
+    """import_benchmark PATH... --slug SLUG; (stdout, stderr)."""
+    from django.core.management import call_command
+
+    out, err = StringIO(), StringIO()
+    call_command("import_benchmark", *map(str, paths), slug=slug, no_progress=True, stdout=out, stderr=err, **kwargs)
+    return out.getvalue(), err.getvalue()
+
+
+def import_errors(*paths: Path, slug: str, **kwargs: object) -> str:
+    """The message of an import that must fail, after checking that it wrote no sample."""
+    import pytest
+    from django.core.management import CommandError
+
+    from annotation.models import Sample
+
+    with pytest.raises(CommandError) as excinfo:
+        run_import(*paths, slug=slug, **kwargs)
+    assert Sample.objects.count() == 0
+    return str(excinfo.value)

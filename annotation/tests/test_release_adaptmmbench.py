@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from annotation.models import Benchmark, Domain, Sample
+from annotation.tests import release_files
 from annotation.tests.release_files import adapt_row, image_bytes, write_adapt_parquet
 
 pytestmark = pytest.mark.django_db
 
 
 def run_import(*paths: Path, **kwargs: object) -> tuple[str, str]:
-    out, err = StringIO(), StringIO()
-    call_command("import_benchmark", *map(str, paths), slug="adapt", no_progress=True, stdout=out, stderr=err, **kwargs)
-    return out.getvalue(), err.getvalue()
+    return release_files.run_import(*paths, slug="adapt", **kwargs)
 
 
 def import_errors(*paths: Path, **kwargs: object) -> str:
-    with pytest.raises(CommandError) as excinfo:
-        run_import(*paths, **kwargs)
-    assert Sample.objects.count() == 0
-    return str(excinfo.value)
+    return release_files.import_errors(*paths, slug="adapt", **kwargs)
 
 
 def sample(uid: str) -> Sample:

@@ -4,14 +4,13 @@ tools, the steps' quirks, bad tasks named by id."""
 from __future__ import annotations
 
 import json
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from annotation.models import Benchmark, Sample
 from annotation.services import annotation_payload_from_db
+from annotation.tests import release_files
 from annotation.tests.media_files import write_video
 from annotation.tests.release_files import image_bytes
 
@@ -55,16 +54,11 @@ def write_release(folder: Path, tasks: dict, *, toolmeta: object = TOOLMETA) -> 
 
 
 def run_import(*paths: Path, **kwargs: object) -> tuple[str, str]:
-    out, err = StringIO(), StringIO()
-    call_command("import_benchmark", *map(str, paths), slug="agentx", no_progress=True, stdout=out, stderr=err, **kwargs)
-    return out.getvalue(), err.getvalue()
+    return release_files.run_import(*paths, slug="agentx", **kwargs)
 
 
 def import_errors(*paths: Path, **kwargs: object) -> str:
-    with pytest.raises(CommandError) as excinfo:
-        run_import(*paths, **kwargs)
-    assert Sample.objects.count() == 0
-    return str(excinfo.value)
+    return release_files.import_errors(*paths, slug="agentx", **kwargs)
 
 
 def good_tasks() -> dict:

@@ -6,9 +6,10 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
 from annotation.models import Domain, Sample
+from annotation.tests import release_files
 from annotation.tests.release_files import b64_image, image_bytes, write_tsv
 
 pytestmark = pytest.mark.django_db
@@ -17,16 +18,11 @@ COLUMNS = ["index", "image", "question", "hint", "A", "B", "C", "D", "answer", "
 
 
 def run_import(*paths: Path, **kwargs: object) -> tuple[str, str]:
-    out, err = StringIO(), StringIO()
-    call_command("import_benchmark", *map(str, paths), slug="vlm", no_progress=True, stdout=out, stderr=err, **kwargs)
-    return out.getvalue(), err.getvalue()
+    return release_files.run_import(*paths, slug="vlm", **kwargs)
 
 
 def import_errors(*paths: Path, **kwargs: object) -> str:
-    with pytest.raises(CommandError) as excinfo:
-        run_import(*paths, **kwargs)
-    assert Sample.objects.count() == 0
-    return str(excinfo.value)
+    return release_files.import_errors(*paths, slug="vlm", **kwargs)
 
 
 def row(index: int, **overrides: object) -> dict:

@@ -3,13 +3,12 @@ files' differences, the paper's tiers by --domain-of."""
 
 from __future__ import annotations
 
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from annotation.models import Domain, Sample
+from annotation.tests import release_files
 from annotation.tests.release_files import image_bytes, write_tsv
 
 pytestmark = pytest.mark.django_db
@@ -21,16 +20,11 @@ TIERS = ["ocr=Perception", "perceptual=Perception", "attention=Perception", "mea
 
 
 def run_import(*paths: Path, **kwargs: object) -> tuple[str, str]:
-    out, err = StringIO(), StringIO()
-    call_command("import_benchmark", *map(str, paths), slug="vtc", no_progress=True, stdout=out, stderr=err, **kwargs)
-    return out.getvalue(), err.getvalue()
+    return release_files.run_import(*paths, slug="vtc", **kwargs)
 
 
 def import_errors(*paths: Path, **kwargs: object) -> str:
-    with pytest.raises(CommandError) as excinfo:
-        run_import(*paths, **kwargs)
-    assert Sample.objects.count() == 0
-    return str(excinfo.value)
+    return release_files.import_errors(*paths, slug="vtc", **kwargs)
 
 
 def vtc_row(index: int, uid: str, category: str, **overrides: object) -> dict:
