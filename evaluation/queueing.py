@@ -49,3 +49,17 @@ def submission_enqueue(*, submission_id: int, status: str, countdown: float | No
                     task.name, exc)
         return False
     return True
+
+
+def queue_depth(name: str) -> int | None:
+    """Messages waiting on a queue (not those a worker holds), or None if the broker cannot say."""
+    try:
+        with current_app.connection_for_read() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+            channel = conn.default_channel
+            if conn.transport.driver_type == "redis":  # a queue is a list; an empty one has no key
+                return int(channel.client.llen(name))
+            return int(channel.queue_declare(queue=name, passive=True).message_count)
+    except Exception:  # noqa: BLE001 - no such queue yet, a broker that is down, a transport without counts
+        log.info("queue depth of %s unknown", name, exc_info=True)
+        return None

@@ -188,3 +188,26 @@ def iter_scoring_samples(*, benchmark: Benchmark, pks: dict[str, int]) -> Iterat
             "toolchain": chains.get(ann, []),
             "n_images": n_media.get(r["pk"], 1),
         }
+
+
+def pipeline_health(*, now: Any = None) -> dict[str, Any]:
+    """What the admin health page shows: active submissions by status, the oldest one (its age,
+    queue wait included, and its heartbeat's), and the sweeper's last run."""
+    from evaluation.models import SweepRun
+
+    now = now or timezone.now()
+    counts = dict(Submission.objects.filter(status__in=ACTIVE_STATUSES).values_list("status")
+                  .annotate(n=Count("pk")).values_list("status", "n"))
+    oldest = (Submission.objects.select_related("benchmark", "owner").filter(status__in=ACTIVE_STATUSES)
+              .order_by("created_at", "pk").first())
+    sweep = SweepRun.objects.filter(pk=1).first()
+    return {
+        "now": now,
+        "active": [(s.label, counts.get(s.value, 0)) for s in SubmissionStatus if s.value in ACTIVE_STATUSES],
+        "active_total": sum(counts.values()),
+        "oldest": oldest,
+        "oldest_age": (now - oldest.created_at).total_seconds() if oldest else None,
+        "oldest_heartbeat_age": (now - oldest.heartbeat_at).total_seconds() if oldest else None,
+        "sweep": sweep,
+        "sweep_age": (now - sweep.ran_at).total_seconds() if sweep else None,
+    }

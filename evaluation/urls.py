@@ -6,6 +6,7 @@ app_name = "evaluation"
 urlpatterns = [
     path("", views.submission_list, name="list"),
     path("new/", views.submission_new, name="new"),
+    path("health/", views.pipeline_health, name="health"),
     path("new/<slug:slug>/", views.submission_new, name="new_for"),
     path("<int:pk>/", views.submission_detail, name="detail"),
     path("<int:pk>/progress/", views.submission_detail, {"fragment": True}, name="progress"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -10,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Benchmark
-from evaluation import selectors, services
+from evaluation import queueing, selectors, services
 from evaluation.api import REJECTION_STATUS, upload_too_large
 from evaluation.forms import SubmissionForm
 from evaluation.models import Submission
@@ -111,3 +113,20 @@ def submission_publish(request: HttpRequest, pk: int) -> HttpResponse:
 def submission_delete(request: HttpRequest, pk: int) -> HttpResponse:
     services.submission_delete(submission=_visible(request, pk))
     return redirect("evaluation:list")
+
+
+@staff_member_required
+def pipeline_health(request: HttpRequest) -> HttpResponse:
+    """Staff only: is the pipeline keeping up, and is the sweeper alive (docs/submissions.md)."""
+    health = selectors.pipeline_health()
+    sweep_late = health["sweep_age"] is None or health["sweep_age"] > 3 * settings.SUBMISSION_SWEEP_SECONDS
+    return render(request, "evaluation/pipeline_health.html", {
+        **health,
+        "queues": [(name, queueing.queue_depth(name))
+                   for name in (settings.SUBMISSIONS_QUEUE, settings.SUBMISSIONS_SWEEP_QUEUE)],
+        "oldest_too_old": (health["oldest_age"] or 0) > settings.SUBMISSION_ALERT_AGE_SECONDS,
+        "sweep_late": sweep_late,
+        "settings": {k: getattr(settings, k) for k in (
+            "SUBMISSION_HEARTBEAT_SECONDS", "SUBMISSION_STUCK_SECONDS", "SUBMISSION_SWEEP_SECONDS",
+            "SUBMISSION_MAX_ATTEMPTS", "SUBMISSION_ALERT_AGE_SECONDS")},
+    })
