@@ -12,6 +12,8 @@ urlpatterns = [
     path("b/<slug:slug>/compare/", views_model.compare, name="compare"),
     path("b/<slug:slug>/m/<int:pk>/", views_model.model_page_view, name="model"),
     path("b/<slug:slug>/m/<int:pk>/s/<str:uid>/", views_model.sample, name="sample"),
+    path("b/<slug:slug>/m/<int:pk>/s/<str:uid>/media/<int:position>/<str:part>", views_model.sample_medium,
+         name="sample_medium"),
     path("b/<slug:slug>/m/<int:pk>/s/<str:uid>/<str:mode>/<str:ref>.png", views_model.sample_image,
          name="sample_image"),
     path("b/<slug:slug>/<slug:tab>/", views.board, name="tab"),

@@ -7,11 +7,13 @@ from typing import Any
 from django.core.cache import cache as django_cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from annotation.declared_tools import declared_tool_names
-from annotation.imagetools import ToolError, encode_png, load_image, make_preview, run_chain
+from annotation.imagetools import ToolError, encode_png, make_preview, run_chain
+from annotation.media import chain_inputs, media_for_page, media_part
 from annotation.models import Sample
 from evaluation.models import Submission
 from leaderboard import cache, model_page
@@ -61,7 +63,8 @@ def _steps(sample: Sample, line: dict[str, Any], result: Any, key_steps: list[st
     error = None
     if chain:
         try:
-            ran = run_chain(load_image(sample.image.path), chain, declared=declared_tool_names(sample.benchmark))
+            first, extras = chain_inputs(sample)  # img0 and the sample's other media (img1, ...)
+            ran = run_chain(first, chain, extra_images=extras, declared=declared_tool_names(sample.benchmark))
             error = ran.error
         except (OSError, ValueError, ToolError) as exc:  # an unreadable or missing image: say so, not a 500
             error = f"the image could not be loaded: {exc}"
@@ -104,7 +107,10 @@ def sample(request: HttpRequest, slug: str, pk: int, uid: str) -> HttpResponse:
         for ref, image in detail.pop("images").items():
             django_cache.set(_image_key(pk, uid, mode, ref), encode_png(make_preview(image, 800).image), IMAGE_TTL)
         modes.append({"mode": mode, "line": lines.get(mode, {}), "result": results.get(mode), **detail})
-    context = {"benchmark": benchmark, "submission": submission, "sample": item, "modes": modes}
+    media = media_for_page(item, lambda position, part: reverse(
+        "leaderboard:sample_medium", args=[benchmark.slug, submission.pk, item.uid, position, part]))
+    context = {"benchmark": benchmark, "submission": submission, "sample": item, "modes": modes, "media": media,
+               "several_media": len(media) > 1 or media[0]["kind"] == "video"}
     template = "leaderboard/_sample.html" if request.htmx else "leaderboard/sample.html"
     response = render(request, template, context)
     patch_vary_headers(response, ["HX-Request"])
@@ -127,12 +133,32 @@ def sample_image(request: HttpRequest, slug: str, pk: int, uid: str, mode: str, 
     if png is None:
         line = model_page.prediction_lines(submission, uid).get(mode, {})
         chain = [s for s in (line.get("steps") or []) if isinstance(s, dict) and isinstance(s.get("tool"), dict)]
-        images = run_chain(load_image(item.image.path), chain, declared=declared_tool_names(benchmark)).images
+        first, extras = chain_inputs(item)
+        images = run_chain(first, chain, extra_images=extras, declared=declared_tool_names(benchmark)).images
         if ref not in images:
             raise Http404("This call produced no image")
         png = encode_png(make_preview(images[ref], 800).image)
         django_cache.set(_image_key(pk, uid, mode, ref), png, IMAGE_TTL)
     response = HttpResponse(png, content_type="image/png")
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+@require_GET
+def sample_medium(request: HttpRequest, slug: str, pk: int, uid: str, position: int, part: str) -> HttpResponse:
+    """A part of a dev-split sample's medium img<position>: its still, a video's frame, the video."""
+    benchmark = _benchmark(slug)
+    _submission(benchmark, pk)
+    item = model_page.dev_sample(benchmark, uid)
+    if item is None:
+        raise Http404("Only dev-split samples can be browsed")
+    try:
+        body, content_type = media_part(item, position, part)
+    except LookupError as error:
+        raise Http404(str(error)) from None
+    except (ToolError, OSError):
+        return HttpResponse("This medium's stored file cannot be read.", status=422, content_type="text/plain")
+    response = HttpResponse(body, content_type=content_type)
     response["Cache-Control"] = "public, max-age=3600"
     return response
 

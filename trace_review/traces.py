@@ -22,6 +22,7 @@ from annotation.imagetools import (
     load_image,
     run_chain,
 )
+from annotation.media import chain_inputs
 from annotation.models import Annotation, AnnotationStatus, Sample
 from evaluation.metrics import extract_answer
 from evaluation.models import Submission
@@ -54,6 +55,8 @@ class TraceView:
     chain_error: str | None = None
     frame: tuple[int, int] = (0, 0)  # width, height of the frame the regions are in
     zoom_boxes: list[dict[str, Any]] = field(default_factory=list)
+    other_regions: list[dict[str, Any]] = field(default_factory=list)  # on img1, img2, ...
+    media: list[dict[str, Any]] = field(default_factory=list)  # for the page, when there are several
 
     @property
     def shape(self) -> Shape:
@@ -105,7 +108,8 @@ def rerun(sample: Sample, line: dict[str, Any]) -> tuple[ChainResult | None, str
     if not chain:
         return None, None
     try:
-        ran = run_chain(load_image(sample.image.path), chain, declared=declared_tool_names(sample.benchmark))
+        first, extras = chain_inputs(sample)  # img0 and the sample's other media (img1, ...)
+        ran = run_chain(first, chain, extra_images=extras, declared=declared_tool_names(sample.benchmark))
     except (OSError, ValueError, ToolError) as exc:  # a missing or unreadable image: say so, not a 500
         return None, f"the image could not be loaded: {exc}"
     return ran, ran.error
@@ -122,12 +126,16 @@ def trace_view(trace: Trace, *, run: bool = True) -> TraceView:
         reference_calls=[{"tool": c.tool, "args": as_json(c.args), "input": "" if c.name_only else c.input_ref,
                           "output": "" if c.name_only else c.output_ref}
                          for c in ann.tool_calls.all()] if ann else [],
-        regions=[[r.x1, r.y1, r.x2, r.y2] for r in ann.regions.all()] if ann else [],
+        # The frame shows img0; regions on the sample's other media are listed with their image.
+        regions=[[r.x1, r.y1, r.x2, r.y2] for r in ann.regions.all() if r.image_ref == "img0"] if ann else [],
+        other_regions=[{"image": r.image_ref, "box": [r.x1, r.y1, r.x2, r.y2]}
+                       for r in ann.regions.all() if r.image_ref != "img0"] if ann else [],
         transform=list(ann.transform or []) if ann else [],
     )
     ran, view.chain_error = rerun(sample, line) if run else (None, None)
     frame = frame_size(sample, view.transform)
     view.frame = frame
+    others = {f"img{k}" for k in range(1, sample.media.count())}
     call_index = 0
     for i, step in enumerate(s for s in (line.get("steps") or []) if isinstance(s, dict)):
         item: dict[str, Any] = {"n": i + 1, "index": i, "thought": str(step.get("thought") or "")}
@@ -145,7 +153,8 @@ def trace_view(trace: Trace, *, run: bool = True) -> TraceView:
             source = ran.images.get(result.input) if ran and result else None
             # A box is drawn over the regions' frame only when its input image has that frame's size;
             # otherwise its pixels mean something else (a crop, a rotation) and drawing it would mislead.
-            if box is not None and (source is None and not view.transform or
+            on_other_medium = result is not None and result.input in others
+            if box is not None and not on_other_medium and (source is None and not view.transform or
                                     source is not None and (source.shape[1], source.shape[0]) == frame):
                 view.zoom_boxes.append({"call": call_index + 1, "box": box})
             call_index += 1

@@ -11,6 +11,7 @@ urlpatterns = [
     path("a/<int:pk>/", views.review, name="review"),
     path("a/<int:pk>/skip/", views.skip, name="skip"),
     path("a/<int:pk>/frame.png", views.frame_png, name="frame"),
+    path("a/<int:pk>/media/<int:position>/<str:part>", views.medium, name="medium"),
     path("a/<int:pk>/img/<str:ref>.png", views.chain_png, name="image"),
     path("agreement/", views_agreement.agreement, name="agreement"),
     path("agreement/s/<int:pk>/", views_agreement.agreement_for_submission, name="agreement_for_submission"),

@@ -14,9 +14,11 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.imagetools import ImageTooLarge, encode_png, make_preview
+from annotation.imagetools import ToolError, encode_png, make_preview
+from annotation.media import media_for_page, media_part
 from annotation.models import Benchmark
 from evaluation.models import Submission
 from trace_review import access, selectors, services, traces
@@ -178,7 +180,9 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
     else:  # their own earlier verdict, never the judge's
         own = assignment.trace.verdicts.filter(reviewer=request.user).first()
         initial = {f: getattr(own, f) for f in ("answer_correct", "key_steps", "calls", "step_scores", "comment")} if own else {}
+    media = media_for_page(view.sample, lambda position, part: reverse("trace_review:medium", args=[pk, position, part]))
     context = {"assignment": assignment, "batch": assignment.trace.batch, "view": view, "errors": errors,
+               "media": media, "several_media": len(media) > 1 or media[0]["kind"] == "video",
                "questions": _form(view, initial), "comment": initial.get("comment", ""),
                "region_rects": _rects(view.regions),
                "zoom_rects": [{"call": z["call"], **_rects([z["box"]])[0]} for z in view.zoom_boxes],
@@ -200,10 +204,26 @@ def _png(key: str, make) -> HttpResponse:
     if png is None:
         try:
             png = encode_png(make_preview(make(), PREVIEW_SIDE).image)
-        except (OSError, ValueError, ImageTooLarge) as error:
+        except (OSError, ValueError, ToolError) as error:  # ToolError: too large, or undecodable
             return HttpResponse(f"The image could not be made: {error}", status=404, content_type="text/plain")
         cache.set(key, png, IMAGE_TTL)
     response = HttpResponse(png, content_type="image/png")
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+@login_required
+@require_GET
+def medium(request: HttpRequest, pk: int, position: int, part: str) -> HttpResponse:
+    """A part of the trace's sample medium img<position>: its still, a video's frame, the video."""
+    assignment = _own(request, pk)
+    try:
+        body, content_type = media_part(assignment.trace.sample, position, part)
+    except LookupError as error:
+        raise Http404(str(error)) from None
+    except (ToolError, OSError) as error:
+        return HttpResponse(f"The medium could not be read: {error}", status=422, content_type="text/plain")
+    response = HttpResponse(body, content_type=content_type)
     response["Cache-Control"] = "private, max-age=3600"
     return response
 
