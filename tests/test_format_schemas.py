@@ -48,6 +48,17 @@ def test_every_demo_benchmark_line_matches_the_benchmark_schema() -> None:
         assert not list(validator.iter_errors(line)), line["uid"]
 
 
+def test_a_line_with_several_media_matches_the_benchmark_schema() -> None:
+    validator = schema("benchmark-line.schema.json")
+    line = json.loads(DEMO.read_text().splitlines()[0])
+    del line["image"]
+    assert list(validator.iter_errors(line))  # neither image nor images
+    line.update(images=["a.png", "clip.mp4"], regions=[[1, 2, 3, 4], {"box": [1, 2, 3, 4], "image": "img1"}])
+    assert not list(validator.iter_errors(line))
+    line["regions"] = [{"box": [1, 2, 3, 4], "image": "second"}]
+    assert list(validator.iter_errors(line))
+
+
 def test_the_spec_prediction_example_passes_schema_and_validator() -> None:
     assert not list(schema("prediction-line.schema.json").iter_errors(SPEC_PREDICTION))
     assert parse_prediction(SPEC_PREDICTION).sample_id == "ocr-0007"
