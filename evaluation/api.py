@@ -94,7 +94,7 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "is_demo": sub.is_demo,
         "status": sub.status,
         "progress": {"done": sub.progress_done, "total": sub.progress_total,
-                     "unit": PROGRESS_UNITS.get(sub.status, "")},
+                     "unit": "items" if sub.is_converting else PROGRESS_UNITS.get(sub.status, "")},
         "failure_reason": sub.failure_reason,
         "errors": sub.errors,
         "errors_truncated": sub.errors_truncated,

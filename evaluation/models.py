@@ -155,6 +155,11 @@ class Submission(models.Model):
         return self.status in FINAL_STATUSES
 
     @property
+    def is_converting(self) -> bool:
+        """Validating an author-format upload not yet converted: progress counts rows or items read."""
+        return self.status == SubmissionStatus.VALIDATING and self.format != "jsonl" and not self.file
+
+    @property
     def prices(self) -> tuple[float, float] | None:
         if self.price_input_per_mtok is None or self.price_output_per_mtok is None:
             return None

@@ -171,3 +171,15 @@ def test_submit_takes_format_and_prints_conversion_errors(bench, owner, tmp_path
         call_command("submit", "numeric", str(bad), "--model", "v", "--user", "grace", "--format", "vtcbench",
                      "--sync", stdout=StringIO(), stderr=err)
     assert "line 1, field 'conversation': expected a list of messages, got 'oops'" in err.getvalue()
+
+
+def test_while_converting_the_page_and_the_api_count_rows_read(bench, owner, client) -> None:
+    sub = services.submission_create(benchmark=bench, owner=owner, file=upload(b"index\tprediction\n", "m.tsv"),
+                                     model_name="m", file_format="vlmevalkit", enqueue=False)
+    Submission.objects.filter(pk=sub.pk).update(status="validating", progress_done=3000)
+    client.force_login(owner)
+    page = client.get(f"/submissions/{sub.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Converting the VLMEvalKit result file (.xlsx, .tsv, .csv, .json) to our format: 3000 rows" in page
+    api = APIClient()
+    api.force_authenticate(owner)
+    assert api.get(f"/api/v1/submissions/{sub.pk}/").json()["progress"] == {"done": 3000, "total": 0, "unit": "items"}
