@@ -183,7 +183,7 @@ def open_benchmark_source(
             raise file_error(f"{p} does not exist")
     with tempfile.TemporaryDirectory(prefix="benchmark-import-") as tmp:
         if len(paths) == 1 and paths[0].is_file() and sniff.kind_of_file(paths[0]).name == "zip":
-            unpacked = Path(tmp) / "unpacked"
+            unpacked = Path(tmp) / paths[0].name  # messages about the folder then name the zip
             _safe_extract(paths[0], unpacked, max_unpacked_bytes)
             paths = [unpacked]
         try:

@@ -94,7 +94,8 @@ def benchmark_import(
             nonlocal read
             read += amount
             if progress is not None:
-                progress("validate", read, total)
+                # Bytes of a JSONL file; a release's rows or tasks (its reader has read the files).
+                progress("validate" if source.jsonl is not None else "validate-rows", read, total)
 
         bundle = read_benchmark(
             source,

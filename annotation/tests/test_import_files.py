@@ -78,6 +78,20 @@ def test_forcing_jsonl_on_a_tsv_still_names_what_it_is(tmp_path: Path) -> None:
     assert "MMReason.tsv: this is a TSV file" in message and message.count("\n") == 1
 
 
+def test_a_zip_without_a_benchmark_file_says_so(tmp_path: Path) -> None:
+    archive = tmp_path / "photos.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("holiday/a.png", png_bytes())
+        zf.writestr("holiday/notes.md", "# notes")
+    assert "photos.zip: holds no benchmark file" in import_errors(archive)
+
+
+def test_a_video_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "clip.jsonl"
+    path.write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(40))
+    assert "clip.jsonl: this is a video" in import_errors(path)
+
+
 def test_a_folder_without_a_benchmark_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "a.png").write_bytes(png_bytes())

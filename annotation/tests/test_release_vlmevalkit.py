@@ -128,3 +128,12 @@ def test_round_trip_ours_to_vlmevalkit_tsv_and_back(tmp_path: Path) -> None:
     assert state("vlm") == state("built")
     video = Sample.objects.get(benchmark__slug="vlm", uid="v6")
     assert video.media.count() > 1  # the video's sampled frames, as several images
+
+
+def test_a_release_import_counts_its_rows_in_the_progress_bar(tmp_path: Path) -> None:
+    from io import StringIO
+
+    err = StringIO()
+    path = write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1), row(2)])
+    call_command("import_benchmark", str(path), slug="vlm", stdout=StringIO(), stderr=err)
+    assert "validating: 100%" in err.getvalue() and "2/2 [" in err.getvalue() and "rows" in err.getvalue()

@@ -49,7 +49,10 @@ class Command(BaseCommand):
                 return
             bar = bars.get(stage)
             if bar is None:
-                label, unit, scale = ("validating", "B", True) if stage == "validate" else ("writing", " samples", False)
+                label, unit, scale = {
+                    "validate": ("validating", "B", True),
+                    "validate-rows": ("validating", " rows", False),
+                }.get(stage, ("writing", " samples", False))
                 bar = bars[stage] = tqdm(total=total, desc=label, unit=unit, unit_scale=scale, file=self.stderr._out)
             bar.update(done - bar.n)
 
