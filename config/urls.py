@@ -3,7 +3,18 @@ from django.conf.urls.static import static
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from config.csp import csp_allow
+from config.login_throttle import ThrottledAdminAuthenticationForm, ThrottledLoginView
+
+# The Swagger UI's files come from drf-spectacular's CDN; its start-up script is served by the view
+# itself (the split view), so no inline script is needed.
+SWAGGER_CDN = ("https://cdn.jsdelivr.net",)
+api_docs = csp_allow(script_src=SWAGGER_CDN, style_src=SWAGGER_CDN, img_src=SWAGGER_CDN)(
+    SpectacularSwaggerSplitView.as_view(url_name="schema"))
+
+admin.site.login_form = ThrottledAdminAuthenticationForm  # the admin's sign-in is throttled like the site's
 
 api_v1 = [
     path("", include("annotation.api_urls")),
@@ -13,11 +24,11 @@ api_v1 = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", api_docs, name="api-docs"),
     path("annotate/", include("annotation.urls")),
     path("submissions/", include("evaluation.urls")),
     path("review/", include("trace_review.urls")),

@@ -75,9 +75,11 @@ def _human(n: int) -> str:
     return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n / 2**10:.0f} KB" if n >= 2**10 else f"{n} bytes"
 
 
-def size_limit_message(size: int) -> str:
+def size_limit_message(size: int | str) -> str:
+    """``size`` may be a placeholder string (the upload page's script fills in the file's size)."""
     limit = settings.SUBMISSION_MAX_FILE_BYTES
-    return (f"The file is too large: {size:,} bytes, over the limit of {limit:,} bytes ({_human(limit)}) "
+    size = f"{size:,}" if isinstance(size, int) else size
+    return (f"The file is too large: {size} bytes, over the limit of {limit:,} bytes ({_human(limit)}) "
             "for a prediction file. Split it by mode into several submissions, or drop the optional "
             "'response' field.")
 

@@ -37,7 +37,7 @@ def submission_new(request: HttpRequest, slug: str | None = None) -> HttpRespons
     if slug:
         initial["benchmark"] = get_object_or_404(Benchmark, slug=slug)
     if request.method != "POST":
-        return render(request, "evaluation/submission_new.html", {"form": SubmissionForm(initial=initial)})
+        return _form_page(request, SubmissionForm(initial=initial))
     too_large = upload_too_large(request)
     if too_large:  # normally answered earlier, by evaluation.middleware (before the CSRF check reads the body)
         return _rejected(request, SubmissionForm(initial=initial), too_large, 413)
@@ -45,7 +45,7 @@ def submission_new(request: HttpRequest, slug: str | None = None) -> HttpRespons
     if not form.is_valid():
         if _wants_json(request):
             return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
-        return render(request, "evaluation/submission_new.html", {"form": form}, status=400)
+        return _form_page(request, form, status=400)
     fields = {k: v for k, v in form.cleaned_data.items() if v not in (None, "") or k == "is_public"}
     benchmark = fields.pop("benchmark")
     fields["file_format"] = fields.pop("format", None) or "jsonl"
@@ -73,7 +73,12 @@ def _rejected(request: HttpRequest, form: SubmissionForm, message: str, status: 
     if _wants_json(request):
         return JsonResponse({"detail": message}, status=status)
     # not form.add_error: the form is unbound when the middleware refuses the body unread
-    return render(request, "evaluation/submission_new.html", {"form": form, "upload_error": message}, status=status)
+    return _form_page(request, form, status=status, upload_error=message)
+
+
+def _form_page(request: HttpRequest, form: SubmissionForm, status: int = 200, **extra: str) -> HttpResponse:
+    limits = {"max_bytes": settings.SUBMISSION_MAX_FILE_BYTES, "max_message": services.size_limit_message("{size}")}
+    return render(request, "evaluation/submission_new.html", {"form": form, **limits, **extra}, status=status)
 
 
 def _visible(request: HttpRequest, pk: int) -> Submission:

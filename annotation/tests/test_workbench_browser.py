@@ -72,7 +72,7 @@ def test_draw_resize_undo_save_reload_keeps_the_box_in_full_size_pixels(page, li
     assignment = assignment_claim_next(user=user, benchmark=bench)
     login(page, live_server, "drawer")
     page.goto(live_server.url + assignment.get_absolute_url())
-    page.wait_for_function("document.getElementById('stage-image').getAttribute('href')")
+    page.wait_for_function("() => document.getElementById('stage-image').getAttribute('href')")
 
     page.mouse.move(*screen(page, 400, 300))
     page.mouse.down()
@@ -92,7 +92,7 @@ def test_draw_resize_undo_save_reload_keeps_the_box_in_full_size_pixels(page, li
     assert boxes_on_page(page) == [drawn]
 
     page.click("#save-btn")
-    page.wait_for_function("document.getElementById('save-status').textContent.includes('Saved')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved')")
     page.reload()
     page.wait_for_selector("#box-list li")
     assert boxes_on_page(page) == [drawn]
@@ -126,7 +126,7 @@ def test_key_steps_reorder_by_keyboard_and_drag(page, live_server, tmp_path: Pat
     assert texts() == ["Third", "Second", "First"]
 
     page.click("#save-btn")
-    page.wait_for_function("document.getElementById('save-status').textContent.includes('Saved')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved')")
     assert list(KeyStep.objects.filter(annotation=assignment.annotation).values_list("text", flat=True)) == ["Third", "Second", "First"]
 
 

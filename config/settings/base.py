@@ -254,3 +254,11 @@ CACHES = {
               "OPTIONS": {"MAX_ENTRIES": 5000}}
     )
 }
+
+# ---------------------------------------------------------------------------------------------
+# Security headers and sign-in throttling (config/csp.py, config/login_throttle.py; docs/security.md).
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+                  "config.csp.ContentSecurityPolicyMiddleware")
+# After this many failed sign-ins for one username from one address, that pair waits LOGIN_LOCKOUT_SECONDS.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900, minimum=1)

@@ -41,10 +41,10 @@ def test_sorting_by_a_column_changes_the_order(page) -> None:
     assert _order(page) == ["Alpha", "Beta", "Gamma"]  # adaptive accuracy; Gamma has none
     page.click('a[data-sort="text"]')
     page.wait_for_url("**/b/hand/?sort=text")
-    page.wait_for_function("document.querySelector('#overview-table th.model a').textContent === 'Gamma'")
+    page.wait_for_function("() => document.querySelector('#overview-table th.model a').textContent === 'Gamma'")
     assert _order(page) == ["Gamma", "Beta", "Alpha"]
     page.click('a[data-sort="text"]')  # again: ascending
-    page.wait_for_function("document.querySelector('#overview-table th.model a').textContent === 'Alpha'")
+    page.wait_for_function("() => document.querySelector('#overview-table th.model a').textContent === 'Alpha'")
     assert _order(page) == ["Alpha", "Beta", "Gamma"]
 
 
@@ -102,7 +102,7 @@ def test_model_page_opens_a_sample_with_its_steps(page) -> None:
     images = page.locator("#sample-panel img")
     assert images.count() == 3
     page.wait_for_function(
-        "[...document.querySelectorAll('#sample-panel img')].every(i => i.complete && i.naturalWidth > 0)")
+        "() => [...document.querySelectorAll('#sample-panel img')].every(i => i.complete && i.naturalWidth > 0)")
 
 
 def test_the_overview_fits_a_wide_screen_and_its_caption_stays_in_view_on_a_narrow_one(page) -> None:

@@ -455,5 +455,8 @@
     (async () => { await save(false); e.detail.issueRequest(true); })();
   });
 
+  // "Run chain" sends the chain being edited (not eval'd from an hx-vals "js:" value: the CSP forbids eval).
+  $("run-chain").addEventListener("htmx:configRequest", (e) => { e.detail.parameters.chain = JSON.stringify(state.toolchain); });
+
   window.WB = { chainJSON: () => JSON.stringify(state.toolchain), save, boxes, state };
 })();

@@ -1,0 +1,72 @@
+"""Sign-in throttling: a bounded lockout per username and address, with a clear message."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+
+pytestmark = pytest.mark.django_db
+LOGIN = "/accounts/login/"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counters():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def ada():
+    return get_user_model().objects.create_user("ada", "ada@example.org", "right-password")
+
+
+def sign_in(client, password: str, address: str = "10.0.0.1", username: str = "ada", url: str = LOGIN):
+    return client.post(url, {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def test_five_failures_lock_the_username_from_that_address_even_for_the_right_password(client, ada) -> None:
+    for _ in range(5):
+        resp = sign_in(client, "wrong")
+        assert resp.status_code == 200 and "Please enter a correct username and password" in resp.content.decode()
+    resp = sign_in(client, "right-password")
+    assert resp.status_code == 429
+    assert ("Too many failed sign-ins for this username from your address. Sign-in is paused for 15 minutes"
+            in resp.content.decode())
+    assert "_auth_user_id" not in client.session
+    # The username is case-insensitive for the counter, as for an attacker's guesses.
+    assert sign_in(client, "right-password", username="ADA").status_code == 429
+
+
+def test_the_lockout_is_bounded_to_the_address_and_ends_by_itself(client, ada, settings) -> None:
+    settings.LOGIN_LOCKOUT_SECONDS = 1
+    for _ in range(5):
+        sign_in(client, "wrong")
+    assert sign_in(client, "right-password").status_code == 429
+    # the same account from another address is not locked out
+    assert sign_in(client, "right-password", address="10.0.0.2").status_code == 302
+    client.logout()
+    time.sleep(1.2)
+    assert sign_in(client, "right-password").status_code == 302  # the pause is over
+
+
+def test_a_successful_sign_in_clears_the_count(client, ada) -> None:
+    for _ in range(4):
+        sign_in(client, "wrong")
+    assert sign_in(client, "right-password").status_code == 302
+    client.logout()
+    for _ in range(4):
+        sign_in(client, "wrong")
+    assert sign_in(client, "right-password").status_code == 302
+
+
+def test_the_admin_sign_in_is_throttled_too(client) -> None:
+    get_user_model().objects.create_superuser("boss", "b@example.org", "right-password")
+    for _ in range(5):
+        sign_in(client, "wrong", username="boss", url="/admin/login/")
+    resp = sign_in(client, "right-password", username="boss", url="/admin/login/")
+    assert "Too many failed sign-ins for this username from your address" in resp.content.decode()
+    assert "_auth_user_id" not in client.session

@@ -1,0 +1,37 @@
+"""Suite-wide: every browser test also fails on a Content-Security-Policy violation.
+
+Each page a browser test opens reports ``securitypolicyviolation`` events to its console; the test
+fails if there was any (an inline script or handler, an eval, a source the policy does not list).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+CSP_MARK = "CSP violation:"
+REPORT = ("document.addEventListener('securitypolicyviolation', e => console.error("
+          f"'{CSP_MARK} ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') + ' in ' + e.documentURI"
+          " + ' ' + (e.sample || '')));")
+
+
+@pytest.fixture(autouse=True)
+def _no_csp_violations(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
+    if request.node.get_closest_marker("browser") is None:
+        yield
+        return
+    from playwright.sync_api import Browser, BrowserContext
+
+    seen: list[str] = []
+
+    def watched(real):  # noqa: ANN001, ANN202
+        def new_page(self, *args, **kwargs):  # noqa: ANN001, ANN202
+            page = real(self, *args, **kwargs)
+            page.add_init_script(REPORT)
+            page.on("console", lambda m: seen.append(m.text) if CSP_MARK in m.text else None)
+            return page
+        return new_page
+
+    for cls in (Browser, BrowserContext):
+        monkeypatch.setattr(cls, "new_page", watched(cls.new_page))
+    yield
+    assert not seen, "Content-Security-Policy violations:\n" + "\n".join(seen)
