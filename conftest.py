@@ -2,6 +2,8 @@
 
 Each page a browser test opens reports ``securitypolicyviolation`` events to its console; the test
 fails if there was any (an inline script or handler, an eval, a source the policy does not list).
+A test's own ``page.wait_for_function("expression")`` is eval'd in the page and counts too: write
+``page.wait_for_function("() => expression")``, which is not.
 """
 
 from __future__ import annotations
@@ -34,4 +36,5 @@ def _no_csp_violations(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     for cls in (Browser, BrowserContext):
         monkeypatch.setattr(cls, "new_page", watched(cls.new_page))
     yield
-    assert not seen, "Content-Security-Policy violations:\n" + "\n".join(seen)
+    assert not seen, ("Content-Security-Policy violations (for 'blocked eval' from the test itself: "
+                      "wait_for_function('() => ...')):\n" + "\n".join(seen))

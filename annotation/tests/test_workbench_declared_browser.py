@@ -55,7 +55,7 @@ def test_a_name_only_chain_stays_names_through_an_edit_and_a_save(page, live_ser
     page.click("#add-call")
     page.select_option("#chain li:nth-child(3) select.tool", "histogram_eq")
     page.click("#save-btn")
-    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Saved')")
     rows = ReferenceToolCall.objects.filter(annotation=assignment.annotation_id).order_by("position")
     assert [(r.tool, r.name_only) for r in rows] == [("crop", True), ("flip", True), ("histogram_eq", True)]
     page.click("#run-chain")
