@@ -364,7 +364,7 @@ def _name_only_chain(value: list, registry: ToolRegistryView, err: Callable[[str
     for index, call in enumerate(value, start=1):
         raw = call if isinstance(call, str) else call["tool"]
         if not isinstance(raw, str) or not raw.strip():
-            err(f"toolchain[{index}]", f"expected a tool name, got {kind_of(raw)}")
+            err(f"toolchain[{index}]", f"expected a tool name, got {'an empty string' if isinstance(raw, str) else kind_of(raw)}")
             return None
         name = registry.resolve(raw)
         if name is None:

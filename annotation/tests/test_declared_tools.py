@@ -227,3 +227,17 @@ def test_a_name_only_chain_is_stored_and_exported_as_names(tmp_path: Path) -> No
     # Importing the export again changes nothing.
     call_command("import_benchmark", str(out), slug="vtc", no_progress=True)
     assert [r.as_dict() for r in ReferenceToolCall.objects.order_by("position")] == line["toolchain"]
+
+
+def test_the_published_line_schema_takes_a_name_only_chain_as_the_importer_does() -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "schemas" / "benchmark-line.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    for chain in (["Crop", "Flip"], [{"tool": "Crop"}, {"tool": "Flip"}]):
+        line = sample_line("a", toolchain=chain)
+        assert not list(validator.iter_errors(line))
+        assert errors_of(chain) == ([{"tool": "crop"}, {"tool": "flip"}], [])
+    assert list(validator.iter_errors(sample_line("a", toolchain=[""])))
+    assert errors_of([""])[1] == ["toolchain[1]: expected a tool name, got an empty string"]
+    assert errors_of([{"tool": 7}])[1] == ["toolchain[1]: expected a tool name, got a number"]
