@@ -34,7 +34,7 @@ def page(live_server, transactional_db):  # noqa: ANN001, ANN201, ARG001
 
 def loaded_images(page, selector: str) -> list[dict]:  # noqa: ANN001
     """The images under `selector` as the browser decoded them (natural size 0: broken)."""
-    page.wait_for_function(f"[...document.querySelectorAll('{selector}')].every(i => i.complete)")
+    page.wait_for_function(f"() => [...document.querySelectorAll('{selector}')].every(i => i.complete)")
     return page.eval_on_selector_all(selector, "els => els.map(i => ({alt: i.alt, w: i.naturalWidth, h: i.naturalHeight}))")
 
 
@@ -51,7 +51,7 @@ def test_a_video_sample_in_the_sample_browser_shows_its_poster_and_frames(page, 
     video = page.locator("figure.medium[data-kind=video] video")
     assert video.get_attribute("poster") == page.locator(".video-frames img").first.get_attribute("src")
     page.evaluate("document.querySelector('figure.medium video').preload = 'metadata'; document.querySelector('figure.medium video').load()")
-    page.wait_for_function("document.querySelector('figure.medium video').readyState >= 1 || "
+    page.wait_for_function("() => document.querySelector('figure.medium video').readyState >= 1 || "
                            "document.querySelector('figure.medium video').error !== null")
     # Chromium without proprietary codecs cannot decode MPEG-4 Part 2; the poster and frames are
     # what every browser shows, so that is what is asserted above. When it can, the size is right.
@@ -108,7 +108,7 @@ def test_switching_between_images_in_the_workbench(page, live_server, tmp_path) 
     assert page.get_attribute("#canvas", "viewBox") == "0 0 120 90"
     assert page.locator("#t-rotate").is_enabled()
     page.click("#save-btn")
-    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Saved')")
     (region,) = Region.objects.filter(annotation=assignment.annotation)
     assert region.image_ref == "img1" and region.x2 <= 160 and region.y2 <= 64
     page.reload()
