@@ -241,3 +241,18 @@ def test_the_published_line_schema_takes_a_name_only_chain_as_the_importer_does(
     assert list(validator.iter_errors(sample_line("a", toolchain=[""])))
     assert errors_of([""])[1] == ["toolchain[1]: expected a tool name, got an empty string"]
     assert errors_of([{"tool": 7}])[1] == ["toolchain[1]: expected a tool name, got a number"]
+
+
+@pytest.mark.django_db
+def test_the_tools_api_lists_a_benchmarks_declared_tools(tmp_path: Path) -> None:
+    from rest_framework.test import APIClient
+
+    write_manifest(tmp_path, ["zoom_in", OCR])
+    write_benchmark(tmp_path, [sample_line("a", toolchain=None)])
+    call_command("import_benchmark", str(tmp_path), slug="agentish", no_progress=True)
+    plain = APIClient().get("/api/v1/tools/").json()
+    rows = APIClient().get("/api/v1/tools/", {"benchmark": "agentish"}).json()
+    assert rows[:len(plain)] == plain and len(rows) == len(plain) + 1
+    assert rows[-1] == {"name": "OCR", "module": "declared", "description": "Read the text in an image.",
+                        "measures": False, "aliases": [], "schema": OCR["args_schema"], "example": {}}
+    assert APIClient().get("/api/v1/tools/", {"benchmark": "nope"}).status_code == 404
