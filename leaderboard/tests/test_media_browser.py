@@ -50,9 +50,9 @@ def test_a_video_sample_in_the_sample_browser_shows_its_poster_and_frames(page, 
     # The player shows the poster until played, and the browser can read the video's metadata.
     video = page.locator("figure.medium[data-kind=video] video")
     assert video.get_attribute("poster") == page.locator(".video-frames img").first.get_attribute("src")
-    page.evaluate("document.querySelector('figure.medium video').preload = 'metadata'; document.querySelector('figure.medium video').load()")
-    page.wait_for_function("() => document.querySelector('figure.medium video').readyState >= 1 || "
-                           "document.querySelector('figure.medium video').error !== null")
+    page.evaluate("() => { const v = document.querySelector('figure.medium video'); v.preload = 'metadata'; v.load(); }")
+    page.wait_for_function("() => { const v = document.querySelector('figure.medium video'); "
+                           "return v.readyState >= 1 || v.error !== null; }")
     # Chromium without proprietary codecs cannot decode MPEG-4 Part 2; the poster and frames are
     # what every browser shows, so that is what is asserted above. When it can, the size is right.
     size = page.evaluate("(() => { const v = document.querySelector('figure.medium video'); "
