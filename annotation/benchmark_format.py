@@ -401,7 +401,7 @@ def read_benchmark(
     else:
         manifest, manifest_errors = read_manifest(source.manifest, resolve_tool=registry.resolve)
     for err in manifest_errors:
-        errors.add(err.line, err.field, err.message, err.where)
+        errors.add(err.line, err.field, err.message, release.manifest_source if release is not None else err.where)
     registry = with_declared(registry, declared_from_dicts(manifest.declared_tools))
     taxonomy = TaxonomyCollector(manifest.domains, domain_of)
     samples: list[SampleRecord] = []

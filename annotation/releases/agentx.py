@@ -44,11 +44,14 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     lines = [_line(data_file.name, number, str(key), value, root) for number, (key, value) in enumerate(tasks.items(), start=1)]
     manifest: dict[str, Any] = {"name": "Agent-X"}
     warnings = []
+    source = "the release"
     if toolmeta is not None:
         manifest["tools"] = _declared_tools(toolmeta)
+        source = toolmeta.name  # the manifest's only checked part
     else:
         warnings.append(f"no {TOOLMETA} beside {data_file.name}: its tools are not declared, so calls to them cannot be checked")
-    return Release(format="agentx", name=data_file.name, lines=lines, root=root, manifest=manifest, warnings=warnings)
+    return Release(format="agentx", name=data_file.name, lines=lines, root=root, manifest=manifest,
+                   manifest_source=source, warnings=warnings)  # fmt: skip
 
 
 def _is_data(path: Path) -> bool:

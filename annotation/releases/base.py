@@ -31,4 +31,5 @@ class Release:
     lines: list[ReleaseLine]
     root: Path  # media paths in `lines` are relative to this folder
     manifest: dict = field(default_factory=dict)  # benchmark.json's shape (name, tools, domains...)
+    manifest_source: str = "the release"  # how messages about `manifest` name its origin ("toolmeta.json")
     warnings: list[str] = field(default_factory=list)

@@ -39,7 +39,16 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     media = MediaFolder(workdir)
     lines: list[ReleaseLine] = []
     for path in files:
-        lines += _read_file(path, media, images_dir)
+        file_lines = _read_file(path, media, images_dir)
+        if len(files) > 1:
+            # Several datasets number their rows alike: the uid is "<dataset>:<index>" (VL-RouterBench
+            # writes "<Dataset>/<id>"; a uid has no "/"), and the dataset is the domain when none is given.
+            for line in file_lines:
+                if line.data is not None and line.data.get("uid") is not None:
+                    line.data["uid"] = f"{path.stem}:{line.data['uid']}"
+                    if line.data["domain"] == ONE_LEVEL_DOMAIN:
+                        line.data["domain"] = path.stem
+        lines += file_lines
     name = files[0].name if len(files) == 1 else f"{len(files)} TSV files"
     return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest={"name": files[0].stem})
 

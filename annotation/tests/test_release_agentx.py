@@ -162,3 +162,9 @@ def test_toolmeta_alone_is_named(tmp_path: Path) -> None:
 def test_agentx_files_of_the_wrong_shape_are_named(tmp_path: Path, name: str, content: str, expected: str) -> None:
     (tmp_path / name).write_text(content, encoding="utf-8")
     assert expected in import_errors(tmp_path / name)
+
+
+def test_a_bad_toolmeta_entry_is_named_in_toolmeta(tmp_path: Path) -> None:
+    toolmeta = [*TOOLMETA, {"name": "Broken", "description": "no inputs list", "inputs": "image"}]
+    message = import_errors(write_release(tmp_path / "agentx", good_tasks(), toolmeta=toolmeta))
+    assert "toolmeta.json, field 'tools[4].inputs'" in message

@@ -137,3 +137,12 @@ def test_a_release_import_counts_its_rows_in_the_progress_bar(tmp_path: Path) ->
     path = write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1), row(2)])
     call_command("import_benchmark", str(path), slug="vlm", stdout=StringIO(), stderr=err)
     assert "validating: 100%" in err.getvalue() and "2/2 [" in err.getvalue() and "rows" in err.getvalue()
+
+
+def test_several_datasets_at_once_get_prefixed_uids(tmp_path: Path) -> None:
+    columns = ["index", "image", "question", "answer", "category"]
+    one = write_tsv(tmp_path / "ChartQA_TEST.tsv", columns, [{"index": 1, "image": b64_image(), "question": "q", "answer": "3", "category": "bars"}])
+    two = write_tsv(tmp_path / "OCRBench.tsv", columns, [{"index": 1, "image": b64_image(), "question": "q", "answer": "x", "category": "text"}])
+    out, _ = run_import(one, two)
+    assert sorted(Sample.objects.values_list("uid", flat=True)) == ["ChartQA_TEST:1", "OCRBench:1"]
+    assert "ChartQA_TEST: 1\n    bars: 1\n  OCRBench: 1\n    text: 1" in out
