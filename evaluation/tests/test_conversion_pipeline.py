@@ -183,3 +183,24 @@ def test_while_converting_the_page_and_the_api_count_rows_read(bench, owner, cli
     api = APIClient()
     api.force_authenticate(owner)
     assert api.get(f"/api/v1/submissions/{sub.pk}/").json()["progress"] == {"done": 3000, "total": 0, "unit": "items"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_standalone_client_sends_the_format_and_prints_rows_of_a_bad_file(live_server, tmp_path, owner) -> None:
+    from rest_framework.authtoken.models import Token
+
+    from evaluation.tests.submission_helpers import UIDS as TINY, answer_of, make_benchmark
+    from evaluation.tests.test_api import run_client
+
+    make_benchmark(tmp_path / "bench")
+    token = Token.objects.create(user=owner).key
+    good = tmp_path / "results_1.jsonl"
+    good.write_bytes(shapes.vtcbench_results(shapes.generate(TINY, {u: answer_of(u) for u in TINY})))
+    done = run_client(live_server, token, good, "--format", "vtcbench", "--wait")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["modes"]["adaptive"]["n_predictions"] == len(TINY)
+    bad = tmp_path / "M_tiny.tsv"
+    bad.write_text("index\tprediction\ns1\t1\nnope\t2\n")
+    failed = run_client(live_server, token, bad, "--format", "vlmevalkit", "--wait")
+    assert failed.returncode == 1
+    assert "line 3, field 'index': 'nope' is not a sample of this benchmark" in failed.stderr
