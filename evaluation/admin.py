@@ -36,11 +36,12 @@ class SubmissionAdmin(admin.ModelAdmin):
     form = SubmissionAdminForm
     list_display = ("id", "model_name", "benchmark", "owner", "status", "is_public", "is_demo", "deleted_at",
                     "scorer_version", "created_at")
-    list_filter = ("status", "benchmark", "is_public", "is_demo", "scorer_version")
+    list_filter = ("status", "benchmark", "format", "is_public", "is_demo", "scorer_version")
     search_fields = ("model_name", "organisation", "owner__username")
     readonly_fields = ("status", "heartbeat_at", "attempts", "progress_done", "progress_total", "failure_reason",
                        "errors", "errors_truncated", "n_lines", "n_predictions", "coverage", "results",
-                       "scorer_version", "judge_name", "created_at", "started_at", "finished_at", "scored_at")
+                       "scorer_version", "judge_name", "created_at", "started_at", "finished_at", "scored_at",
+                       "format")
     actions = ["rescore"]
 
     @admin.action(description="Re-score the selected submissions (through the queue)")

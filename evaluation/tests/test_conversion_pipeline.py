@@ -204,3 +204,14 @@ def test_the_standalone_client_sends_the_format_and_prints_rows_of_a_bad_file(li
     failed = run_client(live_server, token, bad, "--format", "vlmevalkit", "--wait")
     assert failed.returncode == 1
     assert "line 3, field 'index': 'nope' is not a sample of this benchmark" in failed.stderr
+
+
+def test_the_admin_lists_converted_submissions_by_format(bench, owner, admin_client,
+                                                        django_capture_on_commit_callbacks) -> None:
+    preds = shapes.generate(UIDS, ANSWERS)
+    sub = submit(bench, owner, shapes.agentx_outputs(preds), django_capture_on_commit_callbacks, "o.json", "agentx")
+    page = admin_client.get("/admin/evaluation/submission/?format__exact=agentx")
+    assert page.status_code == 200 and f">{sub.pk}<" in page.content.decode()
+    assert admin_client.get(f"/admin/evaluation/submission/{sub.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/evaluation/submission/?format__exact=vtcbench").content.decode().count(
+        f">{sub.pk}<") == 0
