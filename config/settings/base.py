@@ -115,7 +115,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # config/api_throttle.py: API_THROTTLE_ANON per address, API_THROTTLE_USER per account (429 beyond)
+    "DEFAULT_THROTTLE_CLASSES": ["config.api_throttle.AnonApiThrottle", "config.api_throttle.UserApiThrottle"],
 }
+API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "300/minute")
+API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1200/minute")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Adaptive tool-use VLM benchmark platform API",
     "DESCRIPTION": "Benchmarks, submissions, leaderboards and the visual tool registry.",

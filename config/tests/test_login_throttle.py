@@ -1,4 +1,4 @@
-"""Sign-in throttling: a bounded lockout per username and address, with a clear message."""
+"""Sign-in throttling: a bounded lockout per username and address, with a clear message; API throttling."""
 
 from __future__ import annotations
 
@@ -70,3 +70,17 @@ def test_the_admin_sign_in_is_throttled_too(client) -> None:
     resp = sign_in(client, "right-password", username="boss", url="/admin/login/")
     assert "Too many failed sign-ins for this username from your address" in resp.content.decode()
     assert "_auth_user_id" not in client.session
+
+
+def test_the_api_throttles_an_anonymous_address_and_an_account(client, ada, settings) -> None:
+    from rest_framework.test import APIClient
+
+    settings.API_THROTTLE_ANON, settings.API_THROTTLE_USER = "3/minute", "5/minute"
+    codes = [client.get("/api/v1/benchmarks/", REMOTE_ADDR="10.0.0.9").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    refused = client.get("/api/v1/benchmarks/", REMOTE_ADDR="10.0.0.9").json()["detail"]
+    assert refused.startswith("Request was throttled. Expected available in")
+    assert client.get("/api/v1/benchmarks/", REMOTE_ADDR="10.0.0.10").status_code == 200  # another address
+    api = APIClient()
+    api.force_authenticate(ada)
+    assert [api.get("/api/v1/submissions/").status_code for _ in range(6)] == [200] * 5 + [429]
