@@ -3,33 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db.models.fields.files import FieldFile
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evaluation.models import Submission, SubmissionStatus
-from evaluation.tests.submission_helpers import BAD_FILES, good_file, make_benchmark, upload
+from evaluation.tests.submission_helpers import BAD_FILES, good_file, upload
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/benchmarks/tiny/submissions/"
-
-
-@pytest.fixture
-def bench(tmp_path):
-    return make_benchmark(tmp_path)
-
-
-@pytest.fixture
-def user():
-    return get_user_model().objects.create_user("ada", "ada@example.org", "pw")
-
-
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
 
 
 @pytest.fixture
