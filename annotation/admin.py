@@ -55,7 +55,13 @@ class SampleAdmin(admin.ModelAdmin):
     list_filter = ["benchmark", "split", "answer_type", "aux_line", "category__domain"]
     list_select_related = ["benchmark", "category__domain"]
     search_fields = ["uid", "question"]
-    readonly_fields = ["image_sha256", "width", "height", "created_at", "updated_at"]
+    # The image is in private storage and has no URL (docs/security.md): shown by name, replaced by an import.
+    exclude = ["image"]
+    readonly_fields = ["image_name", "image_sha256", "width", "height", "created_at", "updated_at"]
+
+    @admin.display(description="image (private storage)")
+    def image_name(self, obj: Sample) -> str:
+        return obj.image.name
 
 
 @admin.register(Annotation)

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from config.storages import private_storage
+
 
 class Benchmark(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
@@ -92,7 +94,9 @@ class Sample(models.Model):
     # The domain is reached through the category, so the two can never disagree.
     category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="samples")
     uid = models.CharField(max_length=128)
-    image = models.FileField(upload_to="benchmarks/", max_length=255)
+    # Private storage, named by content hash (benchmark_import): test images are secret, and every image
+    # is served through a view that checks access (docs/security.md).
+    image = models.FileField(upload_to="benchmarks/", max_length=255, storage=private_storage)
     image_sha256 = models.CharField(max_length=64)
     width = models.PositiveIntegerField()
     height = models.PositiveIntegerField()

@@ -38,11 +38,17 @@ class SubmissionAdmin(admin.ModelAdmin):
                     "scorer_version", "created_at")
     list_filter = ("status", "benchmark", "format", "is_public", "is_demo", "scorer_version")
     search_fields = ("model_name", "organisation", "owner__username")
-    readonly_fields = ("status", "heartbeat_at", "attempts", "progress_done", "progress_total", "failure_reason",
+    # The file is in private storage and has no URL (docs/security.md): shown by name, never replaced here.
+    exclude = ("file", "source_file")
+    readonly_fields = ("stored_file", "status", "heartbeat_at", "attempts", "progress_done", "progress_total", "failure_reason",
                        "errors", "errors_truncated", "n_lines", "n_predictions", "coverage", "results",
                        "scorer_version", "judge_name", "created_at", "started_at", "finished_at", "scored_at",
                        "format")
     actions = ["rescore"]
+
+    @admin.display(description="file (private storage)")
+    def stored_file(self, obj: Submission) -> str:
+        return " ← ".join(f.name for f in (obj.file, obj.source_file) if f)
 
     @admin.action(description="Re-score the selected submissions (through the queue)")
     def rescore(self, request, queryset) -> None:  # noqa: ANN001

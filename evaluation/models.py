@@ -4,6 +4,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from config.storages import private_storage, random_name
 from evaluation.converters import FORMAT_CHOICES
 
 
@@ -56,6 +57,11 @@ class Weights(models.TextChoices):
     CLOSED = "closed", "Closed weights"
 
 
+def prediction_file_name(instance: "Submission", filename: str) -> str:
+    """A random name in private storage: the file is served to its owner and staff only (docs/security.md)."""
+    return random_name(timezone.now().strftime("submissions/%Y/%m"), filename)
+
+
 class Submission(models.Model):
     """One prediction file and the model it came from; its scores once the pipeline is done.
 
@@ -79,12 +85,13 @@ class Submission(models.Model):
     is_public = models.BooleanField(default=False)
     is_demo = models.BooleanField(default=False)  # a simulated demo entry (evaluation/simulator.py)
     deleted_at = models.DateTimeField(null=True, blank=True)
-    # The prediction file in our format: as uploaded, or converted from ``source_file``.
-    file = models.FileField(upload_to="submissions/%Y/%m/", max_length=255)
+    # The prediction file in our format: as uploaded, or converted from ``source_file``. Both in private
+    # storage under random names (docs/security.md).
+    file = models.FileField(upload_to=prediction_file_name, max_length=255, storage=private_storage)
     # The format it was uploaded in (evaluation.converters); for an author's format the upload
     # is kept as it came in ``source_file`` and converted by the validation stage into ``file``.
     format = models.CharField(max_length=12, choices=FORMAT_CHOICES, default="jsonl")
-    source_file = models.FileField(upload_to="submissions/%Y/%m/", max_length=255, blank=True)
+    source_file = models.FileField(upload_to=prediction_file_name, max_length=255, blank=True, storage=private_storage)
     original_name = models.CharField(max_length=255, blank=True)
     file_size = models.BigIntegerField(default=0)
     # The pipeline.

@@ -10,6 +10,7 @@ urlpatterns = [
     path("new/<slug:slug>/", views.submission_new, name="new_for"),
     path("<int:pk>/", views.submission_detail, name="detail"),
     path("<int:pk>/progress/", views.submission_detail, {"fragment": True}, name="progress"),
+    path("<int:pk>/file/", views.submission_file, name="file"),
     path("<int:pk>/publish/", views.submission_publish, name="publish"),
     path("<int:pk>/delete/", views.submission_delete, name="delete"),
 ]

@@ -7,9 +7,9 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Benchmark
 from evaluation import queueing, selectors, services
@@ -135,3 +135,16 @@ def pipeline_health(request: HttpRequest) -> HttpResponse:
             "SUBMISSION_HEARTBEAT_SECONDS", "SUBMISSION_STUCK_SECONDS", "SUBMISSION_SWEEP_SECONDS",
             "SUBMISSION_MAX_ATTEMPTS", "SUBMISSION_ALERT_AGE_SECONDS")},
     })
+
+
+@login_required
+@require_GET
+def submission_file(request: HttpRequest, pk: int) -> FileResponse:
+    """The prediction file as uploaded (a converted one in its own format), from private storage: its
+    owner and staff only (others 404)."""
+    sub = _visible(request, pk)
+    try:
+        handle = (sub.source_file or sub.file).open("rb")
+    except FileNotFoundError:
+        raise Http404("The stored file is missing.") from None
+    return FileResponse(handle, as_attachment=True, filename=sub.original_name or f"submission-{sub.pk}.jsonl")

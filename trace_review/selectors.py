@@ -81,9 +81,12 @@ def assignment_of(user: AbstractBaseUser, pk: int) -> TraceAssignment | None:
     """The person's own assignment; someone else's is None, so its existence is not confirmed."""
     if not user.is_authenticated:
         return None
-    return (TraceAssignment.objects.select_related("trace__sample__category__domain", "trace__submission",
-                                                   "trace__batch__benchmark")
-            .filter(pk=pk, reviewer=user).first())
+    found = (TraceAssignment.objects.select_related("trace__sample__category__domain", "trace__submission",
+                                                    "trace__batch__benchmark")
+             .filter(pk=pk, reviewer=user))
+    if not user.is_staff:  # a submission unpublished (or deleted) since the batch was made: its traces close
+        found = found.filter(trace__submission__is_public=True, trace__submission__deleted_at__isnull=True)
+    return found.first()
 
 
 def assignments_of(user: AbstractBaseUser, batch: TraceReviewBatch) -> QuerySet[TraceAssignment]:

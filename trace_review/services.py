@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Benchmark
@@ -47,6 +47,12 @@ def _draw(rows: list[dict], *, rng: random.Random) -> list[dict]:
     return _interleave([by_domain[k] for k in sorted(by_domain)])
 
 
+def reviewable_submissions(benchmark: Benchmark) -> QuerySet[Submission]:
+    """Scored, published, not deleted: people only ever see public submissions' predictions (docs/security.md)."""
+    return Submission.objects.filter(benchmark=benchmark, status=SubmissionStatus.DONE, is_public=True,
+                                     deleted_at__isnull=True)
+
+
 def batch_create(
     *,
     benchmark: Benchmark,
@@ -61,7 +67,7 @@ def batch_create(
 ) -> TraceReviewBatch:
     """A batch over one submission's traces, or a stratified sample across the benchmark's scored ones.
 
-    Stratified: every scored, not deleted submission gets an equal share (round-robin, so a
+    Stratified: every scored, public, not deleted submission gets an equal share (round-robin, so a
     submission with too few traces leaves its share to the others), and within a submission the
     traces are spread over the domains. The same seed gives the same traces.
     """
@@ -70,7 +76,10 @@ def batch_create(
     batch.full_clean()
     if submission is not None and submission.benchmark_id != benchmark.pk:
         raise ValidationError({"submission": "This submission is not on this benchmark."})
-    subs = Submission.objects.filter(benchmark=benchmark, status=SubmissionStatus.DONE, deleted_at__isnull=True)
+    if submission is not None and not submission.is_public:
+        raise ValidationError({"submission": "This submission is private: its predictions are its owner's until "
+                                             "they publish it."})
+    subs = reviewable_submissions(benchmark)
     if submission is not None:
         subs = subs.filter(pk=submission.pk)
     rows = list(PredictionResult.objects.filter(submission__in=subs, mode=mode)
@@ -123,7 +132,7 @@ def trace_claim_next(*, user: AbstractBaseUser, batch: TraceReviewBatch,
             return own
         # Serialises claims on one batch, so two people cannot both take a trace's last slot.
         TraceReviewBatch.objects.select_for_update().filter(pk=batch.pk).first()
-        trace = (Trace.objects.filter(batch=batch)
+        trace = (Trace.objects.filter(batch=batch, submission__is_public=True, submission__deleted_at__isnull=True)
                  .exclude(assignments__reviewer=user)
                  .annotate(held=Count("assignments", filter=_live(now)))
                  .filter(held__lt=batch.people_per_trace)

@@ -2,6 +2,11 @@
 
 Only what the model wrote and what the benchmark holds goes in here, never a judge's verdict or the
 scorer's correctness: the review page is blind to the judge (tests check the rendered page).
+
+Without ``gold`` (a test-split sample, for anyone but staff and the benchmark's admins), the view
+holds no gold either: no answer, key steps, regions, recovery transform or reference toolchain.
+The person then judges the final answer from the image and the question, and the tool calls; with
+no key steps there are no key-step or step-score questions (docs/security.md).
 """
 
 from __future__ import annotations
@@ -57,6 +62,12 @@ class TraceView:
     zoom_boxes: list[dict[str, Any]] = field(default_factory=list)
     other_regions: list[dict[str, Any]] = field(default_factory=list)  # on img1, img2, ...
     media: list[dict[str, Any]] = field(default_factory=list)  # for the page, when there are several
+    gold: bool = True  # False: the sample's gold is withheld from this person (test split)
+
+    @property
+    def answer(self) -> str | None:
+        """The gold answer, or None when it is withheld."""
+        return self.sample.answer if self.gold else None
 
     @property
     def shape(self) -> Shape:
@@ -115,12 +126,13 @@ def rerun(sample: Sample, line: dict[str, Any]) -> tuple[ChainResult | None, str
     return ran, ran.error
 
 
-def trace_view(trace: Trace, *, run: bool = True) -> TraceView:
+def trace_view(trace: Trace, *, gold: bool, run: bool = True) -> TraceView:
+    """The trace as its reviewer sees it; ``gold``: may this person see the sample's gold (access.sees_gold)."""
     sample = trace.sample
     line = prediction_line(trace.submission, sample.uid, trace.mode)
-    ann = approved_annotation(sample)
+    ann = approved_annotation(sample) if gold else None
     view = TraceView(
-        trace=trace, sample=sample, line=line,
+        trace=trace, sample=sample, line=line, gold=gold,
         final_answer=extract_answer(str(line.get("answer") or ""), str(line.get("response") or "")),
         key_steps=[k.text for k in ann.key_steps.all()] if ann else [],
         reference_calls=[{"tool": c.tool, "args": as_json(c.args), "input": "" if c.name_only else c.input_ref,

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.imagetools import ToolError, encode_png, make_preview
 from annotation.media import media_for_page, media_part
 from annotation.models import Benchmark
+from annotation.workbench.access import sees_gold
 from evaluation.models import Submission
 from trace_review import access, selectors, services, traces
 from trace_review.models import TraceAssignment, TraceAssignmentStatus, TraceReviewBatch
@@ -50,7 +51,7 @@ def _batch(request: HttpRequest, pk: int) -> TraceReviewBatch:
 def queue(request: HttpRequest) -> HttpResponse:
     rows = [{"batch": b, "progress": selectors.batch_progress(b, request.user)} for b in selectors.batches_for(request.user)]
     managed = selectors.managed_benchmarks(request.user)
-    subs = Submission.objects.filter(benchmark__in=managed, status="done", deleted_at__isnull=True).only(
+    subs = Submission.objects.filter(benchmark__in=managed, status="done", is_public=True, deleted_at__isnull=True).only(
         "pk", "model_name", "benchmark_id").order_by("model_name") if managed else []
     return render(request, "trace_review/queue.html", {"rows": rows, "managed": managed, "submissions": subs,
                                                        "modes": ("adaptive", "text", "oracle")})
@@ -119,8 +120,10 @@ def _form(view: traces.TraceView, initial: dict) -> list[dict]:
     shape = view.shape
     keys, calls, scores = initial.get("key_steps") or [], initial.get("calls") or [], initial.get("step_scores") or []
     pick = lambda xs, i: _value(xs[i]) if i < len(xs) else ""
-    out = [{"name": "answer", "kind": "binary", "legend": "Is the final answer correct?",
-            "detail": f"“{view.final_answer}” against the gold “{view.sample.answer}”",
+    detail = (f"“{view.final_answer}” against the gold “{view.answer}”" if view.gold else
+              f"“{view.final_answer}”: the gold answer of a test sample is not shown; judge it from the image "
+              "and the question")
+    out = [{"name": "answer", "kind": "binary", "legend": "Is the final answer correct?", "detail": detail,
             "choices": (("1", "y", "correct"), ("0", "n", "wrong")), "value": _value(initial.get("answer_correct"))}]
     for i, text in enumerate(view.key_steps[:shape.n_key_steps]):
         out.append({"name": f"key_step_{i}", "kind": "binary", "legend": f"Key step {i + 1}: does the trace reach it?",
@@ -160,7 +163,7 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own(request, pk)
     if assignment.status == TraceAssignmentStatus.SKIPPED:
         raise Http404("You skipped this trace.")
-    view = traces.trace_view(assignment.trace)
+    view = traces.trace_view(assignment.trace, gold=sees_gold(request.user, assignment.trace.sample))
     errors: list[str] = []
     if request.method == "POST":
         answers = _parse(request.POST, view.shape)
@@ -233,7 +236,7 @@ def medium(request: HttpRequest, pk: int, position: int, part: str) -> HttpRespo
 def frame_png(request: HttpRequest, pk: int) -> HttpResponse:
     """The image in the frame the annotated regions are in (the recovery transform applied)."""
     assignment = _own(request, pk)
-    view = traces.trace_view(assignment.trace, run=False)
+    view = traces.trace_view(assignment.trace, gold=sees_gold(request.user, assignment.trace.sample), run=False)
     # The transform goes into the key as a digest: cache keys must be short and free of spaces.
     digest = hashlib.sha256(json.dumps(view.transform, sort_keys=True).encode()).hexdigest()[:16]
     return _png(f"tr:frame:{assignment.trace.sample_id}:{digest}",

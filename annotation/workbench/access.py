@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from annotation.models import Assignment, Benchmark, BenchmarkRole, Role
+from annotation.models import Assignment, Benchmark, BenchmarkRole, Role, Sample, Split
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -26,6 +26,18 @@ def can_annotate(user: User, benchmark: Benchmark) -> bool:
 
 def can_review(user: User, benchmark: Benchmark) -> bool:
     return Role.REVIEWER in roles_of(user, benchmark)
+
+
+def sees_test_gold(user: User, benchmark: Benchmark) -> bool:
+    """Test-split answers, regions, transforms, key steps and toolchains: staff and the benchmark's
+    admins (who own its gold) only. Reviewers see the gold of the samples they review, on the review
+    page alone (docs/security.md)."""
+    return bool(user.is_authenticated and (user.is_staff or Role.ADMIN in roles_of(user, benchmark)))
+
+
+def sees_gold(user: User, sample: Sample) -> bool:
+    """Dev answers are public; test answers need ``sees_test_gold``."""
+    return sample.split == Split.DEV or sees_test_gold(user, sample.benchmark)
 
 
 def can_edit_assignment(user: User, assignment: Assignment) -> bool:

@@ -61,7 +61,8 @@ def full_image(sample: Sample) -> np.ndarray:
 
 def _cache_path(sample: Sample, max_side: int) -> Path:
     key = sample.image_sha256 or hashlib.sha256(sample.image.name.encode()).hexdigest()
-    return Path(settings.MEDIA_ROOT) / "previews" / f"{key}-{max_side}.png"
+    # Beside the images, in private storage: a preview of a test image is as secret as the image.
+    return Path(settings.PRIVATE_MEDIA_ROOT) / "previews" / f"{key}-{max_side}.png"
 
 
 def preview_source(sample: Sample, max_side: int = PREVIEW_MAX_SIDE) -> tuple[np.ndarray, float]:

@@ -23,8 +23,10 @@ MEDIA_ROOT = VAR_DIR / "test-media"
 # The suite makes hundreds of API calls a minute from one address; the throttle's own test turns it on.
 API_THROTTLE_ANON = API_THROTTLE_USER = None
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+PRIVATE_MEDIA_ROOT = VAR_DIR / "test-private"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "private": {"BACKEND": "config.storages.PrivateFileSystemStorage", "OPTIONS": {"location": str(PRIVATE_MEDIA_ROOT)}},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

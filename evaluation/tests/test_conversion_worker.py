@@ -31,7 +31,7 @@ def test_a_worker_converts_vtcbench_results_and_scores_them_and_fails_a_bad_agen
     wait_for(lambda: status_of(good) == "done" and status_of(bad) == "failed", worker, "done and failed")
     good.refresh_from_db()
     bad.refresh_from_db()
-    assert good.file.name.endswith(".converted.jsonl")
+    assert good.file.name.endswith(".jsonl") and good.file.name != good.source_file.name
     assert PredictionResult.objects.filter(submission=good, mode="adaptive").count() == len(UIDS)
     right = sum(p.answer == answer_of(p.uid) for p in preds)
     assert good.results["modes"]["adaptive"]["accuracy"]["overall"]["count"] == right

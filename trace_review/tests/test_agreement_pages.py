@@ -19,7 +19,7 @@ T, F = True, False
 
 
 def _verdict(trace: Trace, user, answer: bool) -> HumanVerdict:
-    shape = trace_view(trace, run=False).shape
+    shape = trace_view(trace, gold=True, run=False).shape
     assignment = trace.assignments.create(reviewer=user, locked_until="2100-01-01T00:00Z")
     return services.verdict_save(assignment=assignment, shape=shape, answer_correct=answer,
                                  key_steps=[T] * shape.n_key_steps, calls=[T] * shape.n_calls,

@@ -69,7 +69,7 @@ def test_an_expired_lock_frees_the_slot_and_skip_is_not_offered_again(world, peo
 
 
 def _finish(assignment) -> None:
-    view = trace_view(assignment.trace, run=False)
+    view = trace_view(assignment.trace, gold=True, run=False)
     s = view.shape
     services.verdict_save(assignment=assignment, shape=s, answer_correct=True, key_steps=[True] * s.n_key_steps,
                           calls=[True] * s.n_calls, step_scores=[1.0] * s.n_steps)
@@ -96,10 +96,10 @@ def test_a_verdict_must_answer_every_question_in_the_trace_shape(world, people):
 def test_the_trace_shape_follows_the_prediction_and_the_gold(world):
     batch = services.batch_create(benchmark=world.benchmark, name="b", size=50, submission=world.alpha)
     s1 = Trace.objects.get(batch=batch, sample__uid="s1")  # rotate, zoom, then a thought; two key steps
-    view = trace_view(s1)
+    view = trace_view(s1, gold=True)
     assert view.shape == Shape(n_key_steps=2, n_calls=2, n_steps=3)
     assert [s["tool"]["name"] for s in view.steps if s.get("tool")] == ["rotate", "zoom_in"]
     assert all(s["run"]["image"] for s in view.steps if s.get("tool"))  # both calls re-ran through the registry
     assert view.final_answer == "1" and view.key_steps == ["Rotate the image upright.", "Count the squares."]
     s2 = Trace.objects.get(batch=batch, sample__uid="s2")  # answered without tools
-    assert trace_view(s2).shape == Shape(n_key_steps=2, n_calls=0, n_steps=0)
+    assert trace_view(s2, gold=True).shape == Shape(n_key_steps=2, n_calls=0, n_steps=0)

@@ -80,7 +80,7 @@ def test_a_posted_verdict_is_stored_with_who_and_when_and_the_next_trace_opens(c
     trace = Trace.objects.get(assignments__reviewer=people["a1"])
     from trace_review.traces import trace_view
 
-    shape = trace_view(trace, run=False).shape
+    shape = trace_view(trace, gold=True, run=False).shape
     data = {"answer": "1", "comment": "fine", "then": "next"}
     data |= {f"key_step_{i}": "1" for i in range(shape.n_key_steps)}
     data |= {f"call_{i}": "0" for i in range(shape.n_calls)}
