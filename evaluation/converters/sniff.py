@@ -82,6 +82,13 @@ def _json_object(text: str) -> Kind:
         obj = orjson.loads(first)
     except orjson.JSONDecodeError:
         obj = None
+    if obj is None and "\n" not in text and len(first) > 1:
+        # The first line goes on past the part read (a long response, base64 images in a
+        # conversation): one object per line all the same, known by its keys.
+        if _key(first, "sample_id") and _key(first, "mode"):
+            return Kind("ours", "JSON Lines in our prediction format", "jsonl")
+        if _key(first, "item_id") or _key(first, "agent_answer"):
+            return Kind("vtcbench", "VTC-Bench agent results (JSON Lines with item_id, agent_answer)", "vtcbench")
     if isinstance(obj, dict):
         if "sample_id" in obj:
             return Kind("ours", "JSON Lines in our prediction format", "jsonl")

@@ -241,3 +241,19 @@ def test_one_id_column_serves_the_whole_file_even_when_index_values_look_like_id
     report, got = run(buf.getvalue(), "vlmevalkit", "M_VTC_Bench.xlsx")
     assert report.ok
     assert all(g["answer"] == f"answer of {g['sample_id']}" for g in got)
+
+
+def test_a_first_line_longer_than_the_part_sniffed_is_still_known_by_its_keys() -> None:
+    # A VTC-Bench conversation carries base64 images; our own lines can carry long responses.
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 200_000}}
+    line = {"item_id": "101", "agent_answer": "1", "full_response": "<answer>1</answer>",
+            "conversation": [{"role": "user", "content": [{"type": "text", "text": "q"}, image]},
+                             {"role": "assistant", "content": "look", "tool_calls": [
+                                 {"id": "a", "function": {"name": "Zoom in", "arguments": "{}"}}]}]}
+    report, got = run((json.dumps(line) + "\n").encode(), "vtcbench", "results_1.jsonl")
+    assert report.ok, report.errors
+    assert got[0]["steps"] == [{"thought": "look", "tool": {"name": "zoom_in", "args": {}}}]
+    ours = {"sample_id": "101", "mode": "text", "answer": "1", "response": "x" * 200_000}
+    from evaluation.converters import check_kind
+    kind, wrong = check_kind(io.BytesIO((json.dumps(ours) + "\n").encode()), fmt="jsonl")
+    assert kind.name == "ours" and wrong is None
