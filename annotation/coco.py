@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from annotation import benchmark_fields as bf
+from annotation.media import media_of
 from annotation.models import Benchmark, Sample
 from annotation.selectors import approved_annotations_for_export
 
@@ -20,13 +21,25 @@ DEFAULT_LABEL = "key_region"
 def coco_from_benchmark(benchmark: Benchmark) -> dict:
     approved = approved_annotations_for_export(benchmark)
     images, annotations, categories = [], [], {}
-    for sample in Sample.objects.filter(pk__in=approved).order_by("position", "uid"):
+    for sample in Sample.objects.filter(pk__in=approved).prefetch_related("media").order_by("position", "uid"):
         annotation = approved[sample.pk]
         width, height = bf.frame_size(sample.width, sample.height, annotation.transform)
-        image_id = len(images) + 1
-        images.append({"id": image_id, "file_name": f"images/{sample.uid}{Path(sample.image.name).suffix}",
+        image_ids = {"img0": len(images) + 1}
+        images.append({"id": image_ids["img0"], "file_name": f"images/{sample.uid}{Path(sample.image.name).suffix}",
                        "width": width, "height": height, "uid": sample.uid, "transform": annotation.transform})
+        # Regions on a sample's other media (formats.md `images`): one image entry per such
+        # medium, named as benchmark_export names its file, in its own pixels (no transform).
+        on_other = {r.image_ref for r in annotation.regions.all()} - {"img0"}
+        for medium in media_of(sample)[1:]:
+            if medium.ref in on_other:
+                image_ids[medium.ref] = len(images) + 1
+                images.append({"id": image_ids[medium.ref], "width": medium.width, "height": medium.height,
+                               "file_name": f"images/{sample.uid}-{medium.position}{Path(medium.file.name).suffix}",
+                               "uid": sample.uid, "image": medium.ref, "transform": []})
         for region in annotation.regions.all():
+            image_id = image_ids.get(region.image_ref)
+            if image_id is None:
+                continue
             label = region.label or DEFAULT_LABEL
             category_id = categories.setdefault(label, len(categories) + 1)
             w, h = region.x2 - region.x1, region.y2 - region.y1

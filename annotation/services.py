@@ -134,6 +134,11 @@ def _store_media(slug: str, record: SampleRecord) -> StoredMedia:
 def _store_file(slug: str, sha256: str, ext: str, *, path: Path | None = None, data: bytes | None = None) -> str:
     storage = sample_media_storage()
     name = f"benchmarks/{slug}/{sha256[:2]}/{sha256}{ext}"
+    size = path.stat().st_size if path is not None else len(data or b"")
+    if storage.exists(name) and storage.size(name) != size:
+        # A stored copy of other length is damaged (the name is the content's hash): the
+        # re-import the pages advise for an unreadable image replaces it with the file's bytes.
+        storage.delete(name)
     if not storage.exists(name):
         if path is not None:
             with path.open("rb") as handle:

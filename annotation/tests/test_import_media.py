@@ -233,3 +233,15 @@ def test_an_oversized_image_gets_a_line_and_field_message(tmp_path: Path, size: 
     (tmp_path / "big.png").write_bytes(png_claiming(*size))
     message = import_errors(write_lines(tmp_path, [sample_line("big", image="big.png", regions=[], toolchain=[])]))
     assert f"line 1, field 'image': 'big.png' {expected}" in message
+
+
+def test_coco_export_gives_a_region_on_the_second_image_its_own_image_entry(tmp_path: Path) -> None:
+    from annotation.coco import coco_from_benchmark
+    from annotation.models import Benchmark
+
+    write_pair(tmp_path)
+    run_import(write_lines(tmp_path, [two_image_line()]))
+    coco = coco_from_benchmark(Benchmark.objects.get(slug="bench"))
+    assert [(i["file_name"], i["width"], i["height"]) for i in coco["images"]] == [
+        ("images/pair.png", 80, 120), ("images/pair-1.png", 160, 64)]
+    assert [(a["image_id"], a["bbox"]) for a in coco["annotations"]] == [(1, [5, 5, 35, 35]), (2, [10, 20, 140, 40])]

@@ -28,18 +28,29 @@ def client_for(user) -> Client:  # noqa: ANN001
     return client
 
 
-def damage(sample: Sample, data: bytes | None) -> None:
-    """Replace (or with None, delete) the stored image, as a failed disk or a bad restore would."""
-    path = Path(sample.image.path)
-    if data is None:
-        path.unlink()
-    else:
-        path.write_bytes(data)
+@pytest.fixture
+def damage():  # noqa: ANN201
+    """damage(sample, data): replace (None: delete) the stored image, as a failed disk or a bad
+    restore would; put back afterwards, since stored files are shared by content hash."""
+    kept: list[tuple[Path, bytes]] = []
+
+    def apply(sample: Sample, data: bytes | None) -> None:
+        path = Path(sample.image.path)
+        kept.append((path, path.read_bytes()))
+        if data is None:
+            path.unlink()
+        else:
+            path.write_bytes(data)
+        previews._cache.clear()
+
+    yield apply
+    for path, original in kept:
+        path.write_bytes(original)
     previews._cache.clear()
 
 
 @pytest.mark.parametrize("data", [truncated("PNG"), None], ids=["truncated", "missing"])
-def test_an_undecodable_stored_image_gets_a_message_not_a_500(bench, people, data) -> None:  # noqa: F811
+def test_an_undecodable_stored_image_gets_a_message_not_a_500(bench, people, damage, data) -> None:  # noqa: F811
     assignment = assignment_claim_next(user=people["ann1"], benchmark=bench)
     damage(assignment.sample, data)
     client = client_for(people["ann1"])
@@ -60,6 +71,18 @@ def test_an_undecodable_stored_image_gets_a_message_not_a_500(bench, people, dat
     assert saved.status_code == 200, saved.content
     verified = client.post(reverse("annotation:verify_chain", args=[assignment.pk])).content.decode()
     assert "Not verified: The sample&#x27;s image could not be read" in verified
+
+
+def test_reimporting_repairs_a_damaged_stored_image(tmp_path, damage) -> None:
+    lines = [sample_line("s0", transform=[], regions=[], toolchain=[])]
+    from annotation.tests.benchmark_files import write_benchmark
+
+    path = write_benchmark(tmp_path, lines, size=(70, 50))
+    benchmark_import(path=path, slug="heal")
+    sample = Sample.objects.get(uid="s0")
+    damage(sample, truncated("PNG"))
+    benchmark_import(path=path, slug="heal")  # the file as given, same hash: the damaged copy is replaced
+    assert load_image(Path(sample.image.path)).shape[:2] == (50, 70)
 
 
 @pytest.fixture
