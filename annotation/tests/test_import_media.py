@@ -245,3 +245,24 @@ def test_coco_export_gives_a_region_on_the_second_image_its_own_image_entry(tmp_
     assert [(i["file_name"], i["width"], i["height"]) for i in coco["images"]] == [
         ("images/pair.png", 80, 120), ("images/pair-1.png", 160, 64)]
     assert [(a["image_id"], a["bbox"]) for a in coco["annotations"]] == [(1, [5, 5, 35, 35]), (2, [10, 20, 140, 40])]
+
+
+def test_the_database_keeps_media_well_formed(tmp_path: Path) -> None:
+    from django.db import IntegrityError, transaction
+
+    write_pair(tmp_path)
+    run_import(write_lines(tmp_path, [two_image_line()]))
+    sample = Sample.objects.get(uid="pair")
+    first = SampleMedia.objects.get(sample=sample, position=0)
+    bad = [
+        {"position": 0},  # a second img0
+        {"position": 5, "kind": "video"},  # a video without its frames (no poster)
+        {"position": 5, "frames": [{"name": "x.jpg", "time": 0}]},  # frames on an image
+        {"position": 5, "kind": "audio"},
+        {"position": 5, "width": 0},
+    ]
+    for change in bad:
+        fields = {"sample": sample, "position": 0, "kind": "image", "file": first.file.name, "sha256": first.sha256,
+                  "width": 10, "height": 10, "frames": [], **change}
+        with pytest.raises(IntegrityError), transaction.atomic():
+            SampleMedia.objects.create(**fields)
