@@ -32,6 +32,7 @@ urlpatterns = [
     path("annotate/", include("annotation.urls")),
     path("submissions/", include("evaluation.urls")),
     path("review/", include("trace_review.urls")),
+    path("", include("routers.urls")),  # /b/<slug>/routers...: before the leaderboard's /b/<slug>/<tab>/
     path("", include("leaderboard.urls")),
 ]
 

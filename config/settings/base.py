@@ -32,6 +32,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "annotation",
+    # before evaluation: its `submit` command extends evaluation's with --router
+    "routers",
     "evaluation",
     "leaderboard",
     "trace_review",

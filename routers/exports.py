@@ -1,0 +1,63 @@
+"""The pool's matrices for one split as rows (CSV or Parquet): what a router researcher trains on.
+
+Train and dev rows carry, for every model, ``<model>:correct`` (1 or 0) and ``<model>:cost_usd``;
+test rows carry only the sample id, the question and the image URL, so a router's test picks can
+never have seen the answers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from typing import Any
+
+from django.urls import reverse
+
+from evaluation.metrics.routing import SPLITS
+from routers.pool import PoolData
+
+FIXED = ["sample_id", "question", "image_url"]
+
+
+def matrix_columns(data: PoolData, split: str) -> list[str]:
+    if split == "test":
+        return list(FIXED)
+    return FIXED + [f"{m}:{k}" for m in data.pool.models for k in ("correct", "cost_usd")]
+
+
+def matrix_rows(data: PoolData, split: str, absolute: Callable[[str], str] = lambda u: u) -> list[dict[str, Any]]:
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
+    slug = data.track.benchmark.slug
+    image_base = reverse("routers:sample_image", args=[slug, 0])[:-len("0/image")]
+    out = []
+    for i in data.rows(split):
+        s = data.samples[i]
+        row: dict[str, Any] = {"sample_id": s.uid, "question": s.question, "image_url": absolute(f"{image_base}{s.pk}/image")}
+        if split != "test":
+            for j, m in enumerate(data.pool.models):
+                row[f"{m}:correct"] = int(data.pool.correct[i, j])
+                row[f"{m}:cost_usd"] = float(data.pool.cost[i, j])
+        out.append(row)
+    return out
+
+
+def matrix_csv(data: PoolData, split: str, absolute: Callable[[str], str] = lambda u: u) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=matrix_columns(data, split), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(matrix_rows(data, split, absolute))
+    return buf.getvalue()
+
+
+def matrix_parquet(data: PoolData, split: str, absolute: Callable[[str], str] = lambda u: u) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = matrix_rows(data, split, absolute)
+    columns = matrix_columns(data, split)
+    table = pa.table({c: [r[c] for r in rows] for c in columns})
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()

@@ -1,0 +1,90 @@
+"""The router track of a benchmark (docs/routers.md): its fixed split and the router submissions.
+
+The pool itself (which models, their per-sample correctness and cost) is read from the
+evaluation app's public scored submissions each time (``routers.pool``); what must never move is
+stored here: the split of the benchmark's samples, drawn once by a fixed seed.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+
+class RouterTrack(models.Model):
+    """A benchmark's router track: the mode its pool is read in and the seed of its split."""
+
+    benchmark = models.OneToOneField("annotation.Benchmark", on_delete=models.CASCADE, related_name="router_track")
+    mode = models.CharField(max_length=8)
+    seed = models.PositiveIntegerField(default=42)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"router track of {self.benchmark_id} ({self.mode}, seed {self.seed})"
+
+
+class RouterSplit(models.TextChoices):
+    TRAIN = "train", "Train"
+    DEV = "dev", "Dev"
+    TEST = "test", "Test"
+
+
+class RouterSplitSample(models.Model):
+    """Which split one sample is in; written once, never changed (a sample added later is appended)."""
+
+    track = models.ForeignKey(RouterTrack, on_delete=models.CASCADE, related_name="split_samples")
+    sample = models.ForeignKey("annotation.Sample", on_delete=models.CASCADE, related_name="+")
+    split = models.CharField(max_length=5, choices=RouterSplit.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["track", "sample"], name="router_split_one_per_sample"),
+            models.CheckConstraint(name="router_split_valid", condition=Q(split__in=[c.value for c in RouterSplit])),
+        ]
+        indexes = [models.Index(fields=["track", "split"], name="router_split_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id} in {self.split}"
+
+
+class RouterStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    SCORING = "scoring", "Scoring"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class RouterSubmission(models.Model):
+    """A router's picks on the test split (JSON Lines) and, once scored, its figures."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.PROTECT, related_name="router_submissions")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="router_submissions")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    is_public = models.BooleanField(default=False)
+    file = models.FileField(upload_to="routers/%Y/%m/", max_length=255)
+    original_name = models.CharField(max_length=255, blank=True)
+    status = models.CharField(max_length=8, choices=RouterStatus.choices, default=RouterStatus.QUEUED)
+    failure_reason = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)  # [{"line", "field", "message"}], first 50
+    # The pool it was scored on: {"mode", "models": {name: submission id}}.
+    pool = models.JSONField(default=dict, blank=True)
+    results = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(name="router_status_valid", condition=Q(status__in=[c.value for c in RouterStatus])),
+            models.CheckConstraint(name="router_name_not_empty", condition=~Q(name="")),
+        ]
+        indexes = [models.Index(fields=["benchmark", "is_public", "status"], name="router_board_idx")]
+
+    def __str__(self) -> str:
+        return f"router #{self.pk} {self.name} on {self.benchmark_id} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("routers:tab", args=[self.benchmark.slug]) + f"#router-{self.pk}"

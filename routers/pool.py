@@ -1,0 +1,114 @@
+"""The router pool of a benchmark and its fixed split (docs/routers.md).
+
+Candidates are the benchmark's public, scored submissions that are priced in the track's mode
+(every prediction in that mode has a cost); of several submissions of one model name the latest
+counts. Q and C come from their ``PredictionResult`` rows over the benchmark's non-aux samples; a
+sample a model did not answer counts as wrong at $0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count
+
+from annotation.models import Benchmark, Sample
+from evaluation.metrics.routing import Pool, split_samples
+from evaluation.models import PredictionResult, Submission, SubmissionStatus
+from routers.models import RouterSplitSample, RouterTrack
+
+MODES = ("adaptive", "text", "oracle")
+
+
+@dataclass(frozen=True)
+class SampleInfo:
+    pk: int
+    uid: str
+    question: str
+    domain: str
+
+
+@dataclass(frozen=True)
+class PoolData:
+    track: RouterTrack
+    pool: Pool
+    samples: list[SampleInfo]  # aligned with pool.samples
+    split: dict[str, str]  # uid -> train | dev | test
+    submissions: dict[str, int]  # model name -> submission id
+
+    def rows(self, split: str) -> list[int]:
+        return [i for i, s in enumerate(self.samples) if self.split.get(s.uid) == split]
+
+
+def _public(benchmark: Benchmark):  # noqa: ANN202 - a Submission queryset
+    return Submission.objects.filter(benchmark=benchmark, status=SubmissionStatus.DONE, is_public=True,
+                                     deleted_at__isnull=True)
+
+
+def priced_candidates(benchmark: Benchmark, mode: str) -> dict[str, int]:
+    """{model name: submission id}: public scored submissions with a cost on every prediction in ``mode``."""
+    counts = (PredictionResult.objects.filter(submission__in=_public(benchmark), mode=mode)
+              .values("submission_id").annotate(n=Count("id"), priced=Count("cost_usd")).order_by())
+    priced = {r["submission_id"] for r in counts if r["n"] and r["n"] == r["priced"]}
+    out: dict[str, int] = {}
+    for sid, name in (_public(benchmark).filter(pk__in=priced).order_by("finished_at", "id")
+                      .values_list("id", "model_name")):
+        out[name] = sid  # later rows win: the latest submission of a model name
+    return out
+
+
+def default_mode(benchmark: Benchmark) -> str:
+    """The headline mode (adaptive, else text, else oracle) among modes that have priced candidates."""
+    for mode in MODES:
+        if priced_candidates(benchmark, mode):
+            return mode
+    return MODES[0]
+
+
+def _samples(benchmark: Benchmark) -> list[SampleInfo]:
+    rows = (Sample.objects.filter(benchmark=benchmark, aux_line=False).order_by("pk")
+            .values_list("pk", "uid", "question", "category__domain__name"))
+    return [SampleInfo(*r) for r in rows]
+
+
+def track_ensure(*, benchmark: Benchmark) -> RouterTrack:
+    """The benchmark's track and split, created on first use; samples added since are split among themselves.
+
+    Rows are only ever added (``ignore_conflicts``), so a split drawn once never moves, and two
+    requests racing to draw it write the same rows.
+    """
+    track = RouterTrack.objects.filter(benchmark=benchmark).first()
+    if track is None:
+        track, _ = RouterTrack.objects.get_or_create(benchmark=benchmark, defaults={"mode": default_mode(benchmark)})
+    samples = _samples(benchmark)
+    have = set(RouterSplitSample.objects.filter(track=track).values_list("sample_id", flat=True))
+    new = [s for s in samples if s.pk not in have]
+    if new:
+        split = split_samples([s.uid for s in new], seed=track.seed)
+        with transaction.atomic():
+            RouterSplitSample.objects.bulk_create(
+                [RouterSplitSample(track=track, sample_id=s.pk, split=split[s.uid]) for s in new],
+                ignore_conflicts=True)
+    return track
+
+
+def pool_load(benchmark: Benchmark) -> PoolData:
+    track = track_ensure(benchmark=benchmark)
+    samples = _samples(benchmark)
+    by_pk = {s.pk: s.uid for s in samples}
+    split = {by_pk[pk]: sp for pk, sp in RouterSplitSample.objects.filter(track=track).values_list("sample_id", "split")
+             if pk in by_pk}
+    subs = priced_candidates(benchmark, track.mode)
+    names = {sid: name for name, sid in subs.items()}
+    correct: dict[str, dict[str, bool]] = {n: {} for n in subs}
+    cost: dict[str, dict[str, float]] = {n: {} for n in subs}
+    for sid, sample_id, ok, usd in PredictionResult.objects.filter(
+            submission_id__in=names, mode=track.mode).values_list("submission_id", "sample_id", "correct", "cost_usd"):
+        uid = by_pk.get(sample_id)
+        if uid is not None:
+            correct[names[sid]][uid] = ok
+            cost[names[sid]][uid] = usd
+    pool = Pool.build(list(subs), [s.uid for s in samples], correct, cost)
+    return PoolData(track=track, pool=pool, samples=samples, split=split, submissions=subs)
+

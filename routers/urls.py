@@ -1,0 +1,10 @@
+from django.urls import path
+
+from routers import views
+
+app_name = "routers"
+urlpatterns = [
+    path("b/<slug:slug>/routers/samples/<int:pk>/image", views.sample_image, name="sample_image"),
+    path("b/<slug:slug>/routers/matrix/<str:split>.csv", views.matrix, {"fmt": "csv"}, name="matrix_csv"),
+    path("b/<slug:slug>/routers/matrix/<str:split>.parquet", views.matrix, {"fmt": "parquet"}, name="matrix_parquet"),
+]
