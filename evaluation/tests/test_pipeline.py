@@ -456,3 +456,23 @@ def test_the_benchmark_cache_is_bounded_by_samples(tmp_path, monkeypatch) -> Non
     a.save()  # a changed: b is evicted before a is built again
     cache.get(a)
     assert list(cache.entries) == [a.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_stage_renews_its_claim_while_it_is_silent_and_stops_when_it_ends(
+        bench, researcher, settings) -> None:
+    """A stage that reports no progress for longer than SUBMISSION_STUCK_SECONDS (a large benchmark
+    being read, a slow judge) must not look dead to the sweeper while its worker lives."""
+    import time
+
+    settings.SUBMISSION_HEARTBEAT_SECONDS = 1
+    sub = services.submission_create(benchmark=bench, owner=researcher, file=upload(good_file()),
+                                     model_name="m1", enqueue=False)
+    assert pipeline._claim(sub.pk, ("queued",), "validating", "me")
+    start = Submission.objects.get(pk=sub.pk).heartbeat_at
+    with pipeline._Lease(sub.pk, "me"):
+        time.sleep(2.5)  # the stage says nothing
+        renewed = Submission.objects.get(pk=sub.pk).heartbeat_at
+    assert renewed > start + timedelta(seconds=0.5)  # renewed at least once (every second here)
+    time.sleep(1.5)
+    assert Submission.objects.get(pk=sub.pk).heartbeat_at == renewed  # the lease ended with the stage
