@@ -68,7 +68,8 @@ def test_a_worker_killed_mid_stage_is_replaced_by_another_within_the_bound(
     assert held_by(sub, victim)
     victim.kill()
     killed = time.monotonic()
-    wait_for(lambda: held_by(sub, survivor), survivor, "the other worker to take the stage over")
+    wait_for(lambda: held_by(sub, survivor), survivor, "the other worker to take the stage over",
+             timeout=stuck_seconds() + 2 * sweep_seconds() + 30)
     taken_over = time.monotonic() - killed
     wait_for(lambda: status_of(sub) == "done", survivor, "done by the other worker")
     done = time.monotonic() - killed
