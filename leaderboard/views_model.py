@@ -4,23 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.cache import cache as django_cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from annotation.declared_tools import declared_tool_names
-from annotation.imagetools import ToolError, encode_png, make_preview, run_chain
-from annotation.media import chain_inputs, media_for_page, media_part
-from annotation.models import Sample
+from annotation.imagetools import ToolError
+from annotation.media import media_for_page, media_part
 from evaluation.models import Submission
-from leaderboard import cache, model_page
+from leaderboard import cache, chain_runs, model_page
 from leaderboard.services import public_submissions
-
-IMAGE_TTL = 60 * 60
-
 
 def _benchmark(slug: str):  # noqa: ANN202
     benchmark = cache.benchmark_with_fingerprint(slug)
@@ -55,19 +49,11 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "leaderboard/model.html", context)
 
 
-def _steps(sample: Sample, line: dict[str, Any], result: Any, key_steps: list[str]) -> dict[str, Any]:
+def _steps(line: dict[str, Any], result: Any, key_steps: list[str], run: chain_runs.ChainRun) -> dict[str, Any]:
     """The prediction's steps, each with its call's verdict and, where the chain ran, its output image."""
     steps = [s for s in (line.get("steps") or []) if isinstance(s, dict)]
-    chain = [s for s in steps if isinstance(s.get("tool"), dict)]
-    ran = None
-    error = None
-    if chain:
-        try:
-            first, extras = chain_inputs(sample)  # img0 and the sample's other media (img1, ...)
-            ran = run_chain(first, chain, extra_images=extras, declared=declared_tool_names(sample.benchmark))
-            error = ran.error
-        except (OSError, ValueError, ToolError) as exc:  # an unreadable or missing image: say so, not a 500
-            error = f"the image could not be loaded: {exc}"
+    ran = run.steps
+    error = run.error if chain_runs.calls_of(line) else None
     verdicts = list(result.calls) if result else []
     scores = list(result.step_scores or []) if result else []
     out = []
@@ -79,13 +65,12 @@ def _steps(sample: Sample, line: dict[str, Any], result: Any, key_steps: list[st
             item["tool"] = {"name": tool.get("name"), "args": tool.get("args"), "input": tool.get("input") or "",
                             "output": tool.get("output") or ""}
             item["verdict"] = verdicts[call_index] if call_index < len(verdicts) else None
-            run = ran.steps[call_index] if ran and call_index < len(ran.steps) else None
-            if run is not None:
-                item["run"] = {"output": run.output, "error": run.error, "measurements": run.measurements}
+            if call_index < len(ran):
+                item["run"] = ran[call_index]
             call_index += 1
         out.append(item)
     matched = list(result.key_steps or []) if result else []
-    return {"steps": out, "chain_error": error, "images": ran.images if ran else {},
+    return {"steps": out, "chain_error": error,
             "key_steps": [(k, matched[i] if i < len(matched) else None) for i, k in enumerate(key_steps)]}
 
 
@@ -96,16 +81,14 @@ def sample(request: HttpRequest, slug: str, pk: int, uid: str) -> HttpResponse:
     item = model_page.dev_sample(benchmark, uid)
     if item is None:
         raise Http404("Only dev-split samples can be browsed")
-    lines = model_page.prediction_lines(submission, uid)
+    lines = chain_runs.prediction_lines(submission, item)
     results = {r.mode: r for r in model_page.sample_results(submission, item)}
     key_steps = model_page.sample_key_steps(item)
     modes = []
     for mode in ("text", "adaptive", "oracle"):
         if mode not in lines and mode not in results:
             continue
-        detail = _steps(item, lines.get(mode, {}), results.get(mode), key_steps)
-        for ref, image in detail.pop("images").items():
-            django_cache.set(_image_key(pk, uid, mode, ref), encode_png(make_preview(image, 800).image), IMAGE_TTL)
+        detail = _steps(lines.get(mode, {}), results.get(mode), key_steps, chain_runs.chain_run(submission, item, mode))
         modes.append({"mode": mode, "line": lines.get(mode, {}), "result": results.get(mode), **detail})
     media = media_for_page(item, lambda position, part: reverse(
         "leaderboard:sample_medium", args=[benchmark.slug, submission.pk, item.uid, position, part]))
@@ -117,28 +100,23 @@ def sample(request: HttpRequest, slug: str, pk: int, uid: str) -> HttpResponse:
     return response
 
 
-def _image_key(pk: int, uid: str, mode: str, ref: str) -> str:
-    return f"lb:img:{pk}:{uid}:{mode}:{ref}"
-
-
 @require_GET
 def sample_image(request: HttpRequest, slug: str, pk: int, uid: str, mode: str, ref: str) -> HttpResponse:
-    """An image of the re-run chain (img0 is the sample itself); dev-split samples only."""
+    """An image of the re-run chain (img0 is the sample itself); dev-split samples only.
+
+    Open to anyone, so a name the chain cannot produce is a 404 before anything runs, and a run is
+    made once per (submission, sample, mode) and cached with all its images (chain_runs).
+    """
     benchmark = _benchmark(slug)
     submission = _submission(benchmark, pk)
     item = model_page.dev_sample(benchmark, uid)
     if item is None:
         raise Http404("Only dev-split samples can be browsed")
-    png = django_cache.get(_image_key(pk, uid, mode, ref))
+    if not chain_runs.may_show(submission, item, mode, ref):
+        raise Http404("This chain makes no image of that name")
+    png = chain_runs.chain_run(submission, item, mode).pngs.get(ref)
     if png is None:
-        line = model_page.prediction_lines(submission, uid).get(mode, {})
-        chain = [s for s in (line.get("steps") or []) if isinstance(s, dict) and isinstance(s.get("tool"), dict)]
-        first, extras = chain_inputs(item)
-        images = run_chain(first, chain, extra_images=extras, declared=declared_tool_names(benchmark)).images
-        if ref not in images:
-            raise Http404("This call produced no image")
-        png = encode_png(make_preview(images[ref], 800).image)
-        django_cache.set(_image_key(pk, uid, mode, ref), png, IMAGE_TTL)
+        raise Http404("This call produced no image")
     response = HttpResponse(png, content_type="image/png")
     response["Cache-Control"] = "public, max-age=3600"
     return response

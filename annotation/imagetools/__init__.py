@@ -19,7 +19,7 @@ from annotation.imagetools.images import (Preview, as_bgr, as_gray, encode_jpeg,
                                           ensure_image, load_image, make_preview)
 from annotation.imagetools.registry import (MODULES, REGISTRY, Tool, resolve_tool_name,
                                             suggest_tool_name, validate_args)
-from annotation.imagetools.runner import (ChainResult, StepResult, apply_transform, oracle_image,
+from annotation.imagetools.runner import (ChainResult, StepResult, apply_transform, may_produce, oracle_image,
                                           run_chain)
 
 __all__ = [
@@ -27,5 +27,5 @@ __all__ = [
     "ImageTooLarge", "Limits", "Preview", "StepResult", "Tool", "ToolArgumentError",
     "ToolContext", "ToolError", "ToolOutput", "apply_transform", "as_bgr", "as_gray",
     "encode_jpeg", "encode_png", "ensure_image", "load_image", "make_preview", "oracle_image",
-    "resolve_tool_name", "rotated_size", "run_chain", "suggest_tool_name", "validate_args",
+    "may_produce", "resolve_tool_name", "rotated_size", "run_chain", "suggest_tool_name", "validate_args",
 ]

@@ -267,6 +267,34 @@ def _reference_problem(source: Any, output: Any, images: dict, protected: set[st
     return None
 
 
+def may_produce(chain: Any, ref: str, *, initial: Iterable[str] = (ORIGINAL,)) -> bool:
+    """Could a run of ``chain`` hold an image named ``ref``? Answered without running anything.
+
+    True for the initial images, a call's explicit output, and an automatic name (``img<k>``, the
+    highest number so far plus one) within reach of the calls that name no output; a run holds fewer (a step
+    that fails or is skipped produces nothing). Lets a server refuse an unknown name before paying
+    for a run.
+    """
+    names = set(initial)
+    if ref in names:
+        return True
+    calls = chain if isinstance(chain, list) else []
+    outputs = []
+    for call in calls:
+        if isinstance(call, dict) and isinstance(call.get("tool"), dict):
+            call = call["tool"]
+        outputs.append(call.get("output") if isinstance(call, dict) else None)
+    if ref in outputs:
+        return True
+    numbered = _NUMBERED.match(ref)
+    if numbered is None or ref != f"img{int(numbered.group(1))}":  # automatic names have no leading zeros
+        return False
+    named = [n for n in (*names, *outputs) if isinstance(n, str)]
+    highest = max((int(m.group(1)) for m in map(_NUMBERED.match, named) if m), default=0)
+    unnamed = sum(1 for o in outputs if not o)  # only these take an automatic name
+    return 1 <= int(numbered.group(1)) <= highest + unnamed
+
+
 def _next_ref(images: Iterable[str]) -> str:
     numbers = [int(m.group(1)) for m in map(_NUMBERED.match, images) if m]
     return f"img{max(numbers, default=0) + 1}"
