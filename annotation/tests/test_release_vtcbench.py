@@ -145,3 +145,13 @@ def test_a_tsv_of_another_kind_names_the_formats(tmp_path: Path) -> None:
     assert "stuff.tsv: a TSV without VTC-Bench's columns (missing answer, category, id, image, question)" in import_errors(
         path, format="vtcbench"
     )
+
+
+def test_images_elsewhere_are_found_with_images_dir(tmp_path: Path) -> None:
+    repo = write_repo(tmp_path, [vtc_row(1, "a", "ocr")])
+    (repo / "data" / "images").rename(tmp_path / "elsewhere")
+    assert "row 1 of VTC-Bench_GTToolChain.tsv, field 'image'" in import_errors(repo / "data" / "VTC-Bench_GTToolChain.tsv")
+    (tmp_path / "media").mkdir()
+    (tmp_path / "elsewhere").rename(tmp_path / "media" / "images")
+    out, _ = run_import(repo / "data" / "VTC-Bench_GTToolChain.tsv", images=tmp_path / "media")
+    assert "1 created" in out
