@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -23,6 +24,7 @@ from evaluation import selectors, services
 from evaluation.converters import FORMAT_CHOICES
 from evaluation.models import Submission, SubmissionStatus, Weights
 
+log = logging.getLogger(__name__)
 # multipart boundaries and the metadata fields ride on top of the file itself
 MULTIPART_SLACK = 64 * 1024
 REJECTION_STATUS = {"too_large": 413, "quota": 429, "busy": 429, "invalid": 400, "unavailable": 503}
@@ -136,7 +138,13 @@ class SubmissionCreateApi(APIView):
         too_large = upload_too_large(request)
         if too_large:
             return Response({"detail": too_large, "code": "too_large"}, status=413)
-        data = SubmissionCreateInput(data=request.data)
+        try:
+            body = request.data  # parsing spools the file to the upload folder, which may be full
+        except OSError:
+            log.exception("submission upload by %s: the upload could not be spooled", request.user)
+            return Response({"detail": services.unavailable_message("the upload folder"), "code": "unavailable"},
+                            status=503)
+        data = SubmissionCreateInput(data=body)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         fields["file_format"] = fields.pop("format")

@@ -150,7 +150,7 @@ def submission_create(
         stored.save(f"{benchmark.slug}{suffix}", file, save=False)
     except OSError as exc:
         log.exception("submission upload by %s: the file could not be stored", owner)
-        raise StorageUnavailable(_unavailable("the file store")) from exc
+        raise StorageUnavailable(unavailable_message("the file store")) from exc
     try:
         with transaction.atomic():
             if enforce_limits and not owner.is_staff:
@@ -166,7 +166,7 @@ def submission_create(
         _delete_quietly(stored)  # no file without its row
         if isinstance(exc, (OperationalError, InterfaceError)):
             log.exception("submission upload by %s: the database refused the insert", owner)
-            raise StorageUnavailable(_unavailable("the database")) from exc
+            raise StorageUnavailable(unavailable_message("the database")) from exc
         raise
     return submission
 
@@ -182,7 +182,7 @@ def _lock_owner(owner: Any) -> None:
         users.update(last_login=F("last_login"))
 
 
-def _unavailable(what: str) -> str:
+def unavailable_message(what: str) -> str:
     return (f"The upload could not be stored: {what} is not available at the moment. Nothing was kept; "
             "please upload the file again in a few minutes.")
 

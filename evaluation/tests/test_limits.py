@@ -286,3 +286,15 @@ def test_the_upload_page_refuses_an_over_size_file_before_sending_it(live_server
     connections.close_all()
     assert f"The file is too large: {path.stat().st_size:,} bytes, over the limit of 1,000 bytes" in message
     assert posts == []  # nothing was sent
+
+
+@pytest.mark.django_db
+def test_a_full_upload_folder_while_the_api_reads_the_body_answers_a_json_503(api, bench, monkeypatch) -> None:
+    from rest_framework.parsers import MultiPartParser
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(MultiPartParser, "parse", full)
+    resp = api.post(URL, {"file": upload(good_file()), "model_name": "m"}, format="multipart")
+    assert resp.status_code == 503
+    assert resp.json()["detail"].startswith("The upload could not be stored: the upload folder is not available")
