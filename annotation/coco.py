@@ -8,6 +8,7 @@ gives that frame's size and records the transform; `file_name` is the exported i
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from annotation import benchmark_fields as bf
@@ -18,8 +19,9 @@ from annotation.selectors import approved_annotations_for_export
 DEFAULT_LABEL = "key_region"
 
 
-def coco_from_benchmark(benchmark: Benchmark) -> dict:
-    approved = approved_annotations_for_export(benchmark)
+def coco_from_benchmark(benchmark: Benchmark, splits: Collection[str] | None = None) -> dict:
+    """The approved regions as COCO JSON; only the samples of ``splits`` when given."""
+    approved = approved_annotations_for_export(benchmark, splits)
     images, annotations, categories = [], [], {}
     for sample in Sample.objects.filter(pk__in=approved).prefetch_related("media").order_by("position", "uid"):
         annotation = approved[sample.pk]

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Annotation, AnnotationStatus, Assignment, AssignmentStatus, Benchmark, Revision, Sample
 
 
-def approved_annotations_for_export(benchmark: Benchmark) -> dict[int, Annotation]:
-    """Each sample's approved annotation with its regions, key steps and toolchain, by sample id."""
+def approved_annotations_for_export(benchmark: Benchmark, splits: Collection[str] | None = None) -> dict[int, Annotation]:
+    """Each sample's approved annotation with its regions, key steps and toolchain, by sample id;
+    only the samples of ``splits`` when given (a reviewer's export holds the dev split alone)."""
     annotations = Annotation.objects.filter(
         sample__benchmark=benchmark, status=AnnotationStatus.APPROVED
     ).prefetch_related("regions", "key_steps", "tool_calls")
+    if splits is not None:
+        annotations = annotations.filter(sample__split__in=splits)
     return {a.sample_id: a for a in annotations}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -336,12 +336,13 @@ class ExportSummary:
     skipped: int  # samples without an approved annotation
 
 
-def benchmark_export(*, benchmark: Benchmark, out: Path) -> ExportSummary:
-    """Write the benchmark (approved annotations only) as a folder, or a zip when `out` ends in .zip."""
+def benchmark_export(*, benchmark: Benchmark, out: Path, splits: Collection[str] | None = None) -> ExportSummary:
+    """Write the benchmark (approved annotations only) as a folder, or a zip when `out` ends in .zip;
+    only the samples of ``splits`` when given."""
     out = Path(out)
     if out.suffix == ".zip":
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            return _export(benchmark, out, lambda name, data: zf.writestr(name, data))
+            return _export(benchmark, out, lambda name, data: zf.writestr(name, data), splits)
     out.mkdir(parents=True, exist_ok=True)
 
     def write(name: str, data: bytes) -> None:
@@ -349,10 +350,11 @@ def benchmark_export(*, benchmark: Benchmark, out: Path) -> ExportSummary:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
 
-    return _export(benchmark, out, write)
+    return _export(benchmark, out, write, splits)
 
 
-def _export(benchmark: Benchmark, out: Path, write: Callable[[str, bytes], None]) -> ExportSummary:
+def _export(benchmark: Benchmark, out: Path, write: Callable[[str, bytes], None],
+            splits: Collection[str] | None) -> ExportSummary:
     write(MANIFEST_NAME, (json.dumps(benchmark_manifest(benchmark), indent=2, ensure_ascii=False) + "\n").encode())
     lines: list[str] = []
     exported = 0
@@ -360,7 +362,7 @@ def _export(benchmark: Benchmark, out: Path, write: Callable[[str, bytes], None]
         Sample.objects.filter(benchmark=benchmark).select_related("category__domain").prefetch_related("media")
         .order_by("position", "uid")
     )  # fmt: skip
-    approved = approved_annotations_for_export(benchmark)
+    approved = approved_annotations_for_export(benchmark, splits)
     for sample in samples:
         annotation = approved.get(sample.pk)
         if annotation is None:

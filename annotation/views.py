@@ -138,7 +138,7 @@ def _sample_for_image(request: HttpRequest, pk: int) -> Sample:
     sample = get_object_or_404(Sample.objects.select_related("benchmark"), pk=pk)
     if not request.user.is_authenticated:
         raise PermissionDenied
-    if not (sample.assignments.filter(annotator=request.user).exists() or access.can_review(request.user, sample.benchmark)):
+    if not (sample.assignments.filter(annotator=request.user).exists() or access.can_review_sample(request.user, sample)):
         raise PermissionDenied("You do not work on this sample.")
     return sample
 
@@ -257,13 +257,16 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     _reviewable(request, benchmark)
     return render(request, "annotation/review_list.html", {
         "benchmark": benchmark, "samples": selectors.review_queue(benchmark)[:200],
-        "progress": selectors.benchmark_progress(benchmark)})  # fmt: skip
+        "progress": selectors.benchmark_progress(benchmark),
+        "dev_only_exports": access.export_splits(request.user, benchmark) is not None})  # fmt: skip
 
 
 @login_required
 def review_sample(request: HttpRequest, pk: int) -> HttpResponse:
     sample = get_object_or_404(Sample.objects.select_related("benchmark", "category__domain"), pk=pk)
     _reviewable(request, sample.benchmark)
+    if not access.can_review_sample(request.user, sample):  # a test sample nobody has annotated: its gold stays hidden
+        raise Http404("This test sample is not under review.")
     annotations = selectors.annotations_for_review(sample)
     figures = sample_agreement(annotations)
     if request.method == "POST":
@@ -301,8 +304,9 @@ def export_zip(request: HttpRequest, slug: str) -> FileResponse:
     _reviewable(request, benchmark)
     # Deleted when FileResponse closes the handle, after streaming; export writes it by path.
     handle = tempfile.NamedTemporaryFile(suffix=".zip")  # noqa: SIM115
-    benchmark_export(benchmark=benchmark, out=Path(handle.name))
-    return FileResponse(handle, as_attachment=True, filename=f"{benchmark.slug}.zip")
+    splits = access.export_splits(request.user, benchmark)
+    benchmark_export(benchmark=benchmark, out=Path(handle.name), splits=splits)
+    return FileResponse(handle, as_attachment=True, filename=f"{benchmark.slug}{'-dev' if splits else ''}.zip")
 
 
 @login_required
@@ -310,6 +314,7 @@ def export_zip(request: HttpRequest, slug: str) -> FileResponse:
 def export_coco(request: HttpRequest, slug: str) -> JsonResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     _reviewable(request, benchmark)
-    response = JsonResponse(coco_from_benchmark(benchmark), json_dumps_params={"indent": 1})
-    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-coco.json"'
+    splits = access.export_splits(request.user, benchmark)
+    response = JsonResponse(coco_from_benchmark(benchmark, splits), json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}{"-dev" if splits else ""}-coco.json"'
     return response

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from annotation.models import Assignment, Benchmark, BenchmarkRole, Role, Sample, Split
+from annotation.models import Assignment, AnnotationStatus, Benchmark, BenchmarkRole, Role, Sample, Split
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -38,6 +38,24 @@ def sees_test_gold(user: User, benchmark: Benchmark) -> bool:
 def sees_gold(user: User, sample: Sample) -> bool:
     """Dev answers are public; test answers need ``sees_test_gold``."""
     return sample.split == Split.DEV or sees_test_gold(user, sample.benchmark)
+
+
+def can_review_sample(user: User, sample: Sample) -> bool:
+    """A reviewer opens a sample's review page (with its gold) and its images when the sample is
+    under review: it has a person's annotation past draft. Dev samples, and anyone who sees test
+    gold, need no such reason. So a reviewer sees the test gold of the items they review, one at a
+    time, not of the whole test split (docs/security.md)."""
+    if not can_review(user, sample.benchmark):
+        return False
+    if sees_gold(user, sample):
+        return True
+    return sample.annotations.filter(annotator__isnull=False).exclude(status=AnnotationStatus.DRAFT).exists()
+
+
+def export_splits(user: User, benchmark: Benchmark) -> list[str] | None:
+    """The splits a person's export of the benchmark holds: every split (None) for staff and the
+    benchmark's admins, the dev split for reviewers (an export is every answer at once)."""
+    return None if sees_test_gold(user, benchmark) else [Split.DEV]
 
 
 def can_edit_assignment(user: User, assignment: Assignment) -> bool:
