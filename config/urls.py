@@ -18,6 +18,7 @@ admin.site.login_form = ThrottledAdminAuthenticationForm  # the admin's sign-in 
 
 api_v1 = [
     path("", include("annotation.api_urls")),
+    path("", include("routers.api_urls")),  # first: it takes kind=router uploads (docs/routers.md)
     path("", include("evaluation.api_urls")),
     path("", include("leaderboard.api_urls")),
 ]

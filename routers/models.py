@@ -87,4 +87,4 @@ class RouterSubmission(models.Model):
         return f"router #{self.pk} {self.name} on {self.benchmark_id} ({self.status})"
 
     def get_absolute_url(self) -> str:
-        return reverse("routers:tab", args=[self.benchmark.slug]) + f"#router-{self.pk}"
+        return reverse("api-router-detail", args=[self.pk])

@@ -21,7 +21,7 @@ QUESTIONS = {u: (f"How many red apples are on the table in picture {u}?" if i % 
                  else f"What number is written on the chart axis label {u}?") for i, u in enumerate(UIDS)}
 # model: (cost per sample, samples it answers right). Apples (even) are Big's and Small's, charts Mid's.
 MODELS = {
-    "Big": (0.010, {u for i, u in enumerate(UIDS) if i % 2 == 0 or i % 3 == 0}),
+    "Big": (0.010, {u for i, u in enumerate(UIDS) if i % 2 == 0 or i % 3 == 0 or i % 5 == 0}),
     "Mid": (0.002, {u for i, u in enumerate(UIDS) if i % 2 == 1}),
     "Small": (0.0005, {u for i, u in enumerate(UIDS) if i % 2 == 0 and i % 4 == 0}),
 }

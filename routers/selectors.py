@@ -1,0 +1,107 @@
+"""Reads of the router track: the router board (routers, baselines and candidate models on the test split).
+
+Every row is scored by the same function on the same test split: the submitted routers (public, done),
+the baselines (Oracle; Strongest and Cheapest chosen on train; Random; the TF-IDF nearest-neighbour
+reference router trained on train) and each candidate model routed to alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.cache import cache
+
+from annotation.models import Benchmark
+from evaluation.metrics import routing
+from evaluation.metrics.cost import Point, pareto_frontier
+from evaluation.metrics.routing_knn import knn_probs
+from routers.models import RouterStatus, RouterSubmission
+from routers.pool import PoolData, pool_load
+from routers.services import cost_bounds_of
+
+KINDS = {"router": "Router", "baseline": "Baseline", "model": "Candidate model"}
+CACHE_SECONDS = 15 * 60
+
+
+@dataclass
+class BoardRow:
+    kind: str  # router | baseline | model
+    name: str
+    figures: dict[str, Any]
+    router_id: int | None = None
+    owner: str = ""
+    pool_current: bool = True  # a router scored on the pool as it is now
+    on_frontier: bool = False
+
+    def flat(self) -> dict[str, Any]:
+        f = self.figures
+        return {"kind": self.kind, "name": self.name, "router_id": self.router_id,
+                "accuracy": f["accuracy"]["value"], "accuracy_low": f["accuracy"]["low"],
+                "accuracy_high": f["accuracy"]["high"], "cost_per_sample_usd": f["cost_per_sample_usd"]["value"],
+                "cost_per_10k_usd": f["cost_per_10k_usd"], "rank_score": f["rank_score"],
+                "oracle_gap_accuracy": f["oracle_gap"]["accuracy"], "oracle_gap_cost_usd": f["oracle_gap"]["cost_usd"],
+                "on_frontier": self.on_frontier, "pool_current": self.pool_current}
+
+
+@dataclass
+class RouterBoard:
+    mode: str
+    models: list[str]
+    n_test: int
+    splits: dict[str, int]
+    bounds: tuple[float, float] | None
+    rows: list[BoardRow] = field(default_factory=list)
+
+
+def _pool_key(benchmark: Benchmark, data: PoolData) -> str:
+    sig = json.dumps([data.track.mode, sorted(data.submissions.items()), sorted(data.split.items())])
+    return f"routers:fixed:{benchmark.pk}:{hashlib.sha256(sig.encode()).hexdigest()[:24]}"
+
+
+def _fixed_rows(benchmark: Benchmark, data: PoolData) -> list[dict[str, Any]]:
+    """Baselines and candidate models: they depend on the pool and the split only, so they are cached by both."""
+    def build() -> list[dict[str, Any]]:
+        train, test = data.rows("train"), data.rows("test")
+        bounds = cost_bounds_of(benchmark, data, test)
+        domains = [data.samples[i].domain for i in test]
+        out = []
+        for kind, (label, figures) in routing.baselines(data.pool, train, test, bounds=bounds).items():
+            out.append({"kind": "baseline", "name": label, "figures": figures.as_dict(), "baseline": kind})
+        questions = [s.question for s in data.samples]
+        knn = routing.score(data.pool, test, knn_probs(data.pool, questions, train, test), bounds=bounds,
+                            domains=domains)
+        out.append({"kind": "baseline", "name": "kNN over TF-IDF (reference)", "figures": knn.as_dict(),
+                    "baseline": "knn"})
+        for m in data.pool.models:
+            f = routing.score(data.pool, test, routing.single_model_probs(data.pool, m, len(test)), bounds=bounds,
+                              domains=domains)
+            out.append({"kind": "model", "name": m, "figures": f.as_dict()})
+        return out
+
+    if not data.pool.models or not data.rows("test"):
+        return []
+    return cache.get_or_set(_pool_key(benchmark, data), build, CACHE_SECONDS)
+
+
+def router_board(benchmark: Benchmark) -> RouterBoard:
+    data = pool_load(benchmark)
+    test = data.rows("test")
+    board = RouterBoard(mode=data.track.mode, models=list(data.pool.models), n_test=len(test),
+                        splits={s: len(data.rows(s)) for s in routing.SPLITS},
+                        bounds=cost_bounds_of(benchmark, data, test) if data.pool.models else None)
+    current = {"mode": data.track.mode, "models": data.submissions}
+    for sub in (RouterSubmission.objects.filter(benchmark=benchmark, is_public=True, status=RouterStatus.DONE)
+                .select_related("owner").order_by("created_at", "id")):
+        board.rows.append(BoardRow("router", sub.name, sub.results, router_id=sub.pk, owner=sub.owner.username,
+                                   pool_current=sub.pool == current))
+    for row in _fixed_rows(benchmark, data):
+        board.rows.append(BoardRow(row["kind"], row["name"], row["figures"]))
+    points = [Point(str(i), r.figures["accuracy"]["value"], r.figures["cost_per_sample_usd"]["value"])
+              for i, r in enumerate(board.rows) if r.name != "Oracle"]
+    for p in pareto_frontier(points):
+        board.rows[int(p.name)].on_frontier = True
+    board.rows.sort(key=lambda r: (-(r.figures["rank_score"] or 0), r.name))
+    return board

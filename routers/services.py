@@ -1,0 +1,106 @@
+"""Writes of the router track: create a router submission, score it (docs/routers.md).
+
+Scoring reads the pool as it is now, validates the file against it line by line, and stores the
+figures with the pool they were computed on (mode and model -> submission id).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Benchmark
+from evaluation.metrics import routing
+from routers.models import RouterStatus, RouterSubmission
+from routers.pool import PoolData, pool_load
+from routers.validation import read_router_file
+
+log = logging.getLogger(__name__)
+
+
+class RouterRejected(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def router_submission_create(*, benchmark: Benchmark, owner: Any, file: File, name: str, is_public: bool = False,
+                             description: str = "", enqueue: bool = True) -> RouterSubmission:
+    """Store the upload as a ``queued`` router submission and, unless told not to, send it to be scored."""
+    name = (name or "").strip()
+    if not name:
+        raise RouterRejected("give the router a name")
+    if file.size is not None and file.size > settings.SUBMISSION_MAX_FILE_BYTES:
+        raise RouterRejected(f"the file is {file.size} bytes; the limit is {settings.SUBMISSION_MAX_FILE_BYTES}")
+    sub = RouterSubmission(benchmark=benchmark, owner=owner, name=name, description=description, is_public=is_public,
+                           original_name=getattr(file, "name", "") or "")
+    sub.full_clean(exclude=["file"])
+    with transaction.atomic():
+        sub.file.save(f"router-{benchmark.slug}.jsonl", file, save=False)
+        sub.save()
+        if enqueue:
+            pk = sub.pk
+            transaction.on_commit(lambda: router_submission_send(pk))
+    return sub
+
+
+def router_submission_send(pk: int) -> None:
+    from routers.tasks import router_score  # the task module imports this one
+
+    try:
+        router_score.delay(pk)
+    except Exception:  # broker down: the router stays queued; `manage.py score_router ID` sends it again
+        log.warning("could not send router submission %s to the queue", pk, exc_info=True)
+
+
+def cost_bounds_of(benchmark: Benchmark, data: PoolData, rows: list[int]) -> tuple[float, float] | None:
+    """The benchmark's fixed bounds when it has them, else the pool models' cheapest and dearest mean cost on ``rows``."""
+    if benchmark.cost_min is not None and benchmark.cost_max is not None:
+        return (benchmark.cost_min, benchmark.cost_max)
+    return routing.pool_bounds(data.pool, rows)
+
+
+def figures_json(figures: routing.RouterFigures) -> dict[str, Any]:
+    return figures.as_dict()
+
+
+def router_submission_score(*, submission_id: int) -> RouterSubmission | None:
+    """Validate and score one router submission; safe to run twice (a finished one is left alone)."""
+    claimed = RouterSubmission.objects.filter(pk=submission_id, status=RouterStatus.QUEUED).update(
+        status=RouterStatus.SCORING)
+    sub = RouterSubmission.objects.select_related("benchmark").filter(pk=submission_id).first()
+    if sub is None or not claimed and sub.status != RouterStatus.SCORING:
+        return sub
+    data = pool_load(sub.benchmark)
+    test_rows = data.rows("test")
+    test_uids = [data.samples[i].uid for i in test_rows]
+    if not data.pool.models:
+        return _fail(sub, "the benchmark has no priced public models in its pool yet", [])
+    with sub.file.open("rb") as fh:
+        parsed = read_router_file(fh, models=data.pool.models, test=test_uids,
+                                  known=[s.uid for s in data.samples])
+    if parsed.errors:
+        return _fail(sub, f"{len(parsed.errors)}{'+' if parsed.truncated else ''} problem(s) in the file: "
+                          "each names its line", parsed.errors)
+    probs = routing.probs_matrix(data.pool, [parsed.picks[u] for u in test_uids])
+    domains = [data.samples[i].domain for i in test_rows]
+    figures = routing.score(data.pool, test_rows, probs, bounds=cost_bounds_of(sub.benchmark, data, test_rows),
+                            domains=domains)
+    sub.results = figures_json(figures)
+    sub.pool = {"mode": data.track.mode, "models": data.submissions}
+    sub.status = RouterStatus.DONE
+    sub.finished_at = timezone.now()
+    sub.errors, sub.failure_reason = [], ""
+    sub.save(update_fields=["results", "pool", "status", "finished_at", "errors", "failure_reason"])
+    return sub
+
+
+def _fail(sub: RouterSubmission, reason: str, errors: list[dict[str, object]]) -> RouterSubmission:
+    sub.status, sub.failure_reason, sub.errors, sub.finished_at = RouterStatus.FAILED, reason, errors, timezone.now()
+    sub.save(update_fields=["status", "failure_reason", "errors", "finished_at"])
+    return sub

@@ -1,0 +1,12 @@
+"""The router track's Celery task: takes an id; the service returns early unless the row is queued."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from routers import services
+
+
+@shared_task(name="routers.score", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def router_score(submission_id: int) -> None:
+    services.router_submission_score(submission_id=submission_id)

@@ -1,0 +1,71 @@
+"""The router board: baselines on the same split as the routers, candidate models, pool version."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+
+from evaluation.metrics.routing import split_samples
+from routers.models import RouterSubmission
+from routers.selectors import router_board
+from routers.services import router_submission_create, router_submission_score
+from routers.tests import helpers
+
+pytestmark = pytest.mark.django_db
+SPLIT = split_samples(helpers.UIDS)
+TEST = sorted(u for u, s in SPLIT.items() if s == "test")
+TRAIN = [u for u, s in SPLIT.items() if s == "train"]
+
+
+@pytest.fixture
+def benchmark(tmp_path):
+    cache.clear()
+    return helpers.make_pool(tmp_path)
+
+
+def acc(model: str, uids: list[str]) -> float:
+    return sum(u in helpers.MODELS[model][1] for u in uids) / len(uids)
+
+
+def rows_by_name(board) -> dict:  # noqa: ANN001
+    return {r.name: r for r in board.rows}
+
+
+def test_baselines_and_models_on_the_test_split(benchmark):
+    board = router_board(benchmark)
+    assert board.mode == "text" and board.n_test == 4 and board.splits == {"train": 14, "dev": 2, "test": 4}
+    rows = rows_by_name(board)
+    strongest = max(helpers.MODELS, key=lambda m: acc(m, TRAIN))  # Big 9/14, Mid 8/14, Small 2/14
+    cheapest = min(helpers.MODELS, key=lambda m: helpers.MODELS[m][0])
+    assert (strongest, cheapest) == ("Big", "Small")
+    assert rows["Strongest on train (Big)"].figures["accuracy"]["value"] == pytest.approx(acc("Big", TEST))
+    assert rows["Cheapest on train (Small)"].figures["cost_per_sample_usd"]["value"] == pytest.approx(0.0005)
+    assert rows["Random"].figures["accuracy"]["value"] == pytest.approx(sum(acc(m, TEST) for m in helpers.MODELS) / 3)
+    # Every test sample has a right model (Big on even, Mid on odd), so Oracle is always right.
+    assert rows["Oracle"].figures["accuracy"]["value"] == 1
+    for m in helpers.MODELS:
+        assert rows[m].kind == "model" and rows[m].figures["accuracy"]["value"] == pytest.approx(acc(m, TEST))
+    # The reference router learned on train that chart questions are Mid's and apple questions Big's.
+    knn = rows["kNN over TF-IDF (reference)"].figures
+    assert knn["accuracy"]["value"] == 1
+    assert knn["share"]["Mid"] == pytest.approx(sum(helpers.UIDS.index(u) % 2 for u in TEST) / 4)
+    assert {r.kind for r in board.rows} == {"baseline", "model"}
+
+
+def test_routers_join_the_board_and_say_when_the_pool_moved(benchmark, tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(f'{{"sample_id": "{u}", "model": "Mid"}}' for u in TEST))
+    with path.open("rb") as fh:
+        from django.core.files import File
+        sub = router_submission_create(benchmark=benchmark, owner=helpers.user(), file=File(fh, name="r.jsonl"),
+                                       name="All Mid", is_public=True, enqueue=False)
+    router_submission_score(submission_id=sub.pk)
+    row = rows_by_name(router_board(benchmark))["All Mid"]
+    assert row.kind == "router" and row.pool_current
+    assert row.figures["accuracy"]["value"] == pytest.approx(acc("Mid", TEST))
+    helpers.add_model(benchmark, "Newcomer", 0.003, set())
+    board = router_board(benchmark)
+    assert "Newcomer" in board.models and not rows_by_name(board)["All Mid"].pool_current
+    private = RouterSubmission.objects.create(benchmark=benchmark, owner=sub.owner, name="Secret", file="x",
+                                              status="done", results=sub.results)
+    assert "Secret" not in rows_by_name(router_board(benchmark)) and private.pk

@@ -1,0 +1,132 @@
+"""Router submissions: `submit --router`, line-by-line validation, and the figures (docs/routers.md)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.metrics.routing import split_samples
+from routers.models import RouterSubmission
+from routers.tests import helpers
+
+pytestmark = pytest.mark.django_db
+SPLIT = split_samples(helpers.UIDS)
+TEST = sorted(u for u, s in SPLIT.items() if s == "test")
+TRAIN = sorted(u for u, s in SPLIT.items() if s == "train")
+
+
+@pytest.fixture
+def benchmark(tmp_path):
+    b = helpers.make_pool(tmp_path)
+    helpers.user("rita")
+    return b
+
+
+def write(tmp_path, lines: list) -> str:
+    path = tmp_path / "router.jsonl"
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    return str(path)
+
+
+def submit(path: str, *extra: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("submit", helpers.SLUG, path, "--router", "--model", "My router", "--user", "rita", *extra,
+                 stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def choose(uid: str) -> str:
+    return "Big" if helpers.UIDS.index(uid) % 2 == 0 else "Mid"
+
+
+def test_sync_prints_the_figures(benchmark, tmp_path):
+    out, _ = submit(write(tmp_path, [{"sample_id": u, "model": choose(u)} for u in TEST]), "--sync")
+    figures = json.loads(out[out.index("{"):])
+    assert list(figures)[:6] == ["accuracy", "cost_per_sample_usd", "cost_per_10k_usd", "rank_score", "oracle_gap",
+                                 "share"]
+    right = [u in helpers.MODELS[choose(u)][1] for u in TEST]
+    spent = [helpers.MODELS[choose(u)][0] for u in TEST]
+    assert figures["accuracy"]["value"] == pytest.approx(sum(right) / len(TEST))
+    assert figures["accuracy"]["low"] <= figures["accuracy"]["value"] <= figures["accuracy"]["high"]
+    assert figures["cost_per_sample_usd"]["value"] == pytest.approx(sum(spent) / len(TEST))
+    assert figures["cost_per_10k_usd"] == pytest.approx(10_000 * sum(spent) / len(TEST))
+    share_big = sum(choose(u) == "Big" for u in TEST) / len(TEST)
+    assert figures["share"] == {"Big": pytest.approx(share_big), "Mid": pytest.approx(1 - share_big), "Small": 0}
+    # Oracle on the test split: the cheapest right model per sample, the cheapest overall when none is right.
+    oracle = []
+    for u in TEST:
+        ok = [(c, n) for n, (c, r) in helpers.MODELS.items() if u in r]
+        oracle.append((1, min(ok)[0]) if ok else (0, min(c for c, _ in helpers.MODELS.values())))
+    assert figures["oracle_gap"]["accuracy"] == pytest.approx(sum(o[0] for o in oracle) / 4 - sum(right) / 4)
+    assert figures["oracle_gap"]["cost_usd"] == pytest.approx(sum(spent) / 4 - sum(o[1] for o in oracle) / 4)
+    assert 0 <= figures["rank_score"] <= 1
+    sub = RouterSubmission.objects.get()
+    assert sub.status == "done" and sub.pool["models"].keys() == {"Big", "Mid", "Small"}
+
+
+def test_probabilities_through_the_command(benchmark, tmp_path):
+    lines = [{"sample_id": u, "probs": {"Big": 1, "Small": 1}} for u in TEST]
+    out, _ = submit(write(tmp_path, lines), "--sync")
+    figures = json.loads(out[out.index("{"):])
+    expected = sum((u in helpers.MODELS["Big"][1]) + (u in helpers.MODELS["Small"][1]) for u in TEST) / 2 / 4
+    assert figures["accuracy"]["value"] == pytest.approx(expected)
+    assert figures["cost_per_sample_usd"]["value"] == pytest.approx((0.010 + 0.0005) / 2)
+    assert figures["share"] == {"Big": 0.5, "Mid": 0, "Small": 0.5}
+
+
+def test_every_problem_names_its_line(benchmark, tmp_path):
+    lines = [
+        {"sample_id": TEST[0], "model": "Nope"},
+        {"sample_id": TRAIN[0], "model": "Big"},
+        {"sample_id": TEST[0], "model": "Big"},
+        "{not json",
+        {"sample_id": "zzz", "model": "Big"},
+        {"sample_id": TEST[1], "probs": {"Big": -1}},
+        {"sample_id": TEST[2], "probs": {"Hidden": 1}},
+        {"model": "Big"},
+    ]
+    with pytest.raises(CommandError, match="failed"):
+        submit(write(tmp_path, lines), "--sync")
+    errors = RouterSubmission.objects.get().errors
+    by_line = {e["line"]: (e["field"], e["message"]) for e in errors if e["line"]}
+    assert by_line[1][0] == "model" and "unknown model 'Nope'" in by_line[1][1] and "Big, Mid, Small" in by_line[1][1]
+    assert by_line[2] == ("sample_id", f"'{TRAIN[0]}' is in the train or dev split, not test: route the test "
+                                       "split's samples only")
+    assert by_line[3] == ("sample_id", f"'{TEST[0]}' is routed twice (first on line 1)")
+    assert by_line[4][0] == "" and "not valid JSON" in by_line[4][1]
+    assert "'zzz' is not a sample of this benchmark" in by_line[5][1]
+    assert by_line[6][0] == "probs" and "must be a number >= 0" in by_line[6][1]
+    assert "unknown model 'Hidden'" in by_line[7][1]  # a private submission is not in the pool
+    assert by_line[8][0] == "sample_id" and "missing" in by_line[8][1]
+    missing = [e["message"] for e in errors if e["line"] is None]
+    assert missing == [f"test sample '{TEST[3]}' has no line (the file has 8 lines)"]
+
+
+def test_stderr_lists_the_lines(benchmark, tmp_path):
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("submit", helpers.SLUG, write(tmp_path, [{"sample_id": TEST[0], "model": "Nope"}]), "--router",
+                     "--model", "r", "--user", "rita", "--sync", stdout=io.StringIO(), stderr=err)
+    assert "line 1, field 'model': unknown model 'Nope'" in err.getvalue()
+    assert f"file, field 'sample_id': test sample '{TEST[1]}' has no line" in err.getvalue()
+
+
+def test_without_sync_it_goes_through_the_queue(benchmark, tmp_path, django_capture_on_commit_callbacks):
+    # Test settings run Celery tasks eagerly: the task sent on commit scores it.
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        out, _ = submit(write(tmp_path, [{"sample_id": u, "model": "Small"} for u in TEST]), "--public")
+    assert len(sent) == 1
+    sub = RouterSubmission.objects.get()
+    assert out.strip() == f"router submission {sub.pk}"
+    assert sub.status == "done" and sub.is_public
+    assert sub.results["share"]["Small"] == 1
+
+
+def test_submit_without_router_is_still_evaluations(benchmark, tmp_path):
+    with pytest.raises(CommandError) as info:
+        call_command("submit", helpers.SLUG, str(tmp_path / "absent.jsonl"), "--model", "m", "--user", "rita")
+    assert "no file at" in str(info.value)
+    assert not RouterSubmission.objects.exists()
