@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from annotation.models import Benchmark
 from annotation.services import ImportSummary, benchmark_import
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
@@ -53,3 +55,21 @@ def demo_accounts_ensure() -> None:
 
 def demo_benchmark_load(progress=None) -> ImportSummary:
     return benchmark_import(path=DEMO_DIR / "benchmark.jsonl", slug=DEMO_SLUG, progress=progress)
+
+
+def demo_releases_load() -> list[ImportSummary]:
+    """The small benchmarks in VTC-Bench's, MMReason's and Agent-X's release shapes (fixtures/releases):
+    written to a temporary folder and imported through their release readers, as `import_benchmark
+    PATH --format F [--domain-of C=D]` would. The files are byte-identical on every run, so a second
+    run finds every sample unchanged."""
+    from fixtures.releases.generate import write_all
+
+    summaries = []
+    with tempfile.TemporaryDirectory(prefix="demo-releases-") as tmp:
+        for release in write_all(Path(tmp)):
+            summary = benchmark_import(path=release.path, slug=release.slug, name=release.name,
+                                       format=release.format, domain_of=release.domain_of)
+            # A release's manifest has no description (the import clears it): the demo's says what it is.
+            Benchmark.objects.filter(pk=summary.benchmark.pk).update(description=release.description)
+            summaries.append(summary)
+    return summaries

@@ -3,12 +3,15 @@
 Every one is flagged ``is_demo``, named "... (simulated)" and says so in its description, so it is
 labelled as a simulated demo entry wherever it appears. Their files come from
 ``evaluation.simulator``; between them they span good and poor mode selection, several price
-points, and text / adaptive / oracle files. Safe to run twice: a demo entry already scored is
-left alone, one left unfinished is scored again.
+points, and text / adaptive / oracle files. The release-shaped demo benchmarks (fixtures/releases)
+get two models each whose files are written in the authors' output shapes (``evaluation.demo_shapes``)
+and converted on the way in. Safe to run twice: a demo entry already scored is left alone, one left
+unfinished is scored again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -16,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 
 from annotation.models import Benchmark
-from evaluation import pipeline, selectors, services
+from evaluation import demo_shapes, pipeline, selectors, services
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.simulator import Profile, simulate
 
@@ -33,6 +36,16 @@ class DemoModel:
     weights: str = "closed"
     parameters_billions: float | None = None
     meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ShapedModel:
+    """A demo model whose predictions are written in an author's output shape (evaluation.demo_shapes)."""
+
+    model: DemoModel
+    format: str  # the converter: vtcbench, vlmevalkit, agentx
+    filename: str  # as the authors' tooling names it; .xlsx or .tsv picks VLMEvalKit's table
+    unparseable: int = 0  # Agent-X: every n-th reply could not be parsed
 
 
 DEMO_MODELS = (
@@ -52,27 +65,89 @@ DEMO_MODELS = (
 
 
 def demo_submissions_load(*, slug: str) -> list[Submission]:
+    def ours(model: DemoModel, samples: list[dict]) -> tuple[ContentFile, str]:
+        lines = simulate(samples, model.profile)
+        return ContentFile(b"".join(orjson.dumps(line) + b"\n" for line in lines), name=f"{model.name}.jsonl"), "jsonl"
+
+    return _demo_submissions_load(slug=slug, models=DEMO_MODELS, file_of=ours)
+
+
+# The release-shaped demo benchmarks (fixtures/releases): each model's predictions are written in
+# an author's output shape and go in through that format's converter, as a user's file would.
+RELEASE_MODELS: dict[str, tuple[ShapedModel, ...]] = {
+    "vtc-bench-demo": (
+        ShapedModel(DemoModel("Sim-VTC-Agent (simulated)", Profile(text_accuracy=0.55, tool_accuracy=0.8,
+                                                                   selection=0.85, seed=11, modes=("adaptive",)),
+                              prices=(2.5, 10.0)),
+                    "vtcbench", "results_20261101_120000.jsonl"),
+        ShapedModel(DemoModel("Sim-VTC-Lite (simulated)", Profile(text_accuracy=0.35, tool_accuracy=0.5, selection=0.3,
+                                                                  input_tokens=700, seed=12, modes=("adaptive",)),
+                              prices=(0.15, 0.6), weights="open", parameters_billions=8),
+                    "vtcbench", "results_20261102_093000.jsonl"),
+    ),
+    "mmreason-demo": (
+        ShapedModel(DemoModel("Sim-Reasoner (simulated)", Profile(text_accuracy=0.7, seed=21, modes=("text",)),
+                              prices=(3.0, 12.0)), "vlmevalkit", "Sim-Reasoner_MMReason.xlsx"),
+        ShapedModel(DemoModel("Sim-Small-VL-7B (simulated)", Profile(text_accuracy=0.4, seed=22, modes=("text",)),
+                              prices=(0.05, 0.1), weights="open", parameters_billions=7),
+                    "vlmevalkit", "Sim-Small-VL-7B_MMReason.tsv"),
+    ),
+    "agent-x-demo": (
+        ShapedModel(DemoModel("Sim-Agent-Planner (simulated)", Profile(text_accuracy=0.45, tool_accuracy=0.7,
+                                                                       selection=0.9, seed=31, modes=("adaptive",)),
+                              prices=(2.5, 10.0)), "agentx", "Sim-Agent-Planner_agentx_outputs.json"),
+        ShapedModel(DemoModel("Sim-Agent-Rush (simulated)", Profile(text_accuracy=0.4, tool_accuracy=0.55,
+                                                                    selection=0.2, seed=32, modes=("adaptive",)),
+                              prices=(0.5, 1.5), weights="open", parameters_billions=13),
+                    "agentx", "Sim-Agent-Rush_agentx_outputs.json", unparseable=6),
+    ),
+}
+
+
+def demo_release_submissions_load(*, slug: str) -> list[Submission]:
+    """The simulated submissions of one release-shaped demo benchmark, in its authors' output shape."""
+    shaped = {m.model.name: m for m in RELEASE_MODELS.get(slug, ())}
+
+    def authors(model: DemoModel, samples: list[dict]) -> tuple[ContentFile, str]:
+        m = shaped[model.name]
+        lines, by_uid = list(simulate(samples, model.profile)), {s["uid"]: s for s in samples}
+        if m.format == "vtcbench":
+            data = demo_shapes.vtcbench_results(lines, by_uid)
+        elif m.format == "vlmevalkit":
+            data = demo_shapes.vlmevalkit_table(lines, by_uid, xlsx=m.filename.endswith(".xlsx"))
+        else:
+            data = demo_shapes.agentx_outputs(lines, by_uid, unparseable=m.unparseable)
+        return ContentFile(data, name=m.filename), m.format
+
+    return _demo_submissions_load(slug=slug, models=[m.model for m in shaped.values()], file_of=authors)
+
+
+def _demo_submissions_load(*, slug: str, models: Sequence[DemoModel],
+                           file_of: Callable[[DemoModel, list[dict]], tuple[ContentFile, str]]) -> list[Submission]:
+    """Each model's demo submission, created once from `file_of(model, samples)` (the file and its
+    format), and scored through the pipeline until it is done."""
     benchmark = Benchmark.objects.filter(slug=slug).first()
     owner = get_user_model().objects.filter(username=DEMO_OWNER).first()
     if benchmark is None or owner is None:
         return []
-    samples, _ = selectors.scoring_samples(benchmark=benchmark)
+    samples = list(selectors.scoring_samples(benchmark=benchmark)[0])
     out = []
-    for model in DEMO_MODELS:
+    for model in models:
         sub = Submission.objects.filter(benchmark=benchmark, is_demo=True, model_name=model.name,
                                         deleted_at__isnull=True).first()
         if sub is None:
-            content = b"".join(orjson.dumps(line) + b"\n" for line in simulate(samples, model.profile))
+            file, file_format = file_of(model, samples)
             p = model.profile
+            shape = f" Written as {file.name} ({file_format}), converted on upload." if file_format != "jsonl" else ""
             sub = services.submission_create(
-                benchmark=benchmark, owner=owner, file=ContentFile(content, name=f"{model.name}.jsonl"),
+                benchmark=benchmark, owner=owner, file=file, file_format=file_format,
                 model_name=model.name, organisation="Demo (simulated)", weights=model.weights,
                 parameters_billions=model.parameters_billions, price_input_per_mtok=model.prices[0],
                 price_output_per_mtok=model.prices[1], is_public=True, is_demo=True, enforce_limits=False,
                 enqueue=False,
                 description=f"{NOTE} Profile: text accuracy {p.text_accuracy}, tool accuracy {p.tool_accuracy}, "
                             f"oracle accuracy {p.oracle_accuracy}, mode selection {p.selection}, modes "
-                            f"{', '.join(p.modes)}.",
+                            f"{', '.join(p.modes)}.{shape}",
             )
         if sub.status != SubmissionStatus.DONE:
             if sub.is_final:

@@ -329,23 +329,6 @@ def test_the_simulator_is_deterministic_and_follows_its_profile() -> None:
     assert all(any("tool" in s for s in x["steps"]) and x["answer"] == "<answer>A</answer>" for x in adaptive)
 
 
-def test_load_demo_adds_labelled_simulated_submissions_scored_once(settings) -> None:
-    from django.core.management import call_command
-
-    call_command("load_demo", stdout=None)
-    call_command("load_demo", stdout=None)  # safe to run twice
-    demo = Submission.objects.filter(is_demo=True)
-    assert demo.count() == 5
-    assert all(s.status == "done" and s.is_public and "(simulated)" in s.model_name
-               and s.description.startswith("Simulated demo entry") for s in demo)
-    modes = {m for s in demo for m in s.results["modes"]}
-    assert modes == {"text", "adaptive", "oracle"}
-    mccs = [s.results["mode_selection"]["mcc"] for s in demo if s.results["mode_selection"]]
-    assert max(mccs) > 0.5 and min(mccs) < 0.2  # good and poor mode selection
-    assert len({s.prices for s in demo}) == 5
-    assert not mail.outbox  # demo entries email no one
-
-
 class _Crash(BaseException):
     """Stands for a worker killed mid-way (not an Exception: nothing in the stage catches it)."""
 

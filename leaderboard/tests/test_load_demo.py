@@ -1,0 +1,151 @@
+"""`load_demo`, run twice once for this module (it takes tens of seconds): the AdaptMMBench-shaped
+demo and the release-shaped demo benchmarks (VTC-Bench, MMReason, Agent-X) with their simulated
+submissions, converted from the authors' output shapes and scored by the pipeline."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.core.management import call_command
+
+from annotation.models import Benchmark, Category, Domain, Sample, SampleMedia
+from evaluation.models import PredictionResult, Submission
+
+RELEASES = {"vtc-bench-demo": "vtcbench", "mmreason-demo": "vlmevalkit", "agent-x-demo": "agentx"}
+NAMES = {"vtc-bench-demo": "VTC-Bench demo (generated)", "mmreason-demo": "MMReason demo (generated)",
+         "agent-x-demo": "Agent-X demo (generated)"}  # fmt: skip
+
+
+def _counts() -> dict[str, int]:
+    return {
+        "benchmarks": Benchmark.objects.count(), "domains": Domain.objects.count(),
+        "categories": Category.objects.count(), "samples": Sample.objects.count(),
+        "media": SampleMedia.objects.count(), "submissions": Submission.objects.count(),
+        "results": PredictionResult.objects.count(), "users": get_user_model().objects.count(),
+    }  # fmt: skip
+
+
+@dataclass
+class Loaded:
+    first: str
+    second: str
+    after_first: dict[str, int]
+    after_second: dict[str, int]
+    mails: int
+
+
+@pytest.fixture(scope="module")
+def loaded(django_db_setup, django_db_blocker) -> Loaded:  # noqa: ANN001
+    with django_db_blocker.unblock():
+        outbox = len(getattr(mail, "outbox", []))
+        first, second = StringIO(), StringIO()
+        call_command("load_demo", stdout=first)
+        after_first = _counts()
+        call_command("load_demo", stdout=second)  # safe to run twice
+        yield Loaded(first.getvalue(), second.getvalue(), after_first, _counts(),
+                     len(getattr(mail, "outbox", [])) - outbox)
+        call_command("flush", interactive=False, verbosity=0)  # the data outlived every test's rollback
+
+
+@pytest.fixture
+def demo(loaded: Loaded, db) -> Loaded:  # noqa: ANN001
+    return loaded
+
+
+def _taxonomy(slug: str) -> dict[str, list[str]]:
+    return {d.name: [c.name for c in d.categories.order_by("position")]
+            for d in Domain.objects.filter(benchmark__slug=slug).order_by("position")}
+
+
+def test_the_release_shaped_benchmarks_come_with_their_own_taxonomies(demo: Loaded) -> None:
+    assert _taxonomy("vtc-bench-demo") == {  # the paper's tiers, given by --domain-of
+        "Perception": ["ocr", "perceptual", "attention"], "Estimation": ["measure", "color", "counting"],
+        "Reasoning": ["chart", "math", "spatial"]}  # fmt: skip
+    disciplines = ["Math", "Business", "Science", "Engineering", "Social Sciences", "Health"]
+    assert list(_taxonomy("mmreason-demo")) == disciplines
+    assert _taxonomy("mmreason-demo")["Health"] == ["Pharmacology", "Nutrition"]
+    assert _taxonomy("agent-x-demo") == {"All": ["Factual", "Interpretive", "Generative"]}
+    counts = {slug: Sample.objects.filter(benchmark__slug=slug).count() for slug in RELEASES}
+    assert counts == {"vtc-bench-demo": 27, "mmreason-demo": 25, "agent-x-demo": 20}
+    # Read through the release readers: VTC's name-only chains, Agent-X's declared tools.
+    vtc = Sample.objects.get(benchmark__slug="vtc-bench-demo", uid="counting_001")
+    assert vtc.meta["model_tools_gt"] == '["Color Filter", "Connected Components"]'
+    declared = Benchmark.objects.get(slug="agent-x-demo").declared_tools
+    assert [t["name"] for t in declared][:2] == ["OCR", "ObjectCounter"]
+    shared = Sample.objects.get(benchmark__slug="mmreason-demo", uid="25")  # its TSV image names row 1's
+    assert shared.image_sha256 == Sample.objects.get(benchmark__slug="mmreason-demo", uid="1").image_sha256
+
+
+def test_a_multi_image_and_a_video_sample_exist_with_their_frames(demo: Loaded) -> None:
+    agentx = Sample.objects.filter(benchmark__slug="agent-x-demo")
+    videos = SampleMedia.objects.filter(sample__in=agentx, kind="video")
+    assert videos.count() == 2
+    for video in videos:
+        assert video.duration == pytest.approx(2.0, abs=0.2)
+        assert len(video.frames) >= 3 and video.file.storage.exists(video.frames[0]["name"])
+        assert video.file.storage.exists(video.file.name) and video.file.name.endswith(".mp4")
+    pairs = [s for s in agentx if s.media.filter(kind="image").count() == 2]
+    assert len(pairs) == 3
+    first, second = pairs[0].media.order_by("position")
+    assert first.sha256 != second.sha256
+    png_named_jpg = agentx.get(uid="3")  # task03.jpg is a PNG: sniffed by content
+    assert png_named_jpg.media.get().file.name.endswith(".png")
+
+
+def test_the_simulated_submissions_are_converted_and_scored_with_real_figures(demo: Loaded) -> None:
+    subs = Submission.objects.filter(benchmark__slug__in=RELEASES).select_related("benchmark")
+    assert subs.count() == 6
+    accuracy: dict[str, list[float]] = {}
+    for sub in subs:
+        assert sub.status == "done" and sub.is_demo and sub.is_public and "(simulated)" in sub.model_name
+        assert sub.description.startswith("Simulated demo entry")
+        assert sub.format == RELEASES[sub.benchmark.slug]
+        assert sub.source_file and sub.file.name.endswith(".converted.jsonl")  # the original kept beside
+        assert sub.n_predictions == Sample.objects.filter(benchmark=sub.benchmark).count()
+        mode = "text" if sub.format == "vlmevalkit" else "adaptive"
+        figures = sub.results["modes"][mode]
+        accuracy.setdefault(sub.benchmark.slug, []).append(figures["accuracy"]["overall"]["value"])
+        if mode == "adaptive":
+            assert 0 < figures["toolchain"]["toolset_precision"]["value"] <= 1
+            assert figures["process"]["tool_eff"]["value"] > 0.5  # the calls validated (registry or declared)
+    for slug, values in accuracy.items():
+        assert all(0.2 < v < 1 for v in values), (slug, values)
+        assert abs(values[0] - values[1]) > 0.1, slug  # a stronger and a weaker model
+    vtc_cost = Submission.objects.get(model_name="Sim-VTC-Agent (simulated)").results["modes"]["adaptive"]["cost"]
+    assert vtc_cost["mean_cost_usd"]["value"] > 0  # token counts came through the conversation log
+    xlsx = Submission.objects.get(model_name="Sim-Reasoner (simulated)")
+    assert xlsx.original_name.endswith(".xlsx")
+
+
+def test_running_it_twice_changes_nothing(demo: Loaded) -> None:
+    assert demo.after_second == demo.after_first
+    assert demo.after_first["benchmarks"] == 5  # adaptmm-demo, reported AdaptMMBench, the three releases
+    for slug in RELEASES:
+        assert re.search(rf"{slug}: 0 created, 0 updated, \d+ unchanged", demo.second), demo.second
+    assert demo.mails == 0  # demo entries email no one
+
+
+def test_the_home_page_lists_the_new_benchmarks_with_simulated_leaders(demo: Loaded, client) -> None:  # noqa: ANN001
+    html = client.get("/").content.decode()
+    for slug, name in NAMES.items():
+        section = html.split(f'id="bench-{slug}"', 1)[1].split("</section>", 1)[0]
+        assert name in section and "Generated demo data" in section
+        assert "simulated demo" in section and "(simulated)" in section  # leaders, labelled
+    assert "Perception: 9" in html and "Social Sciences: 4" in html
+
+
+def test_the_adaptmm_demo_keeps_its_five_labelled_submissions(demo: Loaded) -> None:
+    demo_subs = Submission.objects.filter(benchmark__slug="adaptmm-demo", is_demo=True)
+    assert demo_subs.count() == 5
+    assert all(s.status == "done" and s.is_public and "(simulated)" in s.model_name
+               and s.description.startswith("Simulated demo entry") for s in demo_subs)
+    modes = {m for s in demo_subs for m in s.results["modes"]}
+    assert modes == {"text", "adaptive", "oracle"}
+    mccs = [s.results["mode_selection"]["mcc"] for s in demo_subs if s.results["mode_selection"]]
+    assert max(mccs) > 0.5 and min(mccs) < 0.2  # good and poor mode selection
+    assert len({s.prices for s in demo_subs}) == 5
