@@ -4,6 +4,7 @@ submissions, converted from the authors' output shapes and scored by the pipelin
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from io import StringIO
@@ -19,6 +20,8 @@ from evaluation.models import PredictionResult, Submission
 RELEASES = {"vtc-bench-demo": "vtcbench", "mmreason-demo": "vlmevalkit", "agent-x-demo": "agentx"}
 NAMES = {"vtc-bench-demo": "VTC-Bench demo (generated)", "mmreason-demo": "MMReason demo (generated)",
          "agent-x-demo": "Agent-X demo (generated)"}  # fmt: skip
+# As each author's tooling writes it: a JSON line, a workbook (zip), a TSV header, a JSON list.
+ORIGINAL_HEAD = {"jsonl": b'{"', "xlsx": b"PK", "tsv": b"in", "json": b"[\n"}
 
 
 def _counts() -> dict[str, int]:
@@ -105,7 +108,9 @@ def test_the_simulated_submissions_are_converted_and_scored_with_real_figures(de
         assert sub.status == "done" and sub.is_demo and sub.is_public and "(simulated)" in sub.model_name
         assert sub.description.startswith("Simulated demo entry")
         assert sub.format == RELEASES[sub.benchmark.slug]
-        assert sub.source_file and sub.file.name.endswith(".converted.jsonl")  # the original kept beside
+        with sub.file.open("rb") as converted, sub.source_file.open("rb") as original:  # both kept
+            assert {"sample_id", "mode", "answer"} <= set(json.loads(converted.readline()))
+            assert original.read(2) == ORIGINAL_HEAD[sub.original_name.rsplit(".", 1)[1]]
         assert sub.n_predictions == Sample.objects.filter(benchmark=sub.benchmark).count()
         mode = "text" if sub.format == "vlmevalkit" else "adaptive"
         figures = sub.results["modes"][mode]
