@@ -177,8 +177,15 @@ JUDGE_OPENAI_MODEL = env_str("JUDGE_OPENAI_MODEL", "gpt-4o-mini")
 JUDGE_OPENAI_BASE_URL = env_str("JUDGE_OPENAI_BASE_URL")
 JUDGE_OPENAI_API_KEY = env_str("JUDGE_OPENAI_API_KEY")
 JUDGE_OPENAI_TIMEOUT = env_int("JUDGE_OPENAI_TIMEOUT", 60, minimum=1)
-JUDGE_OPENAI_CONCURRENCY = env_int("JUDGE_OPENAI_CONCURRENCY", 4, minimum=1)
+# Requests in flight at once, each carrying up to JUDGE_OPENAI_BATCH questions of one kind
+# (1 = one question per request, for a model that cannot follow the batch format; docs/judges.md).
+JUDGE_OPENAI_CONCURRENCY = env_int("JUDGE_OPENAI_CONCURRENCY", 16, minimum=1)
+JUDGE_OPENAI_BATCH = env_int("JUDGE_OPENAI_BATCH", 20, minimum=1)
 JUDGE_OPENAI_MAX_RETRIES = env_int("JUDGE_OPENAI_MAX_RETRIES", 3, minimum=0)
+# The provider's limits, kept by every request thread together (0 = none): requests and estimated
+# tokens (input + output) per minute.
+JUDGE_OPENAI_RPM = env_int("JUDGE_OPENAI_RPM", 0, minimum=0)
+JUDGE_OPENAI_TPM = env_int("JUDGE_OPENAI_TPM", 0, minimum=0)
 
 # Benchmark import limits.
 BENCHMARK_IMPORT_MAX_ERRORS = env_int("BENCHMARK_IMPORT_MAX_ERRORS", 50, minimum=1)
@@ -194,6 +201,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # httpx logs every request at INFO; the judge logs one line per batch instead.
+    "loggers": {"httpx": {"level": "WARNING"}},
 }
 
 # ---------------------------------------------------------------------------------------------

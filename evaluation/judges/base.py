@@ -21,12 +21,16 @@ PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
 # Bump a version (and add the new file) whenever a prompt's wording changes: cached verdicts
 # are keyed by it, so old verdicts are never reused for a new question.
+# v2: many questions per request ({"questions": [...]} -> {"answers": [...]}, each with its id).
 PROMPT_VERSIONS: dict[str, str] = {
-    "answer_equivalence": "v1",
-    "key_step_matching": "v1",
-    "tool_call_validity": "v1",
-    "step_scores": "v1",
+    "answer_equivalence": "v2",
+    "key_step_matching": "v2",
+    "tool_call_validity": "v2",
+    "step_scores": "v2",
 }
+# v1: one question per request (the payload itself -> one verdict), for judges that cannot follow
+# the batch format (JUDGE_OPENAI_BATCH=1).
+SINGLE_PROMPT_VERSIONS: dict[str, str] = {kind: "v1" for kind in PROMPT_VERSIONS}
 
 
 class JudgeError(RuntimeError):

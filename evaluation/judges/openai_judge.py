@@ -1,18 +1,33 @@
-"""A judge that asks any OpenAI-compatible chat-completions server (OpenAI, vLLM, a gateway).
+"""A judge that asks any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama, a gateway).
 
-Each question is one request with the versioned prompt as the system message and the
-question's payload as JSON in the user message; the answer must be a JSON object of a fixed
-shape. Requests run on a bounded thread pool; a timeout, a connection error, a 5xx/429 or a
-malformed answer is retried with exponential backoff; after the last retry the batch fails
-with a JudgeError. Verdicts go through an optional VerdictCache, so a question already
-answered is never sent again.
+Questions of one kind go in batches (``batch_size``, default 20): one request whose user message
+is ``{"questions": [{"id": 0, ...payload}, ...]}`` under the kind's batch prompt (v2), answered by
+``{"answers": [{"id": 0, ...verdict}, ...]}`` in the same order. With ``batch_size=1`` each
+question is its own request under the single-question prompt (v1), the payload itself as the
+user message. Every answer is strictly checked: a batch answered in the wrong order, with the
+wrong number of answers or in a wrong shape is split in two and each half asked again (down to
+single questions, which are retried with backoff), so one confused answer never costs the batch.
+
+Batches run on a pool of ``max_concurrency`` threads that share one gate (``_Gate``): requests
+and estimated tokens per minute stay under ``requests_per_minute`` / ``tokens_per_minute``, and
+a 429 or 503 pauses *every* thread for its ``Retry-After`` (or the backoff), not only the one
+refused. A timeout, a connection error, a 5xx, 408, 409 or 429 is retried with exponential
+backoff; other 4xx fail at once; after the last retry a JudgeError.
+
+Verdicts go through an optional VerdictCache: a question already answered is never sent again,
+and each batch's verdicts are stored as soon as it is answered (from the calling thread), so a
+crash or a failure later in the run never pays for them twice.
 """
 
 from __future__ import annotations
 
+import email.utils
+import logging
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import openai
@@ -25,8 +40,10 @@ from evaluation.metrics.questions import (
     ToolCallQuestion,
 )
 
-from .base import PROMPT_VERSIONS, JudgeError, load_prompt
+from .base import PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS, JudgeError, load_prompt
 from .cache import VerdictCache, input_hash
+
+log = logging.getLogger(__name__)
 
 
 class MalformedVerdict(ValueError):
@@ -65,7 +82,74 @@ def _check_scores(data: dict[str, Any], q: StepScoreQuestion) -> dict[str, Any]:
     return {"scores": [float(x) for x in v]}
 
 
+Check = Callable[[dict[str, Any], Any], dict[str, Any]]
 _RETRIABLE_STATUS = frozenset({408, 409, 429})
+_PAUSE_STATUS = frozenset({429, 503})  # the server asks everyone to slow down
+_MAX_PAUSE = 300.0  # a Retry-After longer than this is read as this
+_OUTPUT_TOKENS_PER_QUESTION = 12  # for the tokens-per-minute estimate: {"id": 3, "valid": true}
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """The wait a 429/503 asks for: ``retry-after-ms``, or ``Retry-After`` in seconds or as a date."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    when = email.utils.parsedate_to_datetime(value) if value else None
+    return None if when is None else max(0.0, when.timestamp() - time.time())
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (4 characters a token), the same for the rate gate and the estimate."""
+    return len(text) // 4 + 1
+
+
+class _Gate:
+    """What every request thread of one judge passes before sending: a pause set by any thread
+    (Retry-After of a 429/503) holds them all, and the requests and estimated tokens of the last
+    60 s stay under their per-minute limits (0 = no limit)."""
+
+    def __init__(self, requests_per_minute: int = 0, tokens_per_minute: int = 0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rpm = requests_per_minute
+        self.tpm = tokens_per_minute
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.resume_at = 0.0
+        self.sent: deque[tuple[float, int]] = deque()
+        self.tokens = 0
+
+    def pause(self, seconds: float) -> None:
+        with self.lock:
+            self.resume_at = max(self.resume_at, self.clock() + min(seconds, _MAX_PAUSE))
+
+    def enter(self, tokens: int) -> None:
+        while True:
+            with self.lock:
+                now = self.clock()
+                while self.sent and self.sent[0][0] <= now - 60:
+                    self.tokens -= self.sent.popleft()[1]
+                delay = self.resume_at - now
+                if delay <= 0 and self.sent and (
+                        (self.rpm and len(self.sent) >= self.rpm)
+                        or (self.tpm and self.tokens + tokens > self.tpm)):
+                    delay = self.sent[0][0] + 60 - now
+                if delay <= 0:
+                    self.sent.append((now, tokens))
+                    self.tokens += tokens
+                    return
+            time.sleep(min(delay, 1.0))
 
 
 class OpenAIJudge:
@@ -76,27 +160,38 @@ class OpenAIJudge:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
-        max_concurrency: int = 4,
+        max_concurrency: int = 16,
         max_retries: int = 3,
         backoff: float = 0.5,
+        batch_size: int = 20,
+        requests_per_minute: int = 0,
+        tokens_per_minute: int = 0,
         cache: VerdictCache | None = None,
         name: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
         self.model = model
         self.name = name or f"openai:{model}"
         self.max_concurrency = max_concurrency
         self.max_retries = max_retries
         self.backoff = backoff
+        self.batch_size = batch_size
         self.cache = cache
         self._sleep = sleep
+        self.gate = _Gate(requests_per_minute, tokens_per_minute)
         # Retries are ours (they also cover malformed answers), so the client makes none.
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=0
         )
-        self._prompts = {kind: load_prompt(kind) for kind in PROMPT_VERSIONS}
+        self.versions = PROMPT_VERSIONS if batch_size > 1 else SINGLE_PROMPT_VERSIONS
+        self._prompts = {kind: load_prompt(kind, v) for kind, v in self.versions.items()}
+        # What this judge has used so far (all threads): requests sent, questions answered, tokens.
+        self._usage_lock = threading.Lock()
+        self.usage = {"requests": 0, "questions": 0, "input_tokens": 0, "output_tokens": 0}
 
     # ------------------------------------------------------------- four kinds
     def answer_equivalence(self, questions: Sequence[AnswerQuestion]) -> list[bool]:
@@ -115,69 +210,139 @@ class OpenAIJudge:
         got = self._ask("step_scores", questions, _check_scores)
         return [tuple(v["scores"]) for v in got]
 
+    def close(self) -> None:
+        self._client.close()
+        close = getattr(self.cache, "close", None)
+        if close is not None:
+            close()
+
     # ------------------------------------------------------------- machinery
-    def _ask(self, kind: str, questions: Sequence[Any],
-             check: Callable[[dict[str, Any], Any], dict[str, Any]]) -> list[dict[str, Any]]:
+    def _ask(self, kind: str, questions: Sequence[Any], check: Check) -> list[dict[str, Any]]:
         if not questions:
             return []
-        version = f"{kind}.{PROMPT_VERSIONS[kind]}"
+        version = f"{kind}.{self.versions[kind]}"
         payloads = [q.payload() for q in questions]
         hashes = [input_hash(p) for p in payloads]
         known: dict[str, dict[str, Any]] = {}
         if self.cache is not None:
             known = dict(self.cache.get_many(self.name, version, set(hashes)))
-        todo: dict[str, int] = {}  # identical questions in one batch are asked once
+        todo: dict[str, int] = {}  # identical questions in one call are asked once
         for i, h in enumerate(hashes):
             if h not in known and h not in todo:
                 todo[h] = i
-        if todo:
-            prompt = self._prompts[kind]
-
-            def one(i: int) -> dict[str, Any]:
-                return self._request(kind, prompt, payloads[i], questions[i], check)
-
-            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(todo))) as pool:
-                fresh = dict(zip(todo, pool.map(one, todo.values())))
-            if self.cache is not None:
-                self.cache.set_many(self.name, version, fresh)
-            known.update(fresh)
+        items = [(h, payloads[i], questions[i]) for h, i in todo.items()]
+        batches = [items[s:s + self.batch_size] for s in range(0, len(items), self.batch_size)]
+        failure: BaseException | None = None
+        if batches:
+            pool = ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches)),
+                                      thread_name_prefix="judge")
+            try:
+                pending: set[Future] = {pool.submit(self._batch, kind, b, check) for b in batches}
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    fresh: dict[str, dict[str, Any]] = {}
+                    for fut in done:
+                        try:
+                            fresh.update(fut.result())
+                        except BaseException as exc:  # noqa: BLE001 - kept, raised once the rest is stored
+                            if failure is None:
+                                failure = exc
+                                for other in pending:
+                                    other.cancel()  # not started: never sent
+                    if fresh:
+                        # Kept as they arrive: what is paid for is stored even if a later batch fails.
+                        if self.cache is not None:
+                            self.cache.set_many(self.name, version, fresh)
+                        known.update(fresh)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+        if failure is not None:
+            raise failure
         return [known[h] for h in hashes]
 
-    def _request(self, kind: str, prompt: str, payload: dict[str, Any], question: Any,
-                 check: Callable[[dict[str, Any], Any], dict[str, Any]]) -> dict[str, Any]:
-        content = orjson.dumps(payload).decode()
+    def _batch(self, kind: str, items: list[tuple[str, Any, Any]], check: Check) -> dict[str, dict[str, Any]]:
+        """Verdicts by hash for one batch; a malformed answer splits it, other faults retry it."""
         last: Exception | None = None
         for attempt in range(self.max_retries + 1):
-            if attempt:
-                self._sleep(self.backoff * 2 ** (attempt - 1))
+            if attempt and not (isinstance(last, openai.APIStatusError) and last.status_code in _PAUSE_STATUS):
+                self._sleep(self.backoff * 2 ** (attempt - 1))  # (a 429/503 paused the gate instead)
+            started = time.monotonic()
             try:
-                resp = self._client.chat.completions.create(
-                    model=self.model,
-                    messages=[{"role": "system", "content": prompt},
-                              {"role": "user", "content": content}],
-                    response_format={"type": "json_object"},
-                    temperature=0,
-                )
-                text = resp.choices[0].message.content or ""
-                data = orjson.loads(text)
-                if type(data) is not dict:
-                    raise MalformedVerdict(f"expected a JSON object, got {text[:80]!r}")
-                return check(data, question)
-            except (MalformedVerdict, orjson.JSONDecodeError, IndexError, AttributeError) as exc:
+                got = self._request(kind, items, check)
+            except MalformedVerdict as exc:
+                if len(items) > 1:
+                    half = len(items) // 2
+                    log.warning("judge %s: %s batch of %d answered malformed (%s); asking its halves",
+                                self.name, kind, len(items), exc)
+                    return {**self._batch(kind, items[:half], check), **self._batch(kind, items[half:], check)}
                 last = exc
+                continue
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 last = exc
+                continue
             except openai.APIStatusError as exc:
                 if exc.status_code < 500 and exc.status_code not in _RETRIABLE_STATUS:
                     raise JudgeError(
                         f"judge {self.name}: {kind} request refused with HTTP "
                         f"{exc.status_code}: {exc.message}"
                     ) from exc
+                if exc.status_code in _PAUSE_STATUS:
+                    wait_s = retry_after_seconds(getattr(exc.response, "headers", None))
+                    self.gate.pause(wait_s if wait_s is not None else self.backoff * 2 ** attempt)
                 last = exc
+                continue
+            log.info("judge %s: %s batch of %d answered in %.2f s%s", self.name, kind, len(items),
+                     time.monotonic() - started, f" (attempt {attempt + 1})" if attempt else "")
+            return got
         raise JudgeError(
             f"judge {self.name}: no valid {kind} verdict after {self.max_retries + 1} attempts; "
             f"last error: {type(last).__name__}: {last}"
         ) from last
+
+    def _request(self, kind: str, items: list[tuple[str, Any, Any]], check: Check) -> dict[str, dict[str, Any]]:
+        single = self.batch_size == 1
+        if single:
+            content = orjson.dumps(items[0][1]).decode()
+        else:
+            content = orjson.dumps({"questions": [{"id": i, **p} for i, (_, p, _) in enumerate(items)]}).decode()
+        prompt = self._prompts[kind]
+        self.gate.enter(estimate_tokens(prompt) + estimate_tokens(content)
+                        + _OUTPUT_TOKENS_PER_QUESTION * len(items))
+        with self._usage_lock:
+            self.usage["requests"] += 1
+        resp = self._client.chat.completions.create(
+            model=self.model,
+            messages=[{"role": "system", "content": prompt}, {"role": "user", "content": content}],
+            response_format={"type": "json_object"},
+            temperature=0,
+        )
+        usage = getattr(resp, "usage", None)
+        with self._usage_lock:
+            self.usage["input_tokens"] += getattr(usage, "prompt_tokens", 0) or 0
+            self.usage["output_tokens"] += getattr(usage, "completion_tokens", 0) or 0
+        try:
+            text = resp.choices[0].message.content or ""
+            data = orjson.loads(text)
+        except (orjson.JSONDecodeError, IndexError, AttributeError) as exc:
+            raise MalformedVerdict(f"not a JSON answer: {exc}") from exc
+        if type(data) is not dict:
+            raise MalformedVerdict(f"expected a JSON object, got {text[:80]!r}")
+        if single:
+            verdicts = {items[0][0]: check(data, items[0][2])}
+        else:
+            answers = data.get("answers")
+            if type(answers) is not list or len(answers) != len(items):
+                n = len(answers) if type(answers) is list else answers
+                raise MalformedVerdict(f"'answers' must be a list of {len(items)} answers, got {n!r}")
+            verdicts = {}
+            for i, (answer, (h, _, q)) in enumerate(zip(answers, items)):
+                if type(answer) is not dict or answer.get("id") != i:
+                    got = answer.get("id") if type(answer) is dict else answer
+                    raise MalformedVerdict(f"answer {i} must carry id {i}, got {got!r} (wrong order?)")
+                verdicts[h] = check(answer, q)
+        with self._usage_lock:
+            self.usage["questions"] += len(items)
+        return verdicts
 
 
 def openai_judge_from_settings(settings: Any, cache: VerdictCache | None = None) -> OpenAIJudge:
@@ -189,5 +354,8 @@ def openai_judge_from_settings(settings: Any, cache: VerdictCache | None = None)
         timeout=float(settings.JUDGE_OPENAI_TIMEOUT),
         max_concurrency=int(settings.JUDGE_OPENAI_CONCURRENCY),
         max_retries=int(settings.JUDGE_OPENAI_MAX_RETRIES),
+        batch_size=int(settings.JUDGE_OPENAI_BATCH),
+        requests_per_minute=int(settings.JUDGE_OPENAI_RPM),
+        tokens_per_minute=int(settings.JUDGE_OPENAI_TPM),
         cache=cache,
     )

@@ -124,7 +124,7 @@ def test_any_judge_is_asked_only_where_the_rules_could_not_read_the_answer() -> 
 
 def test_the_openai_judge_is_not_asked_about_a_number_the_rule_refused(server) -> None:  # noqa: F811
     server.script = [("content", '{"equivalent": true}')] * 10
-    judge = OpenAIJudge(model="m", base_url=server.url, api_key="k", timeout=5.0, max_retries=1,
+    judge = OpenAIJudge(model="m", base_url=server.url, api_key="k", timeout=5.0, max_retries=1, batch_size=1,
                         sleep=lambda s: None)
     preds = [p for p in PREDICTIONS if p["mode"] == "text"]
     report = score_submission(SAMPLES, preds, judge=judge)

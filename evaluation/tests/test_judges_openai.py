@@ -23,6 +23,9 @@ class FakeOpenAI(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script: list[tuple[str, object]] = []  # consumed first, one per request
         self.requests: list[dict] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request
+        self.refused_at: list[float] = []  # when each 429/503 was sent
+        self.delay = 0.0  # seconds before every answer
         self.lock = threading.Lock()
 
     @property
@@ -30,16 +33,30 @@ class FakeOpenAI(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
-def _default_answer(body: dict) -> str:
+def _verdict(system: str, user: dict) -> dict:
+    if '"equivalent"' in system:
+        return {"equivalent": user["prediction"].lower() == user["gold"].lower()}
+    if '"matched"' in system:
+        return {"matched": [True] * len(user["key_steps"])}
+    if '"scores"' in system:
+        return {"scores": [0.5] * len(user["steps"])}
+    return {"valid": True}
+
+
+def _answers(body: dict) -> list[dict] | None:
+    """The right answers to a batch request, in order (None for a single-question request)."""
     system = body["messages"][0]["content"]
     user = json.loads(body["messages"][1]["content"])
-    if '"equivalent"' in system:
-        return json.dumps({"equivalent": user["prediction"].lower() == user["gold"].lower()})
-    if '"matched"' in system:
-        return json.dumps({"matched": [True] * len(user["key_steps"])})
-    if '"scores"' in system:
-        return json.dumps({"scores": [0.5] * len(user["steps"])})
-    return json.dumps({"valid": True})
+    if "questions" not in user:
+        return None
+    return [{"id": q["id"], **_verdict(system, q)} for q in user["questions"]]
+
+
+def _default_answer(body: dict) -> str:
+    answers = _answers(body)
+    if answers is None:
+        return json.dumps(_verdict(body["messages"][0]["content"], json.loads(body["messages"][1]["content"])))
+    return json.dumps({"answers": answers})
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -53,14 +70,29 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with self.server.lock:
             self.server.requests.append(body)
+            self.server.arrivals.append(time.monotonic())
             action = self.server.script.pop(0) if self.server.script else ("ok", None)
         kind, arg = action
+        time.sleep(self.server.delay)
         if kind == "sleep":
             time.sleep(float(arg))  # type: ignore[arg-type]
         if kind == "status":
             self._send(int(arg), {"error": {"message": "server exploded", "type": "server_error"}})  # type: ignore[arg-type]
             return
-        content = arg if kind == "content" else _default_answer(body)
+        if kind == "busy":  # 429 asking to come back after `arg` seconds
+            with self.server.lock:
+                self.server.refused_at.append(time.monotonic())
+            self._send(429, {"error": {"message": "slow down", "type": "rate_limit"}},
+                       {"Retry-After": str(arg)})
+            return
+        if kind == "reverse":
+            content = json.dumps({"answers": _answers(body)[::-1]})
+        elif kind == "drop":
+            content = json.dumps({"answers": _answers(body)[:-1]})
+        elif kind == "renumber":  # the right verdicts in the right order, without their ids
+            content = json.dumps({"answers": [{k: v for k, v in a.items() if k != "id"} for a in _answers(body)]})
+        else:
+            content = arg if kind == "content" else _default_answer(body)
         self._send(200, {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
             "model": body["model"],
@@ -69,10 +101,12 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         })
 
-    def _send(self, status: int, payload: dict) -> None:
+    def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         try:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -113,7 +147,7 @@ def test_json_answers_parsed_for_each_kind(server: FakeOpenAI) -> None:
     req = server.requests[0]
     assert req["model"] == "judge-model"
     assert req["response_format"] == {"type": "json_object"}
-    assert len(server.requests) == 4
+    assert len(server.requests) == 3  # the two answer questions went in one request
 
 
 def test_malformed_answer_is_retried(server: FakeOpenAI) -> None:
@@ -165,9 +199,120 @@ def test_cached_verdicts_are_not_asked_again(server: FakeOpenAI) -> None:
     cache = InMemoryVerdictCache()
     questions = [AnswerQuestion(SAMPLE, "831k"), AnswerQuestion(SAMPLE, "900K"),
                  AnswerQuestion(SAMPLE, "831k")]  # a repeat within the batch
-    first = _judge(server, cache=cache).answer_equivalence(questions)
+    first = _judge(server, cache=cache, batch_size=1).answer_equivalence(questions)
     assert first == [True, False, True] and len(server.requests) == 2 and len(cache) == 2
-    again = _judge(server, cache=cache).answer_equivalence(questions)
+    again = _judge(server, cache=cache, batch_size=1).answer_equivalence(questions)
     assert again == first and len(server.requests) == 2
-    _judge(server, cache=cache).answer_equivalence([AnswerQuestion(SAMPLE, "832K")])
+    _judge(server, cache=cache, batch_size=1).answer_equivalence([AnswerQuestion(SAMPLE, "832K")])
     assert len(server.requests) == 3
+
+
+# ------------------------------------------------------------------------------------ batches
+
+def _numbered(n: int) -> list[AnswerQuestion]:
+    """n distinct questions; the k-th is right (prediction = gold) when k is even."""
+    out = []
+    for k in range(n):
+        sample = Sample(uid=f"s{k}", question=f"How many in {k}?", answer=f"v{k}")
+        out.append(AnswerQuestion(sample, f"v{k}" if k % 2 == 0 else f"w{k}"))
+    return out
+
+
+def _expected(n: int) -> list[bool]:
+    return [k % 2 == 0 for k in range(n)]
+
+
+def test_questions_go_in_batches_of_the_configured_size(server: FakeOpenAI) -> None:
+    cache = InMemoryVerdictCache()
+    judge = _judge(server, batch_size=20, cache=cache)
+    assert judge.answer_equivalence(_numbered(45)) == _expected(45)
+    sizes = sorted(len(json.loads(r["messages"][1]["content"])["questions"]) for r in server.requests)
+    assert sizes == [5, 20, 20]
+    first = json.loads(server.requests[0]["messages"][1]["content"])["questions"][0]
+    assert set(first) == {"id", "question", "options", "answer_type", "gold", "prediction"}
+    assert "{\"answers\"" in server.requests[0]["messages"][0]["content"]  # the batch prompt (v2)
+    assert judge.usage["requests"] == 3 and judge.usage["questions"] == 45
+    assert _judge(server, cache=cache).answer_equivalence(_numbered(45)) == _expected(45)
+    assert len(server.requests) == 3  # all cached: no request
+
+
+def test_batch_size_one_sends_single_questions_with_the_v1_prompt(server: FakeOpenAI) -> None:
+    judge = _judge(server, batch_size=1)
+    assert judge.answer_equivalence(_numbered(3)) == _expected(3)
+    assert len(server.requests) == 3
+    user = json.loads(server.requests[0]["messages"][1]["content"])
+    assert "questions" not in user and "prediction" in user
+    assert '{"equivalent": true}' in server.requests[0]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("fault", ["reverse", "drop", "renumber"])
+def test_a_batch_answered_in_the_wrong_order_or_length_is_detected_and_asked_again(
+        server: FakeOpenAI, fault: str) -> None:
+    server.script = [(fault, None)]
+    judge = _judge(server, batch_size=8, max_concurrency=1)
+    # Reversed, the answers would swap right and wrong verdicts; they are refused, never used.
+    assert judge.answer_equivalence(_numbered(8)) == _expected(8)
+    sizes = [len(json.loads(r["messages"][1]["content"])["questions"]) for r in server.requests]
+    assert sizes == [8, 4, 4]  # refused whole, then its halves
+
+
+def test_a_malformed_batch_is_split_and_retried_rather_than_failed(server: FakeOpenAI) -> None:
+    # The 8-batch, then its first half (4) and that half's first half (2) come back malformed.
+    server.script = [("content", "not json"), ("content", '{"answers": "many"}'), ("content", "{}")]
+    judge = _judge(server, batch_size=8, max_concurrency=1, max_retries=0)
+    assert judge.answer_equivalence(_numbered(8)) == _expected(8)
+    sizes = [len(json.loads(r["messages"][1]["content"])["questions"]) for r in server.requests]
+    assert sizes == [8, 4, 2, 1, 1, 2, 4]
+
+
+def test_a_single_question_answered_malformed_every_time_fails_with_a_clear_error(server: FakeOpenAI) -> None:
+    server.script = [("content", "nope")] * 10
+    with pytest.raises(JudgeError, match="no valid answer_equivalence verdict after 3 attempts"):
+        _judge(server, batch_size=2, max_concurrency=1).answer_equivalence(_numbered(2))
+    assert len(server.requests) == 4  # the pair, then the first one three times
+
+
+def test_429_retry_after_pauses_every_thread_not_only_the_refused_one(server: FakeOpenAI) -> None:
+    server.delay = 0.2
+    server.script = [("busy", 1)]
+    judge = _judge(server, batch_size=1, max_concurrency=4)
+    start = time.monotonic()
+    assert judge.answer_equivalence(_numbered(12)) == _expected(12)
+    assert len(server.requests) == 13 and len(server.refused_at) == 1
+    refused = server.refused_at[0]
+    # Requests already in flight when the 429 came back may land just after it; nothing new is
+    # sent by any thread until the second it asked for has passed.
+    late = [t - refused for t in server.arrivals if 0.05 < t - refused < 0.95]
+    assert late == []
+    assert time.monotonic() - start >= 1.0
+
+
+def test_requests_per_minute_are_kept_by_all_threads_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evaluation.judges import openai_judge
+
+    now = [0.0]
+    slept: list[float] = []
+
+    def fake_sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+
+    monkeypatch.setattr(openai_judge.time, "sleep", fake_sleep)
+    gate = openai_judge._Gate(requests_per_minute=3, tokens_per_minute=1000, clock=lambda: now[0])
+    for _ in range(3):
+        gate.enter(10)
+    assert slept == []
+    gate.enter(10)  # the fourth waits for the first to leave the minute
+    assert now[0] == pytest.approx(60.0)
+    gate.enter(995)  # the fourth's 10 tokens + 995 > 1000 a minute: waits for it to leave
+    assert now[0] == pytest.approx(120.0)
+
+
+def test_retry_after_is_read_in_seconds_milliseconds_or_as_a_date() -> None:
+    from evaluation.judges.openai_judge import retry_after_seconds
+
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert retry_after_seconds({}) is None
+    in_3s = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 3))
+    assert 1.0 < retry_after_seconds({"retry-after": in_3s}) <= 3.0

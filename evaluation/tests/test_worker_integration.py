@@ -31,6 +31,7 @@ from django.db import connection
 from config.celery import app as celery_app
 from evaluation import services
 from evaluation.judges import PROMPT_VERSIONS, load_prompt
+from evaluation.judges.base import SINGLE_PROMPT_VERSIONS
 from evaluation.models import PredictionResult, Submission
 from evaluation.tests.submission_helpers import good_file, make_benchmark, upload
 
@@ -202,7 +203,9 @@ class JudgeServer:
         self.calls = 0
         self.failures = 0
         self.lock = threading.Lock()
-        kinds = {load_prompt(k): k for k in PROMPT_VERSIONS}
+        self.questions: list[str] = []  # every question answered (batch or single), as canonical JSON
+        kinds = {load_prompt(k, v): k for versions in (PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS)
+                 for k, v in versions.items()}
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -220,13 +223,24 @@ class JudgeServer:
                     self._send(500, {"error": {"message": "overloaded", "type": "server_error"}})
                     return
                 kind = kinds[body["messages"][0]["content"]]
-                payload = json.loads(body["messages"][1]["content"])
-                verdict = {
-                    "answer_equivalence": lambda: {"equivalent": False},
-                    "tool_call_validity": lambda: {"valid": True},
-                    "key_step_matching": lambda: {"matched": [True] * len(payload["key_steps"])},
-                    "step_scores": lambda: {"scores": [1] * len(payload["steps"])},
-                }[kind]()
+                user = json.loads(body["messages"][1]["content"])
+
+                def answer(payload: dict) -> dict:
+                    return {
+                        "answer_equivalence": lambda: {"equivalent": False},
+                        "tool_call_validity": lambda: {"valid": True},
+                        "key_step_matching": lambda: {"matched": [True] * len(payload["key_steps"])},
+                        "step_scores": lambda: {"scores": [1] * len(payload["steps"])},
+                    }[kind]()
+
+                if "questions" in user:  # a batch (JUDGE_OPENAI_BATCH > 1)
+                    with server.lock:
+                        server.questions.extend(json.dumps(q, sort_keys=True) for q in user["questions"])
+                    verdict = {"answers": [{"id": q["id"], **answer(q)} for q in user["questions"]]}
+                else:
+                    with server.lock:
+                        server.questions.append(json.dumps(user, sort_keys=True))
+                    verdict = answer(user)
                 self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
                                  "choices": [{"index": 0, "finish_reason": "stop",
                                               "message": {"role": "assistant", "content": json.dumps(verdict)}}]})
