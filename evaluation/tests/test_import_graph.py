@@ -109,3 +109,16 @@ def test_the_checker_sees_an_import_inside_a_function(tmp_path) -> None:
     assert imports_of(source, {"evaluation", "evaluation.tasks", "evaluation.pipeline"}) >= {
         "evaluation.tasks", "evaluation.pipeline"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_a_web_process_that_never_imported_the_tasks_can_still_send_them() -> None:
+    """queueing finds tasks by name: in a fresh process (gunicorn's) the registry must load them."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import django, sys; django.setup(); from evaluation.queueing import stage_task; "
+            "assert 'evaluation.tasks' not in sys.modules; print(stage_task('queued').name, stage_task('judging').name)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"})
+    assert out.stdout.split() == ["evaluation.tasks.submission_validate", "evaluation.tasks.submission_score"], out.stderr
