@@ -40,7 +40,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     search_fields = ("model_name", "organisation", "owner__username")
     # The file is in private storage and has no URL (docs/security.md): shown by name, never replaced here.
     exclude = ("file", "source_file")
-    readonly_fields = ("stored_file", "status", "heartbeat_at", "attempts", "progress_done", "progress_total", "failure_reason",
+    readonly_fields = ("stored_file", "status", "heartbeat_at", "attempts", "claim_token", "progress_done", "progress_total", "failure_reason",
                        "errors", "errors_truncated", "n_lines", "n_predictions", "coverage", "results",
                        "scorer_version", "judge_name", "created_at", "started_at", "finished_at", "scored_at",
                        "format")
