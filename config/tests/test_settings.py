@@ -35,7 +35,14 @@ def test_broker_is_embedded_by_default_and_redis_or_rabbitmq_when_set(tmp_path: 
     options = celery_broker_options(None, tmp_path)
     assert options["data_folder_in"] == options["data_folder_out"] == str(tmp_path / "broker" / "queue")
     assert celery_broker_url("redis://127.0.0.1:6379/0", tmp_path) == "redis://127.0.0.1:6379/0"
-    assert celery_broker_options("redis://127.0.0.1:6379/0", tmp_path)["visibility_timeout"] >= 1800
+    # Redis re-delivers an unacknowledged message after the visibility timeout: short enough that a
+    # killed worker's stage comes back within minutes, longer than the longest retry countdown (Redis
+    # re-delivers those too, so a shorter timeout would run a retry before its time).
+    from config.settings import base
+
+    timeout = celery_broker_options("redis://127.0.0.1:6379/0", tmp_path)["visibility_timeout"]
+    longest_retry = base.SUBMISSION_JUDGE_RETRY_SECONDS * 2 ** max(base.SUBMISSION_JUDGE_RETRIES - 1, 0)
+    assert longest_retry < timeout <= 300
     assert celery_broker_options("amqp://guest:guest@127.0.0.1:5672//", tmp_path) == {}
 
 
