@@ -391,7 +391,8 @@ def pipeline_judge() -> Judge:
         from evaluation.judge_cache import DatabaseVerdictCache
         from evaluation.judges.openai_judge import openai_judge_from_settings
 
-        return openai_judge_from_settings(settings, cache=DatabaseVerdictCache())
+        # Each batch's verdicts committed as it is answered (own connection), whatever becomes of the run.
+        return openai_judge_from_settings(settings, cache=DatabaseVerdictCache(own_connection=True))
     return OfflineJudge()
 
 
@@ -563,8 +564,9 @@ def _score(submission_id: int, token: str) -> None:
     resolve, validate = tool_hooks(benchmark)
     tools = benchmark_tool_set(benchmark, resolve)
     beats = _Beats(submission_id)
+    inner = pipeline_judge()  # made outside the result transaction: its verdicts are kept apart from it
     try:
-        judge = ProgressJudge(pipeline_judge(), submission_id, beats)
+        judge = ProgressJudge(inner, submission_id, beats)
         judge.count_questions = False
         progress = _Progress(submission_id, beats)
         writer = _ResultWriter(submission_id, sample_pks, token)
@@ -598,6 +600,8 @@ def _score(submission_id: int, token: str) -> None:
             return
     finally:
         beats.close()
+        if hasattr(inner, "close"):
+            inner.close()
 
 
 def submission_process_sync(*, submission: Submission) -> Submission:

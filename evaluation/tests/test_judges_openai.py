@@ -316,3 +316,15 @@ def test_retry_after_is_read_in_seconds_milliseconds_or_as_a_date() -> None:
     assert retry_after_seconds({}) is None
     in_3s = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 3))
     assert 1.0 < retry_after_seconds({"retry-after": in_3s}) <= 3.0
+
+
+def test_verdicts_of_answered_batches_are_stored_even_when_a_later_batch_fails(server: FakeOpenAI) -> None:
+    server.script = [("ok", None), ("status", 401)]
+    cache = InMemoryVerdictCache()
+    with pytest.raises(JudgeError, match="HTTP 401"):
+        _judge(server, batch_size=2, max_concurrency=1, cache=cache).answer_equivalence(_numbered(6))
+    kept = len(cache)
+    assert kept >= 2  # the first batch, paid for, is kept
+    judge = _judge(server, batch_size=2, max_concurrency=1, cache=cache)
+    assert judge.answer_equivalence(_numbered(6)) == _expected(6)
+    assert judge.usage["questions"] == 6 - kept  # the next run asks only the rest
