@@ -12,6 +12,7 @@ from annotation.models import Benchmark
 from leaderboard import board, selectors
 from leaderboard.figures import plot_text
 from leaderboard.pareto import UNITS, pareto_view
+from leaderboard.routers_tab import routers_context
 from leaderboard.services import MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
 
@@ -21,6 +22,7 @@ class Tab:
     slug: str
     label: str
     template: str
+    cached: bool = True  # the Routers tab reads router submissions, which the cache's fingerprint does not see
 
 
 TABS: tuple[Tab, ...] = (
@@ -30,6 +32,7 @@ TABS: tuple[Tab, ...] = (
     Tab("process", "Reasoning process", "leaderboard/tabs/process.html"),
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html"),
+    Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
 
@@ -71,6 +74,8 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
 def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "overview":
         return overview_context(benchmark, params)
+    if tab == "routers":
+        return routers_context(benchmark, params)
     sources = selectors.tab_sources(benchmark)
     if tab == "domains":
         domains, rows = selectors.domain_table(benchmark, sources)

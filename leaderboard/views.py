@@ -66,7 +66,7 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     variant = (tab, sorted(params.lists()))
 
     def fragment() -> str:
-        return cache.cached(benchmark, ("tab", *variant), build)
+        return cache.cached(benchmark, ("tab", *variant), build) if TAB_BY_SLUG[tab].cached else build()
 
     if request.htmx:
         response = HttpResponse(fragment())
@@ -74,7 +74,7 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
         def page(**extra: str) -> dict:
             return {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "fragment": mark_safe(fragment()), **extra}  # noqa: S308
 
-        if _anonymous(request):
+        if _anonymous(request) and TAB_BY_SLUG[tab].cached:
             html = cache.cached(benchmark, ("page", *variant), lambda: render_to_string(
                 "leaderboard/board.html", page(csrf_token=CSRF_SLOT), request=request))
             response = HttpResponse(html.replace(CSRF_SLOT, get_token(request)))

@@ -87,4 +87,5 @@ class RouterSubmission(models.Model):
         return f"router #{self.pk} {self.name} on {self.benchmark_id} ({self.status})"
 
     def get_absolute_url(self) -> str:
-        return reverse("api-router-detail", args=[self.pk])
+        # The Routers tab is the leaderboard's (named by URL only: the leaderboard sits above this app).
+        return reverse("leaderboard:tab", args=[self.benchmark.slug, "routers"]) + f"#router-{self.pk}"

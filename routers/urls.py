@@ -7,4 +7,7 @@ urlpatterns = [
     path("b/<slug:slug>/routers/samples/<int:pk>/image", views.sample_image, name="sample_image"),
     path("b/<slug:slug>/routers/matrix/<str:split>.csv", views.matrix, {"fmt": "csv"}, name="matrix_csv"),
     path("b/<slug:slug>/routers/matrix/<str:split>.parquet", views.matrix, {"fmt": "parquet"}, name="matrix_parquet"),
+    path("b/<slug:slug>/routers.json", views.board_export, {"fmt": "json"}, name="routers_json"),
+    path("b/<slug:slug>/routers.csv", views.board_export, {"fmt": "csv"}, name="routers_csv"),
+    path("b/<slug:slug>/routers/submit/", views.submit, name="submit"),
 ]

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotation.models import Benchmark, Sample
 from evaluation.metrics.routing import SPLITS
-from routers import exports
+from routers import exports, services
+from routers.forms import RouterForm
+from routers.models import RouterSubmission
 from routers.pool import pool_load
+from routers.selectors import router_board
 
 
 @require_GET
@@ -36,3 +42,35 @@ def matrix(request: HttpRequest, slug: str, split: str, fmt: str) -> HttpRespons
                                 content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+@require_GET
+def board_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    board = router_board(benchmark)
+    if fmt == "csv":
+        response = HttpResponse(exports.board_csv(board), content_type="text/csv; charset=utf-8")
+    else:
+        response = JsonResponse(exports.board_json(slug, board))
+    response["Content-Disposition"] = f'attachment; filename="{slug}-routers.{fmt}"'
+    return response
+
+
+@login_required
+def submit(request: HttpRequest, slug: str) -> HttpResponse:
+    """The web upload of a router (kind=router); the page lists the visitor's routers on this benchmark."""
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    form = RouterForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        v = form.cleaned_data
+        try:
+            services.router_submission_create(benchmark=benchmark, owner=request.user, file=v["file"], name=v["name"],
+                                              description=v["description"], is_public=v["is_public"])
+        except services.RouterRejected as exc:
+            form.add_error("file", exc.message)
+        else:
+            messages.success(request, f"Router “{v['name']}” received; it is scored in the background.")
+            return redirect("routers:submit", slug=slug)
+    mine = RouterSubmission.objects.filter(benchmark=benchmark, owner=request.user).order_by("-created_at")[:50]
+    return render(request, "routers/submit.html", {"benchmark": benchmark, "form": form, "mine": mine,
+                                                    "tab_url": reverse("leaderboard:tab", args=[slug, "routers"])})

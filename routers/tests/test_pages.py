@@ -1,0 +1,83 @@
+"""The Routers tab, its files, and the web form (without a browser)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from evaluation.metrics.routing import split_samples
+from routers.models import RouterSubmission
+from routers.tests import helpers
+
+pytestmark = pytest.mark.django_db
+TEST = sorted(u for u, s in split_samples(helpers.UIDS).items() if s == "test")
+
+
+@pytest.fixture
+def benchmark(tmp_path):
+    cache.clear()
+    return helpers.make_pool(tmp_path)
+
+
+def post_router(client, name: str, model: str, public: bool = True):  # noqa: ANN001, ANN201
+    body = "\n".join(f'{{"sample_id": "{u}", "model": "{model}"}}' for u in TEST).encode()
+    return client.post(f"/b/{helpers.SLUG}/routers/submit/", {"name": name, "is_public": "on" if public else "",
+                                                              "file": SimpleUploadedFile("r.jsonl", body)})
+
+
+def test_tab_shows_routers_baselines_and_models(benchmark, client, django_capture_on_commit_callbacks):
+    client.force_login(helpers.user())
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post_router(client, "Always Mid", "Mid").status_code == 302
+    page = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    for name in ("Always Mid", "Oracle", "kNN over TF-IDF (reference)", "Random", "Strongest on train (Big)",
+                 "Cheapest on train (Small)", ">Big<", ">Mid<", ">Small<"):
+        assert name in page
+    assert 'data-tab="routers"' in page and 'id="routers-chart"' in page
+    # A new router shows at once (the tab is not served from the page cache).
+    with django_capture_on_commit_callbacks(execute=True):
+        post_router(client, "Always Big", "Big")
+    assert "Always Big" in client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+
+
+def test_sorting_by_cost_puts_the_cheapest_first(benchmark, client):
+    page = client.get(f"/b/{helpers.SLUG}/routers/?sort=cost&desc=0").content.decode()
+    body = page[page.index('id="routers-table"'):]
+    first = body[body.index("<tbody>"):].split('<th scope="row">')[1]
+    assert first.startswith("Small") or first.startswith("Cheapest on train (Small)")
+
+
+def test_private_and_failed_routers_stay_off_the_tab_and_files(benchmark, client, django_capture_on_commit_callbacks):
+    client.force_login(helpers.user())
+    with django_capture_on_commit_callbacks(execute=True):
+        post_router(client, "Private one", "Mid", public=False)
+        post_router(client, "Broken one", "GPT-9")
+    mine = client.get(f"/b/{helpers.SLUG}/routers/submit/").content.decode()
+    assert "line 1, field 'model': unknown model &#x27;GPT-9&#x27;" in mine
+    assert RouterSubmission.objects.get(name="Private one").status == "done"
+    for url in (f"/b/{helpers.SLUG}/routers/", f"/b/{helpers.SLUG}/routers.json", f"/b/{helpers.SLUG}/routers.csv"):
+        body = client.get(url).content.decode()
+        assert "Private one" not in body and "Broken one" not in body
+
+
+def test_routers_json_and_csv(benchmark, client, django_capture_on_commit_callbacks):
+    client.force_login(helpers.user())
+    with django_capture_on_commit_callbacks(execute=True):
+        post_router(client, "Always Mid", "Mid")
+    data = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+    assert data["mode"] == "text" and data["models"] == ["Big", "Mid", "Small"] and data["split_seed"] == 42
+    rows = {r["name"]: r for r in data["rows"]}
+    assert rows["Always Mid"]["kind"] == "router" and rows["Always Mid"]["share"]["Mid"] == 1
+    assert rows["Always Mid"]["accuracy"] == rows["Mid"]["accuracy"]
+    assert rows["Oracle"]["oracle_gap_accuracy"] == 0
+    table = list(csv.DictReader(io.StringIO(client.get(f"/b/{helpers.SLUG}/routers.csv").content.decode())))
+    assert {r["name"] for r in table} == set(rows)
+
+
+def test_the_form_needs_a_sign_in(benchmark, client):
+    response = client.get(f"/b/{helpers.SLUG}/routers/submit/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
