@@ -167,6 +167,11 @@ TABLE: dict[str, Row] = {
     "routers:sample_image": Row(args=lambda w: {**SLUG, "pk": w.dev.pk}, expect=PUBLIC),
     "routers:matrix_csv": Row(args=lambda w: {**SLUG, "split": "test"}, expect=PUBLIC),
     "routers:matrix_parquet": Row(args=lambda w: {**SLUG, "split": "test"}, expect=PUBLIC),
+    "routers:routers_json": Row(args=lambda w: SLUG, expect=PUBLIC),
+    "routers:routers_csv": Row(args=lambda w: SLUG, expect=PUBLIC),
+    "routers:submit": Row(args=lambda w: SLUG, expect=_signed_in(200)),
+    "api-router-create": Row(args=lambda w: SLUG, method="post", expect=_signed_in(400, anonymous=401)),
+    "api-router-detail": Row(args=lambda w: {"pk": 999_999}, expect=_all(404)),  # router submissions: docs/routers.md
     # The annotator's workbench: their own assignment only.
     "annotation:queue": Row(expect=_signed_in(200)),
     "annotation:claim_next": Row(args=lambda w: SLUG, method="post",
