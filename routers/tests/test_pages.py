@@ -8,6 +8,7 @@ import io
 import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from evaluation.metrics.routing import split_samples
 from routers.models import RouterSubmission
@@ -38,10 +39,14 @@ def test_tab_shows_routers_baselines_and_models(benchmark, client, django_captur
                  "Cheapest on train (Small)", ">Big<", ">Mid<", ">Small<"):
         assert name in page
     assert 'data-tab="routers"' in page and 'id="routers-chart"' in page
+    anonymous = Client()
+    assert "Always Big" not in anonymous.get(f"/b/{helpers.SLUG}/routers/").content.decode()
     # A new router shows at once (the tab is not served from the page cache).
     with django_capture_on_commit_callbacks(execute=True):
         post_router(client, "Always Big", "Big")
-    assert "Always Big" in client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    page = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    assert "Always Big" in page[page.index('id="routers-table"'):]  # (the page's flash message names it too)
+    assert "Always Big" in anonymous.get(f"/b/{helpers.SLUG}/routers/").content.decode()
 
 
 def test_sorting_by_cost_puts_the_cheapest_first(benchmark, client):
