@@ -33,6 +33,7 @@ def test_the_files_carry_the_release_quirks(tmp_path: Path) -> None:
     with mmreason.path.open(encoding="utf-8") as handle:
         mm = list(csv.DictReader(handle, delimiter="\t"))
     assert [r["image"] for r in mm if len(r["image"]) <= 64] == ["1"]  # one row names another row's image
+    assert sum(r["split"] == "dev" for r in mm) == 9  # a public dev split to browse
     tasks = json.loads((agentx.path / "data.json").read_text(encoding="utf-8"))
     paths = [t[0]["file_path"] for t in tasks.values()]
     assert sum("," in p for p in paths) == 3 and sum(p.endswith(".mp4") for p in paths) == 2

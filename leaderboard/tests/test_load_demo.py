@@ -142,6 +142,8 @@ def test_the_home_page_lists_the_new_benchmarks_with_simulated_leaders(demo: Loa
         assert name in section and "Generated demo data" in section
         assert "simulated demo" in section and "(simulated)" in section  # leaders, labelled
     assert "Perception: 9" in html and "Social Sciences: 4" in html
+    mmreason = html.split('id="bench-mmreason-demo"', 1)[1]
+    assert "<strong>25</strong> samples (9 in the public dev split)" in mmreason
 
 
 def test_the_adaptmm_demo_keeps_its_five_labelled_submissions(demo: Loaded) -> None:
