@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
 from evaluation.conversion import submission_file_ready
-from evaluation.judges import Judge, JudgeError, OfflineJudge
+from evaluation.judges import Judge, JudgeBudgetExceeded, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
 from evaluation.reports import record_fields, report_to_json, scorer_version
@@ -574,6 +574,8 @@ def _score(submission_id: int, token: str) -> None:
 
         def mark_done() -> None:
             results = report_to_json(report)
+            if isinstance(getattr(inner, "usage", None), dict):  # what the remote judge used (and cost)
+                results["judge_usage"] = dict(inner.usage)
             now = timezone.now()
             Submission.objects.filter(pk=submission_id).update(
                 status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=report.judge,
@@ -592,6 +594,12 @@ def _score(submission_id: int, token: str) -> None:
                     resolve_tool=resolve, on_records=writer.write, chunk_size=SCORE_CHUNK,
                 )
                 writer.finish(mark_done)
+        except JudgeBudgetExceeded as exc:  # not retried: the next try would spend as much
+            submission_fail(submission_id=submission_id,
+                            reason=f"Judging stopped before the budget was exceeded: {exc}. The verdicts "
+                                   "already paid for are kept; staff can re-score it (after raising "
+                                   "JUDGE_BUDGET_USD) and only the questions left are asked.")
+            return
         except (ScoringError, PredictionFormatError, ValueError) as exc:
             # Validation passed, so the benchmark changed under the file (a sample removed) or a bug.
             submission_fail(submission_id=submission_id,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.settings.env import env_bool, env_int, env_list, env_str
+from config.settings.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 # Everything the app writes at run time (SQLite file, media, embedded broker) lives under var/.
@@ -186,6 +186,12 @@ JUDGE_OPENAI_MAX_RETRIES = env_int("JUDGE_OPENAI_MAX_RETRIES", 3, minimum=0)
 # tokens (input + output) per minute.
 JUDGE_OPENAI_RPM = env_int("JUDGE_OPENAI_RPM", 0, minimum=0)
 JUDGE_OPENAI_TPM = env_int("JUDGE_OPENAI_TPM", 0, minimum=0)
+# The judge's prices in dollars per million tokens (input, output): the real spend of each run is
+# stored with its results. JUDGE_BUDGET_USD (0 = none): one scoring run stops, failing the
+# submission with the reason, before a request would take its spend past it.
+JUDGE_PRICE_INPUT = env_float("JUDGE_PRICE_INPUT", 0.0)
+JUDGE_PRICE_OUTPUT = env_float("JUDGE_PRICE_OUTPUT", 0.0)
+JUDGE_BUDGET_USD = env_float("JUDGE_BUDGET_USD", 0.0)
 
 # Benchmark import limits.
 BENCHMARK_IMPORT_MAX_ERRORS = env_int("BENCHMARK_IMPORT_MAX_ERRORS", 50, minimum=1)

@@ -57,6 +57,20 @@ def env_int(name: str, default: int, *, environ: Mapping[str, str] | None = None
     return parsed
 
 
+def env_float(name: str, default: float, *, environ: Mapping[str, str] | None = None) -> float:
+    """A number that is not negative (a price, a budget)."""
+    value = env_str(name, environ=environ)
+    if value is None:
+        return default
+    try:
+        parsed = float(value)
+    except ValueError:
+        raise ImproperlyConfiguredEnv(f"{name}={value!r} is not a number.") from None
+    if not parsed >= 0:
+        raise ImproperlyConfiguredEnv(f"{name}={value!r} must be 0 or more.")
+    return parsed
+
+
 def env_list(name: str, default: list[str] | None = None, *, environ: Mapping[str, str] | None = None) -> list[str]:
     value = env_str(name, environ=environ)
     if value is None:

@@ -4,12 +4,12 @@ No Django import: the evaluation app backs ``VerdictCache`` with a table in
 ``evaluation/judge_cache.py``.
 """
 
-from .base import PROMPT_VERSIONS, Judge, JudgeError, load_prompt
+from .base import PROMPT_VERSIONS, Judge, JudgeBudgetExceeded, JudgeError, load_prompt
 from .cache import InMemoryVerdictCache, VerdictCache, input_hash
 from .offline import OfflineJudge
 
 __all__ = [
-    "PROMPT_VERSIONS", "InMemoryVerdictCache", "Judge", "JudgeError", "OfflineJudge",
+    "PROMPT_VERSIONS", "InMemoryVerdictCache", "Judge", "JudgeBudgetExceeded", "JudgeError", "OfflineJudge",
     "VerdictCache", "input_hash", "load_prompt",
 ]
 

@@ -37,6 +37,10 @@ class JudgeError(RuntimeError):
     """A judge could not produce a verdict (after its retries)."""
 
 
+class JudgeBudgetExceeded(JudgeError):
+    """The next request would take the judge's spending past its budget; nothing more is sent."""
+
+
 def load_prompt(kind: str, version: str | None = None) -> str:
     version = version or PROMPT_VERSIONS[kind]
     return (PROMPTS_DIR / f"{kind}.{version}.txt").read_text(encoding="utf-8")

@@ -40,7 +40,7 @@ from evaluation.metrics.questions import (
     ToolCallQuestion,
 )
 
-from .base import PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS, JudgeError, load_prompt
+from .base import PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS, JudgeBudgetExceeded, JudgeError, load_prompt
 from .cache import VerdictCache, input_hash
 
 log = logging.getLogger(__name__)
@@ -166,6 +166,9 @@ class OpenAIJudge:
         batch_size: int = 20,
         requests_per_minute: int = 0,
         tokens_per_minute: int = 0,
+        price_input: float = 0.0,
+        price_output: float = 0.0,
+        budget_usd: float = 0.0,
         cache: VerdictCache | None = None,
         name: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -189,9 +192,19 @@ class OpenAIJudge:
         )
         self.versions = PROMPT_VERSIONS if batch_size > 1 else SINGLE_PROMPT_VERSIONS
         self._prompts = {kind: load_prompt(kind, v) for kind, v in self.versions.items()}
+        # Dollars per million tokens, and what this judge may spend (0: no limit). Spending is
+        # the answered requests' reported tokens, plus the estimate of those in flight.
+        self.price_input = price_input
+        self.price_output = price_output
+        self.budget_usd = budget_usd
+        self._reserved_usd = 0.0
         # What this judge has used so far (all threads): requests sent, questions answered, tokens.
         self._usage_lock = threading.Lock()
-        self.usage = {"requests": 0, "questions": 0, "input_tokens": 0, "output_tokens": 0}
+        self.usage: dict[str, Any] = {"requests": 0, "questions": 0, "input_tokens": 0, "output_tokens": 0,
+                                      "cost_usd": 0.0}
+
+    def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.price_input + output_tokens * self.price_output) / 1e6
 
     # ------------------------------------------------------------- four kinds
     def answer_equivalence(self, questions: Sequence[AnswerQuestion]) -> list[bool]:
@@ -306,20 +319,39 @@ class OpenAIJudge:
         else:
             content = orjson.dumps({"questions": [{"id": i, **p} for i, (_, p, _) in enumerate(items)]}).decode()
         prompt = self._prompts[kind]
-        self.gate.enter(estimate_tokens(prompt) + estimate_tokens(content)
-                        + _OUTPUT_TOKENS_PER_QUESTION * len(items))
+        est_in = estimate_tokens(prompt) + estimate_tokens(content)
+        est_out = _OUTPUT_TOKENS_PER_QUESTION * len(items)
+        reserve = self.cost_usd(est_in, est_out)
         with self._usage_lock:
+            if self.budget_usd and self.usage["cost_usd"] + self._reserved_usd + reserve > self.budget_usd:
+                raise JudgeBudgetExceeded(
+                    f"judge {self.name}: the judge budget of ${self.budget_usd:g} would be exceeded "
+                    f"(${self.usage['cost_usd']:.4f} spent on {self.usage['questions']} questions, "
+                    f"the next {kind} request about ${reserve:.4f}); nothing more was asked")
+            self._reserved_usd += reserve
             self.usage["requests"] += 1
-        resp = self._client.chat.completions.create(
-            model=self.model,
-            messages=[{"role": "system", "content": prompt}, {"role": "user", "content": content}],
-            response_format={"type": "json_object"},
-            temperature=0,
-        )
-        usage = getattr(resp, "usage", None)
-        with self._usage_lock:
-            self.usage["input_tokens"] += getattr(usage, "prompt_tokens", 0) or 0
-            self.usage["output_tokens"] += getattr(usage, "completion_tokens", 0) or 0
+        self.gate.enter(est_in + est_out)
+        try:
+            resp = self._client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "system", "content": prompt}, {"role": "user", "content": content}],
+                response_format={"type": "json_object"},
+                temperature=0,
+            )
+            usage = getattr(resp, "usage", None)
+            used_in = getattr(usage, "prompt_tokens", None)
+            used_out = getattr(usage, "completion_tokens", None)
+            if used_in is None or used_out is None:  # a server that does not report usage: the estimate
+                used_in, used_out = est_in, est_out
+        except BaseException:
+            used_in = used_out = 0  # refused or lost: not billed (a timeout may be; it is not known)
+            raise
+        finally:
+            with self._usage_lock:
+                self._reserved_usd -= reserve
+                self.usage["input_tokens"] += used_in
+                self.usage["output_tokens"] += used_out
+                self.usage["cost_usd"] += self.cost_usd(used_in, used_out)
         try:
             text = resp.choices[0].message.content or ""
             data = orjson.loads(text)
@@ -357,5 +389,8 @@ def openai_judge_from_settings(settings: Any, cache: VerdictCache | None = None)
         batch_size=int(settings.JUDGE_OPENAI_BATCH),
         requests_per_minute=int(settings.JUDGE_OPENAI_RPM),
         tokens_per_minute=int(settings.JUDGE_OPENAI_TPM),
+        price_input=float(settings.JUDGE_PRICE_INPUT),
+        price_output=float(settings.JUDGE_PRICE_OUTPUT),
+        budget_usd=float(settings.JUDGE_BUDGET_USD),
         cache=cache,
     )

@@ -26,6 +26,7 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.arrivals: list[float] = []  # time.monotonic() of each request
         self.refused_at: list[float] = []  # when each 429/503 was sent
         self.delay = 0.0  # seconds before every answer
+        self.usage: list[dict] = []  # the usage reported with each answer
         self.lock = threading.Lock()
 
     @property
@@ -93,12 +94,17 @@ class _Handler(BaseHTTPRequestHandler):
             content = json.dumps({"answers": [{k: v for k, v in a.items() if k != "id"} for a in _answers(body)]})
         else:
             content = arg if kind == "content" else _default_answer(body)
+        # Tokens as a real server would count them, about 4 characters a token; kept for the tests.
+        usage = {"prompt_tokens": sum(len(m["content"]) for m in body["messages"]) // 4,
+                 "completion_tokens": len(content) // 4}
+        with self.server.lock:
+            self.server.usage.append(usage)
         self._send(200, {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
             "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "usage": usage,
         })
 
     def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
