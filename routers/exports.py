@@ -65,11 +65,11 @@ def matrix_parquet(data: PoolData, split: str, absolute: Callable[[str], str] = 
 
 BOARD_COLUMNS = ["kind", "name", "router_id", "accuracy", "accuracy_low", "accuracy_high", "cost_per_sample_usd",
                  "cost_per_10k_usd", "rank_score", "oracle_gap_accuracy", "oracle_gap_cost_usd", "on_frontier",
-                 "pool_current"]
+                 "pool_current", "pool_version"]
 
 
 def board_json(slug: str, board: Any) -> dict[str, Any]:  # board: routers.selectors.RouterBoard
-    return {"benchmark": slug, "mode": board.mode, "models": board.models, "split_seed": 42, "splits": board.splits,
+    return {"benchmark": slug, "mode": board.mode, "models": board.models, "pool_version": board.pool_version, "split_seed": 42, "splits": board.splits,
             "cost_bounds": list(board.bounds) if board.bounds else None,
             "rows": [{**r.flat(), "share": r.figures["share"],
                       "accuracy_by_domain": r.figures.get("accuracy_by_domain", {})} for r in board.rows]}

@@ -25,6 +25,29 @@ class RouterTrack(models.Model):
         return f"router track of {self.benchmark_id} ({self.mode}, seed {self.seed})"
 
 
+class RouterPoolVersion(models.Model):
+    """One content of a track's pool: which model names, from which submissions, in which mode.
+
+    A version names a content: the pool coming back to an earlier content is that earlier version again.
+    """
+
+    track = models.ForeignKey(RouterTrack, on_delete=models.CASCADE, related_name="pool_versions")
+    number = models.PositiveIntegerField()
+    signature = models.CharField(max_length=64)  # sha256 of [mode, sorted (model, submission id)]
+    members = models.JSONField(default=dict)  # {model name: submission id}
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["track", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["track", "number"], name="router_pool_version_number"),
+            models.UniqueConstraint(fields=["track", "signature"], name="router_pool_version_signature"),
+        ]
+
+    def __str__(self) -> str:
+        return f"pool v{self.number} of {self.track_id}"
+
+
 class RouterSplit(models.TextChoices):
     TRAIN = "train", "Train"
     DEV = "dev", "Dev"
@@ -69,8 +92,10 @@ class RouterSubmission(models.Model):
     status = models.CharField(max_length=8, choices=RouterStatus.choices, default=RouterStatus.QUEUED)
     failure_reason = models.TextField(blank=True)
     errors = models.JSONField(default=list, blank=True)  # [{"line", "field", "message"}], first 50
-    # The pool it was scored on: {"mode", "models": {name: submission id}}.
+    # The pool it was scored on: {"mode", "models": {name: submission id}}, and that pool's version.
     pool = models.JSONField(default=dict, blank=True)
+    pool_version = models.ForeignKey(RouterPoolVersion, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
     results = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -8,15 +8,17 @@ sample a model did not answer counts as wrong at $0.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
-from django.db import transaction
-from django.db.models import Count
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max
 
 from annotation.models import Benchmark, Sample
 from evaluation.metrics.routing import Pool, split_samples
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
-from routers.models import RouterSplitSample, RouterTrack
+from routers.models import RouterPoolVersion, RouterSplitSample, RouterTrack
 
 MODES = ("adaptive", "text", "oracle")
 
@@ -36,6 +38,7 @@ class PoolData:
     samples: list[SampleInfo]  # aligned with pool.samples
     split: dict[str, str]  # uid -> train | dev | test
     submissions: dict[str, int]  # model name -> submission id
+    version: RouterPoolVersion
 
     def rows(self, split: str) -> list[int]:
         return [i for i, s in enumerate(self.samples) if self.split.get(s.uid) == split]
@@ -110,5 +113,27 @@ def pool_load(benchmark: Benchmark) -> PoolData:
             correct[names[sid]][uid] = ok
             cost[names[sid]][uid] = usd
     pool = Pool.build(list(subs), [s.uid for s in samples], correct, cost)
-    return PoolData(track=track, pool=pool, samples=samples, split=split, submissions=subs)
+    return PoolData(track=track, pool=pool, samples=samples, split=split, submissions=subs,
+                    version=pool_version_ensure(track=track, members=subs))
+
+
+def pool_version_ensure(*, track: RouterTrack, members: dict[str, int]) -> RouterPoolVersion:
+    """The version naming this pool content, created (numbered next) the first time the content is seen.
+
+    Two requests seeing a new content at once: one creates it, the other's insert hits a unique
+    constraint (same signature, or same number for another content) and it reads or numbers again.
+    """
+    signature = hashlib.sha256(json.dumps([track.mode, sorted(members.items())]).encode()).hexdigest()
+    for _ in range(5):
+        found = RouterPoolVersion.objects.filter(track=track, signature=signature).first()
+        if found is not None:
+            return found
+        number = (RouterPoolVersion.objects.filter(track=track).aggregate(m=Max("number"))["m"] or 0) + 1
+        try:
+            with transaction.atomic():
+                return RouterPoolVersion.objects.create(track=track, number=number, signature=signature,
+                                                        members=members)
+        except IntegrityError:
+            continue
+    raise RuntimeError("could not number the router pool's new version")
 

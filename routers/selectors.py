@@ -20,7 +20,7 @@ from evaluation.metrics.cost import Point, pareto_frontier
 from evaluation.metrics.routing_knn import knn_probs
 from routers.models import RouterStatus, RouterSubmission
 from routers.pool import PoolData, pool_load
-from routers.services import cost_bounds_of
+from routers.services import cost_bounds_of, routers_rescore_stale
 
 KINDS = {"router": "Router", "baseline": "Baseline", "model": "Candidate model"}
 CACHE_SECONDS = 15 * 60
@@ -34,6 +34,8 @@ class BoardRow:
     router_id: int | None = None
     owner: str = ""
     pool_current: bool = True  # a router scored on the pool as it is now
+    pool_version: int | None = None  # the version it was scored on
+    rescoring: bool = False  # queued or being scored again on the current pool
     on_frontier: bool = False
 
     def flat(self) -> dict[str, Any]:
@@ -43,7 +45,7 @@ class BoardRow:
                 "accuracy_high": f["accuracy"]["high"], "cost_per_sample_usd": f["cost_per_sample_usd"]["value"],
                 "cost_per_10k_usd": f["cost_per_10k_usd"], "rank_score": f["rank_score"],
                 "oracle_gap_accuracy": f["oracle_gap"]["accuracy"], "oracle_gap_cost_usd": f["oracle_gap"]["cost_usd"],
-                "on_frontier": self.on_frontier, "pool_current": self.pool_current}
+                "on_frontier": self.on_frontier, "pool_current": self.pool_current, "pool_version": self.pool_version}
 
 
 @dataclass
@@ -53,6 +55,7 @@ class RouterBoard:
     n_test: int
     splits: dict[str, int]
     bounds: tuple[float, float] | None
+    pool_version: int = 0
     rows: list[BoardRow] = field(default_factory=list)
 
 
@@ -92,13 +95,20 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
     board = RouterBoard(mode=data.track.mode, models=list(data.pool.models), n_test=len(test),
                         splits={s: len(data.rows(s)) for s in routing.SPLITS},
                         bounds=cost_bounds_of(benchmark, data, test) if data.pool.models else None)
-    current = {"mode": data.track.mode, "models": data.submissions}
-    for sub in (RouterSubmission.objects.filter(benchmark=benchmark, is_public=True, status=RouterStatus.DONE)
-                .select_related("owner").order_by("created_at", "id")):
+    board.pool_version = data.version.number
+    # Routers scored on another pool are sent to be scored again (derived figures, rebuilt on read like
+    # the leaderboard's entries); until then they show their old figures, marked.
+    routers_rescore_stale(benchmark=benchmark, version=data.version)
+    shown = (RouterStatus.DONE, RouterStatus.QUEUED, RouterStatus.SCORING)
+    for sub in (RouterSubmission.objects.filter(benchmark=benchmark, is_public=True, status__in=shown,
+                                                results__isnull=False)
+                .select_related("owner", "pool_version").order_by("created_at", "id")):
         board.rows.append(BoardRow("router", sub.name, sub.results, router_id=sub.pk, owner=sub.owner.username,
-                                   pool_current=sub.pool == current))
+                                   pool_current=sub.pool_version_id == data.version.pk and sub.status == RouterStatus.DONE,
+                                   pool_version=sub.pool_version.number if sub.pool_version else None,
+                                   rescoring=sub.status != RouterStatus.DONE))
     for row in _fixed_rows(benchmark, data):
-        board.rows.append(BoardRow(row["kind"], row["name"], row["figures"]))
+        board.rows.append(BoardRow(row["kind"], row["name"], row["figures"], pool_version=data.version.number))
     points = [Point(str(i), r.figures["accuracy"]["value"], r.figures["cost_per_sample_usd"]["value"])
               for i, r in enumerate(board.rows) if r.name != "Oracle"]
     for p in pareto_frontier(points):

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from evaluation.metrics import routing
-from routers.models import RouterStatus, RouterSubmission
+from routers.models import RouterPoolVersion, RouterStatus, RouterSubmission
 from routers.pool import PoolData, pool_load
 from routers.validation import read_router_file
 
@@ -92,12 +92,29 @@ def router_submission_score(*, submission_id: int) -> RouterSubmission | None:
     figures = routing.score(data.pool, test_rows, probs, bounds=cost_bounds_of(sub.benchmark, data, test_rows),
                             domains=domains)
     sub.results = figures_json(figures)
-    sub.pool = {"mode": data.track.mode, "models": data.submissions}
+    sub.pool = {"mode": data.track.mode, "models": data.submissions, "version": data.version.number}
+    sub.pool_version = data.version
     sub.status = RouterStatus.DONE
     sub.finished_at = timezone.now()
     sub.errors, sub.failure_reason = [], ""
-    sub.save(update_fields=["results", "pool", "status", "finished_at", "errors", "failure_reason"])
+    sub.save(update_fields=["results", "pool", "pool_version", "status", "finished_at", "errors", "failure_reason"])
     return sub
+
+
+def routers_rescore_stale(*, benchmark: Benchmark, version: RouterPoolVersion) -> list[int]:
+    """Send every scored router of the benchmark whose pool version is not ``version`` to be scored again.
+
+    Moved back to ``queued`` first (only from ``done``), so two readers noticing the change at once send
+    each router once; its old figures stay on the tab, marked, until the new ones replace them.
+    """
+    stale = list(RouterSubmission.objects.filter(benchmark=benchmark, status=RouterStatus.DONE)
+                 .exclude(pool_version=version).values_list("pk", flat=True))
+    sent = []
+    for pk in stale:
+        if RouterSubmission.objects.filter(pk=pk, status=RouterStatus.DONE).update(status=RouterStatus.QUEUED):
+            sent.append(pk)
+            transaction.on_commit(lambda pk=pk: router_submission_send(pk))
+    return sent
 
 
 def _fail(sub: RouterSubmission, reason: str, errors: list[dict[str, object]]) -> RouterSubmission:

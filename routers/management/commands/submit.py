@@ -62,5 +62,5 @@ class Command(PredictionSubmit):
         if sub.status != RouterStatus.DONE:
             print_errors(self, sub.errors)
             raise CommandError(f"router submission {sub.pk} failed: {sub.failure_reason}")
-        self.stdout.write(json.dumps({k: sub.results[k] for k in SYNC_KEYS} | {"n": sub.results["n"]}, indent=2))
+        self.stdout.write(json.dumps({k: sub.results[k] for k in SYNC_KEYS} | {"n": sub.results["n"], "pool_version": sub.pool["version"]}, indent=2))
         return None
