@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 
 from evaluation.metrics.routing import split_samples
 from routers.models import RouterSubmission
@@ -17,10 +16,6 @@ TEST = sorted(u for u, s in SPLIT.items() if s == "test")
 TRAIN = [u for u, s in SPLIT.items() if s == "train"]
 
 
-@pytest.fixture
-def benchmark(tmp_path):
-    cache.clear()
-    return helpers.make_pool(tmp_path)
 
 
 def acc(model: str, uids: list[str]) -> float:

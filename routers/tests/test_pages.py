@@ -6,7 +6,6 @@ import csv
 import io
 
 import pytest
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -18,10 +17,6 @@ pytestmark = pytest.mark.django_db
 TEST = sorted(u for u, s in split_samples(helpers.UIDS).items() if s == "test")
 
 
-@pytest.fixture
-def benchmark(tmp_path):
-    cache.clear()
-    return helpers.make_pool(tmp_path)
 
 
 def post_router(client, name: str, model: str, public: bool = True):  # noqa: ANN001, ANN201

@@ -17,9 +17,6 @@ from routers.tests import helpers
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def benchmark(tmp_path):
-    return helpers.make_pool(tmp_path)
 
 
 def read_csv(text: str) -> list[dict[str, str]]:

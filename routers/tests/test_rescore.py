@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.contrib.auth import get_user_model
 from django.core.files import File
 
@@ -19,10 +18,6 @@ pytestmark = pytest.mark.django_db
 TEST = sorted(u for u, s in split_samples(helpers.UIDS).items() if s == "test")
 
 
-@pytest.fixture
-def benchmark(tmp_path):
-    cache.clear()
-    return helpers.make_pool(tmp_path)
 
 
 def router(benchmark, tmp_path, name: str, model: str) -> RouterSubmission:  # noqa: ANN001
