@@ -53,7 +53,7 @@ def router_submission_send(pk: int) -> None:
     from routers.tasks import router_score  # the task module imports this one
 
     try:
-        router_score.delay(pk)
+        router_score.apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)  # the pipeline's workers take it
     except Exception:  # broker down: the router stays queued; `manage.py score_router ID` sends it again
         log.warning("could not send router submission %s to the queue", pk, exc_info=True)
 
