@@ -81,3 +81,14 @@ def test_routers_json_and_csv(benchmark, client, django_capture_on_commit_callba
 def test_the_form_needs_a_sign_in(benchmark, client):
     response = client.get(f"/b/{helpers.SLUG}/routers/submit/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_benchmark_without_a_pool(tmp_path, client, django_capture_on_commit_callbacks):
+    helpers.make_benchmark(tmp_path)  # samples, no scored submissions
+    page = client.get(f"/b/{helpers.SLUG}/routers/")
+    assert page.status_code == 200 and "No pool yet" in page.content.decode()
+    assert client.get(f"/b/{helpers.SLUG}/routers.json").json()["rows"] == []
+    client.force_login(helpers.user())
+    with django_capture_on_commit_callbacks(execute=True):
+        post_router(client, "Too early", "Big")
+    assert RouterSubmission.objects.get().failure_reason == "the benchmark has no priced public models in its pool yet"
