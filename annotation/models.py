@@ -110,6 +110,9 @@ class Sample(models.Model):
     source = models.CharField(max_length=200, blank=True)
     meta = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)  # line order in the imported file
+    # MMReason's guessability audit, written by evaluation.services.guessability_refresh: None until
+    # enough public blind submissions are counted (docs/metrics.md).
+    guessable = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
 from evaluation.conversion import submission_file_ready
+from evaluation.guessability import guessability_refresh_for
 from evaluation.judges import Judge, JudgeBudgetExceeded, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
@@ -301,6 +302,7 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
                 progress_total=report.n_predictions,
             )
             transaction.on_commit(lambda: submission_notify(submission_id=pk))
+            transaction.on_commit(lambda: guessability_refresh_for(submission_id=pk))
 
         with sub.file.open("rb") as stream:
             lines = iter_validated(
@@ -583,6 +585,7 @@ def _score(submission_id: int, token: str) -> None:
                 progress_done=F("n_predictions"), progress_total=F("n_predictions"),
             )
             transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
+            transaction.on_commit(lambda: guessability_refresh_for(submission_id=submission_id))
 
         try:
             with writer, sub.file.open("rb") as stream:

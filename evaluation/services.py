@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from evaluation import selectors
+from evaluation.guessability import guessability_refresh_for
 from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Submission, SubmissionStatus, SweepRun
 from evaluation.queueing import submission_enqueue
 
@@ -252,7 +253,12 @@ def submission_set_public(*, submission: Submission, public: bool) -> Submission
         submission.refresh_from_db()
         raise PublishRefused(publish_refusal(submission=submission))
     submission.is_public, submission.updated_at = public, now
+    _refresh_guessability(submission)
     return submission
+
+
+def _refresh_guessability(submission: Submission) -> None:
+    transaction.on_commit(lambda: guessability_refresh_for(submission_id=submission.pk))
 
 
 def submission_delete(*, submission: Submission) -> Submission:
@@ -260,6 +266,7 @@ def submission_delete(*, submission: Submission) -> Submission:
     submission.deleted_at = timezone.now()
     submission.is_public = False
     submission.save(update_fields=["deleted_at", "is_public", "updated_at"])
+    _refresh_guessability(submission)
     return submission
 
 

@@ -15,6 +15,7 @@ from annotation.models import Benchmark
 from evaluation import queueing, selectors, services
 from evaluation.api import REJECTION_STATUS, upload_too_large
 from evaluation.forms import SubmissionForm
+from evaluation.metrics.types import MODES
 from evaluation.models import Submission
 
 DETAIL_ROWS = 200  # dev-split rows shown on the page; the API pages through all of them
@@ -94,7 +95,7 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
     rows = selectors.prediction_results_for(submission=sub, user=request.user)[:DETAIL_ROWS] if sub.results else []
     context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS,
                "modes": sorted((sub.results or {}).get("modes", {}).items(),
-                               key=lambda kv: ("text", "adaptive", "oracle").index(kv[0]))}
+                               key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES))}
     # htmx polls the status fragment; the full page is for a first visit or a browser without JS.
     template = "evaluation/_status.html" if (fragment or request.htmx) else "evaluation/submission_detail.html"
     response = render(request, template, context)

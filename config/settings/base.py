@@ -287,3 +287,9 @@ MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddlewar
 # After this many failed sign-ins for one username from one address, that pair waits LOGIN_LOCKOUT_SECONDS.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
+
+# MMReason's guessability audit (docs/metrics.md, "Blind mode"): a sample is guessable when at
+# least GUESSABLE_K of the benchmark's public blind submissions answer it correctly; nothing is
+# flagged before GUESSABLE_MIN_BLIND such submissions exist.
+GUESSABLE_K = env_int("GUESSABLE_K", 2, minimum=1)
+GUESSABLE_MIN_BLIND = env_int("GUESSABLE_MIN_BLIND", 3, minimum=1)

@@ -19,6 +19,7 @@ from .mode_selection import cell, mcc
 from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_mean, bootstrap_rate
 from .types import (
     AccuracyTable,
+    N_MODES,
     Confusion,
     CostReport,
     Mean,
@@ -194,10 +195,10 @@ def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
     """As ``mode_selection_from_slots``, from ``slot_state`` bytes (0 where no line)."""
     counts = [0, 0, 0, 0]
     for i, info in enumerate(order):
-        text = state[3 * i]
+        text = state[N_MODES * i]
         if not text or info.aux:
             continue
-        adaptive = state[3 * i + 1]
+        adaptive = state[N_MODES * i + 1]
         if adaptive:
             counts[cell(bool(text & _CORRECT), bool(adaptive & _CALLS))] += 1
     if not any(counts):
@@ -210,14 +211,14 @@ def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
 def mode_selection_from_slots(slots: Sequence[list | None], order: Sequence[SampleInfo], *,
                               seed: int = SEED, resamples: int = RESAMPLES) -> Confusion | None:
     """Confusion and MCC over non-aux samples with both a text and an adaptive prediction
-    (``slots[3 * i + m]``: the record of sample i in mode m, MODES order; field 3 is
+    (``slots[N_MODES * i + m]``: the record of sample i in mode m, MODES order; field 3 is
     ``correct``, field 6 ``n_calls``); None when no sample has both."""
     counts = [0, 0, 0, 0]
     for i, info in enumerate(order):
-        text = slots[3 * i]
+        text = slots[N_MODES * i]
         if text is None or info.aux:
             continue
-        adaptive = slots[3 * i + 1]
+        adaptive = slots[N_MODES * i + 1]
         if adaptive is not None:
             counts[cell(text[3], adaptive[6] > 0)] += 1
     if not any(counts):

@@ -75,7 +75,7 @@ def parse_prediction(obj: Any) -> Prediction:
         raise PredictionFormatError("sample_id", "a non-empty string", sid)
     mode = obj.get("mode")
     if mode not in _MODES:
-        raise PredictionFormatError("mode", "one of text, adaptive, oracle", mode)
+        raise PredictionFormatError("mode", "one of " + ", ".join(MODES), mode)
     answer = obj.get("answer")
     if answer is None:
         answer = ""

@@ -41,6 +41,7 @@ from .stats import RESAMPLES, SEED
 from .toolchain import effective_chain, input_media, normalized_edit_distance, toolset_prf
 from .types import (
     MODES,
+    N_MODES,
     CallResult,
     Prediction,
     PredictionFormatError,
@@ -155,9 +156,9 @@ def _score(
     resolved_get = bench.resolved.get
     judge_tag = f"judge:{judge.name}"
     accs = [ModeAccumulator(len(bench.groups)) for _ in MODES]
-    # seen[3 * sample index + mode index]: SEEN once the line is read (repeated lines), then
+    # seen[N_MODES * sample index + mode index]: SEEN once the line is read (repeated lines), then
     # the finished record's correctness and tool use for mode selection (see _slot_state).
-    seen = bytearray(3 * len(bench.order))
+    seen = bytearray(N_MODES * len(bench.order))
     mode_index = _MODE_INDEX.get
     rows: list[list] = []  # the records of the current chunk (the whole file without streaming)
     row_slots: list[int] = []
@@ -336,8 +337,8 @@ def _score(
             raise ScoringError(f"sample_id {sid!r} is not in the benchmark")
         mi = mode_index(mode)
         if mi is None:  # only a hand-built Prediction gets here with another mode
-            raise PredictionFormatError("mode", "one of text, adaptive, oracle", mode)
-        slot = 3 * info.index + mi
+            raise PredictionFormatError("mode", "one of " + ", ".join(MODES), mode)
+        slot = N_MODES * info.index + mi
         if seen[slot]:
             raise ScoringError(f"duplicate prediction for sample {sid!r}, mode {mode!r}")
         acc = accs[mi]

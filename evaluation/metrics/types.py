@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
-MODES: tuple[str, ...] = ("text", "adaptive", "oracle")
+# blind: the question without the image (MMReason's guessability filter; metrics.md).
+MODES: tuple[str, ...] = ("text", "adaptive", "oracle", "blind")
+N_MODES = len(MODES)
 ANSWER_TYPES: frozenset[str] = frozenset({"choice", "number", "text"})
 
 

@@ -83,7 +83,7 @@ def test_a_bad_file_fails_whole_with_its_errors_and_keeps_the_file(
     sub = submit(bench, researcher, content, django_capture_on_commit_callbacks)
     assert sub.status == "failed"
     assert sub.errors == [{"line": 13, "field": "mode",
-                           "message": "expected one of text, adaptive, oracle, got 'agentic'"}]
+                           "message": "expected one of text, adaptive, oracle, blind, got 'agentic'"}]
     assert "nothing was scored" in sub.failure_reason
     assert not PredictionResult.objects.filter(submission=sub).exists() and sub.results is None
     with sub.file.open("rb") as fh:

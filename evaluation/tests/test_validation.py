@@ -24,7 +24,7 @@ CORPUS = [
     ("utf16.jsonl", 1, "", "the file is UTF-16; save it as UTF-8"),
     ("unknown_sample.jsonl", 2, "sample_id", "'nope-42' is not a sample of benchmark 'tiny'"),
     ("duplicate.jsonl", 3, "sample_id", "duplicate: sample 's1' in mode 'text' is already on line 1"),
-    ("bad_mode.jsonl", 2, "mode", "expected one of text, adaptive, oracle, got 'agentic'"),
+    ("bad_mode.jsonl", 2, "mode", "expected one of text, adaptive, oracle, blind, got 'agentic'"),
     ("steps_wrong_type.jsonl", 1, "steps", "expected a list, got 'rotate then zoom'"),
     ("negative_tokens.jsonl", 1, "usage.input_tokens", "expected a non-negative number or null, got -5"),
     ("empty.jsonl", None, "", "the file is empty"),
