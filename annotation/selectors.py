@@ -80,11 +80,19 @@ def benchmark_progress(benchmark: Benchmark) -> dict:
     return {"n": n, **totals, "people": list(people)}
 
 
-def review_queue(benchmark: Benchmark) -> QuerySet[Sample]:
-    """Samples with work submitted by annotators, the ones not yet reviewed first."""
+GUESSABLE_FILTERS = {"yes": True, "no": False, "unaudited": None}  # ?guessable= on the review queue
+
+
+def review_queue(benchmark: Benchmark, *, guessable: str = "") -> QuerySet[Sample]:
+    """Samples with work submitted by annotators, the ones not yet reviewed first; ``guessable``
+    (a GUESSABLE_FILTERS key, anything else is no filter) keeps one audit outcome."""
+    rows = Sample.objects.filter(benchmark=benchmark, annotations__status=AnnotationStatus.SUBMITTED,
+                                 annotations__annotator__isnull=False)
+    if guessable in GUESSABLE_FILTERS:
+        wanted = GUESSABLE_FILTERS[guessable]
+        rows = rows.filter(guessable__isnull=True) if wanted is None else rows.filter(guessable=wanted)
     return (
-        Sample.objects.filter(benchmark=benchmark, annotations__status=AnnotationStatus.SUBMITTED,
-                              annotations__annotator__isnull=False)
+        rows
         .annotate(
             submitted=Count("annotations", filter=Q(annotations__status=AnnotationStatus.SUBMITTED,
                                                     annotations__annotator__isnull=False), distinct=True),

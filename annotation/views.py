@@ -255,9 +255,12 @@ def restore(request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
 def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     _reviewable(request, benchmark)
+    guessable = request.GET.get("guessable", "")
+    guessable = guessable if guessable in selectors.GUESSABLE_FILTERS else ""
     return render(request, "annotation/review_list.html", {
-        "benchmark": benchmark, "samples": selectors.review_queue(benchmark)[:200],
-        "progress": selectors.benchmark_progress(benchmark),
+        "benchmark": benchmark, "samples": selectors.review_queue(benchmark, guessable=guessable)[:200],
+        "progress": selectors.benchmark_progress(benchmark), "guessable": guessable,
+        "guessable_choices": (("", "all"), ("yes", "guessable"), ("no", "not guessable"), ("unaudited", "not audited")),
         "dev_only_exports": access.export_splits(request.user, benchmark) is not None})  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 from annotation.models import Benchmark
 from leaderboard import board, selectors
 from leaderboard.figures import plot_text
+from leaderboard.guessable import guessability_context
 from leaderboard.pareto import UNITS, pareto_view
 from leaderboard.routers_tab import routers_context
 from leaderboard.services import MODES
@@ -33,6 +34,7 @@ TABS: tuple[Tab, ...] = (
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False),
+    Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
 
@@ -97,6 +99,8 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return {"rows": selectors.process_table(sources), "columns": selectors.PROCESS_COLUMNS}
     if tab == "toolchains":
         return {"rows": selectors.toolchain_table(sources), "columns": selectors.TOOLCHAIN_COLUMNS}
+    if tab == "guessability":
+        return guessability_context(benchmark)
     if tab == "cost":
         mode = params.get("mode", "adaptive")
         mode = mode if mode in MODES else "adaptive"

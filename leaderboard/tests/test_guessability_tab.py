@@ -1,0 +1,56 @@
+"""The Guessability tab: the guessable share per domain and accuracy with guessable samples left out,
+from hand-made blind submissions scored through the real pipeline (numbers computed by hand)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from leaderboard.tests import helpers
+from leaderboard.tests.helpers import ALPHA, ModelSpec
+
+pytestmark = pytest.mark.django_db
+
+# s1: 2 of 3 blind right (= k, guessable); s2: 2 (guessable); s5: 2 (guessable); s6: 1 (k - 1, not)
+BLIND = [ModelSpec("Blind A", {"blind": ("s1", "s2", "s5")}), ModelSpec("Blind B", {"blind": ("s1", "s5", "s6")}),
+         ModelSpec("Blind C", {"blind": ("s2",)})]
+
+
+@pytest.fixture
+def bench(tmp_path, django_capture_on_commit_callbacks):
+    benchmark = helpers.make_benchmark(tmp_path)
+
+    def submit(spec: ModelSpec, public: bool = True):  # noqa: ANN202
+        with django_capture_on_commit_callbacks(execute=True):
+            return helpers.submit(benchmark, spec, public=public)
+    benchmark.submit_for_test = submit
+    return benchmark
+
+
+def cells(html: str, row_attr: str) -> list[str]:
+    row = re.search(rf"<tr {row_attr}>(.*?)</tr>", html, re.S)
+    assert row, row_attr
+    return re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
+
+
+def test_the_tab_shows_shares_per_domain_and_accuracy_without_guessable_samples(client, bench) -> None:
+    alpha = bench.submit_for_test(ALPHA)
+    for spec in BLIND[:2]:
+        bench.submit_for_test(spec)
+    html = client.get(f"/b/{bench.slug}/guessability/").content.decode()
+    assert "Not audited yet: fewer than 3 public blind submissions." in html
+    bench.submit_for_test(ModelSpec("Private blind", {"blind": ("s6", "s7")}), public=False)
+    assert "Not audited yet" in client.get(f"/b/{bench.slug}/guessability/").content.decode()  # private: not counted
+
+    bench.submit_for_test(BLIND[2])
+    html = client.get(f"/b/{bench.slug}/guessability/").content.decode()
+    shares = re.findall(r'<tr data-domain="([^"]+)"><th scope="row">[^<]*</th><td class="num">(\d+)</td><td class="num">(\d+)</td>', html)
+    assert [(g, n) for _, g, n in shares] == [("2", "4"), ("1", "4"), ("0", "1")]  # real world, OCR, math
+    # Alpha adaptive: 6 of 8 non-aux right; without s1, s2, s5 it has s3, s6, s8 of s3, s4, s6, s7, s8
+    assert cells(html, f'data-submission="{alpha.pk}" data-mode="adaptive"') == ["75.0", "60.0"]
+    # Alpha text (s2, s5, s9): 2 of 8 (s9 is aux); without guessable: 0 of 5
+    assert cells(html, f'data-submission="{alpha.pk}" data-mode="text"') == ["25.0", "0.0"]
+    blind_a = re.search(r'data-submission="(\d+)" data-mode="blind"><th scope="row">Blind A<', html)
+    assert blind_a and cells(html, f'data-submission="{blind_a.group(1)}" data-mode="blind"') == ["37.5", "0.0"]
+    assert "Private blind" not in html
