@@ -121,6 +121,9 @@ class SampleRecord:
     media: list[MediumIn] = field(default_factory=list)  # in order: img0, img1, ...
 
 
+KNOWN_FIGURES = frozenset({"agentx"})  # "agentx": Agent-X's Table 3 (docs/metrics.md), its own tab
+
+
 @dataclass(slots=True)
 class Manifest:
     slug: str | None = None
@@ -135,6 +138,8 @@ class Manifest:
     cost_min: float | None = None
     cost_max: float | None = None
     domains: dict[str, dict] | None = None  # None: open, the file's own (annotation/taxonomy.py)
+    # Figure sets beyond the standard ones the leaderboard shows for this benchmark (KNOWN_FIGURES).
+    figures: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -301,6 +306,13 @@ def manifest_from_data(data: Any, *, resolve_tool: Callable[[str], str | None]) 
         errors.append(FieldError(None, "cost_min", "cost_min and cost_max go together"))
     elif manifest.cost_min is not None and manifest.cost_max is not None and manifest.cost_max <= manifest.cost_min:
         errors.append(FieldError(None, "cost_max", "must be greater than cost_min"))
+    figures = data.get("figures", [])
+    if not isinstance(figures, list) or not all(isinstance(f, str) for f in figures):
+        errors.append(FieldError(None, "figures", f"expected a list of figure-set names, got {kind_of(figures)}"))
+    elif unknown := [f for f in figures if f not in KNOWN_FIGURES]:
+        errors.append(FieldError(None, "figures", f"unknown figure set {unknown[0]!r} (known: {', '.join(sorted(KNOWN_FIGURES))})"))
+    else:
+        manifest.figures = list(dict.fromkeys(figures))
     if "domains" in data:
         domains, domain_errors = _read_domains(data["domains"])
         errors.extend(domain_errors)

@@ -26,6 +26,8 @@ class Benchmark(models.Model):
     # Tools the benchmark declares but the registry does not run (Agent-X's OCR, WebSearch...):
     # [{"name", "description", "args_schema"}]; calls to them are validated, never run.
     declared_tools = models.JSONField(default=list, blank=True)
+    # Extra figure sets the manifest declares (benchmark_format.KNOWN_FIGURES), e.g. ["agentx"].
+    figures = models.JSONField(default=list, blank=True)
     # Fixed cost bounds for the rank score in $ per sample (RouterArena fixes them); else derived.
     cost_min = models.FloatField(null=True, blank=True)
     cost_max = models.FloatField(null=True, blank=True)

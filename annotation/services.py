@@ -163,7 +163,8 @@ def _write_bundle(
         slug=slug, defaults={"name": name or manifest.name or slug}
     )
     benchmark.name = name or manifest.name or benchmark.name
-    for attr in ("version", "description", "license", "citation", "tools", "declared_tools", "cost_min", "cost_max"):
+    for attr in ("version", "description", "license", "citation", "tools", "declared_tools", "cost_min", "cost_max",
+                 "figures"):
         setattr(benchmark, attr, getattr(manifest, attr))
     benchmark.full_clean()
     benchmark.save()
@@ -403,6 +404,8 @@ def benchmark_manifest(benchmark: Benchmark) -> dict:
     }
     if benchmark.cost_min is not None:
         manifest.update(cost_min=benchmark.cost_min, cost_max=benchmark.cost_max)
+    if benchmark.figures:
+        manifest["figures"] = list(benchmark.figures)
     return manifest
 
 

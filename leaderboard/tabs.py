@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Benchmark
 from leaderboard import board, selectors
+from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
 from leaderboard.guessable import guessability_context
 from leaderboard.pareto import UNITS, pareto_view
@@ -35,8 +36,15 @@ TABS: tuple[Tab, ...] = (
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html"),
+    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
+# Tabs only a benchmark declaring the figure set in its manifest has (benchmark.figures).
+OPTIONAL_TABS = {"agentx": shows_agentx}
+
+
+def tabs_for(benchmark: Benchmark) -> list[Tab]:
+    return [t for t in TABS if t.slug not in OPTIONAL_TABS or OPTIONAL_TABS[t.slug](benchmark)]
 
 
 def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None) -> str:
@@ -99,6 +107,8 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return {"rows": selectors.process_table(sources), "columns": selectors.PROCESS_COLUMNS}
     if tab == "toolchains":
         return {"rows": selectors.toolchain_table(sources), "columns": selectors.TOOLCHAIN_COLUMNS}
+    if tab == "agentx":
+        return agentx_context(benchmark)
     if tab == "guessability":
         return guessability_context(benchmark)
     if tab == "cost":

@@ -21,7 +21,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from leaderboard import cache, exports, selectors
-from leaderboard.tabs import TAB_BY_SLUG, TABS, tab_context, tab_url
+from leaderboard.tabs import TAB_BY_SLUG, tab_context, tab_url, tabs_for
 
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
@@ -56,11 +56,14 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     if tab not in TAB_BY_SLUG:
         raise Http404("No such tab")
     benchmark = _benchmark(slug)
+    tabs = tabs_for(benchmark)
+    if TAB_BY_SLUG[tab] not in tabs:
+        raise Http404("This benchmark has no such tab")
     params = request.GET
 
     def build() -> str:
         context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab],
-                   "tabs": [(t, tab_url(benchmark, t.slug)) for t in TABS], **tab_context(benchmark, tab, params)}
+                   "tabs": [(t, tab_url(benchmark, t.slug)) for t in tabs], **tab_context(benchmark, tab, params)}
         return render_to_string("leaderboard/_board.html", context)
 
     variant = (tab, sorted(params.lists()))

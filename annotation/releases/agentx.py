@@ -42,7 +42,7 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     bases = [b for b in (images_dir, data_file.parent, data_file.parent / "files") if b is not None]
     root = _media_root(tasks, bases)
     lines = [_line(data_file.name, number, str(key), value, root) for number, (key, value) in enumerate(tasks.items(), start=1)]
-    manifest: dict[str, Any] = {"name": "Agent-X"}
+    manifest: dict[str, Any] = {"name": "Agent-X", "figures": ["agentx"]}  # its Table 3 gets a tab
     warnings = []
     source = "the release"
     if toolmeta is not None:
