@@ -35,7 +35,8 @@ TABS: tuple[Tab, ...] = (
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False),
-    Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html"),
+    Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", cached=False),  # reads the
+    # samples' guessable flags, written just after a submission finishes: the fingerprint does not see them
     Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
