@@ -9,6 +9,7 @@ records, as the scorer decided it (rules, then the judge).
 from __future__ import annotations
 
 from collections.abc import Callable
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from evaluation.selectors import scoring_samples
 from evaluation.validation import iter_prediction_objects
 
 MODE = "adaptive"
+log = logging.getLogger(__name__)
 
 
 def _name(resolve: Callable[[str], str | None] | None, name: str) -> str:
@@ -46,10 +48,14 @@ def submission_agentx(*, submission: Submission) -> AgentXReport | None:
     correct = {pk: ok for pk, ok in PredictionResult.objects.filter(submission=submission, mode=MODE)
                .values_list("sample_id", "correct")}
     predicted: dict[str, tuple[Call, ...]] = {}
-    with submission.file.open("rb") as stream:
-        for obj in iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES):
-            if isinstance(obj, dict) and obj.get("mode") == MODE and isinstance(obj.get("sample_id"), str):
-                predicted[obj["sample_id"]] = _calls(obj.get("steps"), resolve)
+    try:
+        with submission.file.open("rb") as stream:
+            for obj in iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES):
+                if isinstance(obj, dict) and obj.get("mode") == MODE and isinstance(obj.get("sample_id"), str):
+                    predicted[obj["sample_id"]] = _calls(obj.get("steps"), resolve)
+    except OSError:  # the stored file is gone (storage moved): no figures rather than a broken page
+        log.warning("submission %s: prediction file unreadable, no Agent-X figures", submission.pk)
+        return None
     tasks = [
         TaskInput(
             uid=s["uid"], category=s["category"] or "",
