@@ -116,6 +116,9 @@ class Submission(models.Model):
     # Tool calls the scorer counts invalid by rule (unknown tool, outside the tool set, bad
     # arguments), found while validating: {"count", "examples": [{"line", "field", "message"}]}.
     tool_notes = models.JSONField(default=dict, blank=True)
+    # With a remote judge, before it is paid (evaluation/judge_estimate.py): questions, cached,
+    # requests, input_tokens, output_tokens, cost_usd. Empty with the offline judge.
+    judge_estimate = models.JSONField(default=dict, blank=True)
     # Results (kept through a re-score until the new ones replace them).
     results = models.JSONField(null=True, blank=True)
     scorer_version = models.CharField(max_length=64, blank=True)

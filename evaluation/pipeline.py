@@ -258,12 +258,29 @@ def _validate(submission_id: int, token: str) -> bool:
                    "scored. Fix the lines listed and upload the file again.",
         )
         return False
+    estimate = _judge_estimate(sub)
     return bool(Submission.objects.filter(pk=submission_id, status=S.VALIDATING, claim_token=token).update(
+        judge_estimate=estimate,
         status=S.SCORING, claim_token="", attempts=0, heartbeat_at=timezone.now(), errors=[],
         errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
         coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=0,
         progress_total=report.n_predictions,
     ))
+
+
+def _judge_estimate(sub: Submission) -> dict:
+    """What the remote judge will be asked, shown before it is paid; {} if it cannot be made."""
+    from evaluation.judge_estimate import judge_estimate
+
+    judge = pipeline_judge()
+    try:
+        return judge_estimate(submission=sub, judge=judge)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - an estimate never stops a submission; the scoring reports errors
+        log.warning("submission %s: no judge estimate", sub.pk, exc_info=True)
+        return {}
+    finally:
+        if hasattr(judge, "close"):
+            judge.close()
 
 
 def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks: dict[str, int],

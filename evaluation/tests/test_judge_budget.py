@@ -93,3 +93,71 @@ def test_the_judge_spend_is_stored_and_shown_to_the_owner(
     page = client.get(f"/submissions/{sub.pk}/").content.decode()
     assert (f"The judge was sent {len(server.requests)} request" in page
             and f"{tokens_in} input and {tokens_out} output tokens, ${cost:.4f}" in page)
+
+
+def _asked(server) -> int:  # noqa: F811
+    import json
+
+    return sum(len(json.loads(r["messages"][1]["content"])["questions"]) for r in server.requests)
+
+
+def test_the_estimate_before_judging_is_within_ten_percent_of_what_the_judge_was_asked(
+        server, settings, tmp_path, owner, client, django_capture_on_commit_callbacks) -> None:  # noqa: F811
+    settings.JUDGE_OPENAI_BASE_URL = server.url
+    settings.JUDGE_OPENAI_API_KEY = "test"
+    settings.JUDGE_OPENAI_BATCH = 4
+    settings.JUDGE_PRICE_INPUT = 2.5
+    settings.JUDGE_PRICE_OUTPUT = 10.0
+    sub = _submit(tmp_path, owner, django_capture_on_commit_callbacks)
+    assert sub.status == "done", sub.failure_reason
+    est = sub.judge_estimate
+    asked = _asked(server)
+    assert asked > 0 and est["cached"] == 0
+    assert abs(est["questions"] - asked) <= 0.1 * asked
+    assert abs(est["requests"] - len(server.requests)) <= 0.1 * len(server.requests)
+    real_in = sum(u["prompt_tokens"] for u in server.usage)
+    assert abs(est["input_tokens"] - real_in) <= 0.1 * real_in
+    assert est["cost_usd"] == pytest.approx((est["input_tokens"] * 2.5 + est["output_tokens"] * 10.0) / 1e6)
+    client.force_login(owner)
+    page = client.get(f"/submissions/{sub.pk}/").content.decode()
+    assert f"Estimated before judging: the judge asked {est['questions']} questions" in page
+
+    # Re-scored: every question is in the cache; the estimate says so, and nothing is sent.
+    sent = len(server.requests)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.submission_rescore(submission=sub)
+    sub.refresh_from_db()
+    assert sub.status == "done", sub.failure_reason
+    assert (sub.judge_estimate["questions"], sub.judge_estimate["requests"]) == (0, 0)
+    assert sub.judge_estimate["cached"] == asked and sub.judge_estimate["cost_usd"] == 0
+    assert len(server.requests) == sent
+
+
+def test_on_the_demo_the_estimate_is_within_ten_percent_of_the_real_count(
+        server, settings, owner, django_capture_on_commit_callbacks) -> None:  # noqa: F811
+    import orjson
+
+    from annotation.demo import demo_benchmark_load
+    from annotation.models import Benchmark
+    from evaluation.demo import DEMO_MODELS
+    from evaluation.selectors import scoring_samples
+    from evaluation.simulator import simulate
+
+    settings.JUDGE_OPENAI_BASE_URL = server.url
+    settings.JUDGE_OPENAI_API_KEY = "test"
+    demo_benchmark_load()
+    bench = Benchmark.objects.get(slug="adaptmm-demo")
+    samples, _ = scoring_samples(benchmark=bench)
+    data = b"".join(orjson.dumps(x) + b"\n" for x in simulate(samples, DEMO_MODELS[0].profile))
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = services.submission_create(benchmark=bench, owner=owner, file=upload(data), model_name="demo",
+                                         enforce_limits=False)
+    sub.refresh_from_db()
+    assert sub.status == "done", sub.failure_reason
+    est, asked = sub.judge_estimate, _asked(server)
+    assert asked > 100
+    assert abs(est["questions"] - asked) <= 0.1 * asked, (est, asked)
+    assert abs(est["requests"] - len(server.requests)) <= 0.1 * len(server.requests), (est, len(server.requests))
+    real_in = sum(u["prompt_tokens"] for u in server.usage)
+    real_out = sum(u["completion_tokens"] for u in server.usage)
+    assert abs(est["input_tokens"] - real_in) <= 0.1 * real_in, (est, real_in)
