@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Category, Sample, Split
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
 from evaluation.metrics.mode_selection import cell
+from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.models import PredictionResult, Submission
 from evaluation.validation import iter_prediction_objects
 from leaderboard.figures import Fig, count_fig, mean_fig, path, plot_text, rate_fig
@@ -43,7 +44,8 @@ METRICS = (  # (label, section, key, scale, digits)
 
 
 def metric_rows(results: dict) -> tuple[list[str], list[dict[str, Any]]]:
-    modes = [m for m in MODES if m in (results.get("modes") or {})]
+    # Every mode the scorer reports, blind included (leaderboard.services.MODES are the board's columns).
+    modes = [m for m in RESULT_MODES if m in (results.get("modes") or {})]
     rows = []
     for label, section, key, scale, digits in METRICS:
         figs = []

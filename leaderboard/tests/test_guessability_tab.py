@@ -54,3 +54,10 @@ def test_the_tab_shows_shares_per_domain_and_accuracy_without_guessable_samples(
     blind_a = re.search(r'data-submission="(\d+)" data-mode="blind"><th scope="row">Blind A<', html)
     assert blind_a and cells(html, f'data-submission="{blind_a.group(1)}" data-mode="blind"') == ["37.5", "0.0"]
     assert "Private blind" not in html
+
+
+def test_the_model_page_of_a_blind_submission_has_a_blind_column(client, bench) -> None:
+    sub = bench.submit_for_test(BLIND[0])
+    html = client.get(f"/b/{bench.slug}/m/{sub.pk}/").content.decode()
+    head = re.search(r'id="metrics-table".*?</thead>', html, re.S)
+    assert head and ">Blind</th>" in head.group(0)
