@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Benchmark
 from leaderboard.figures import plot_text
-from routers.selectors import KINDS, router_board
+from routers.selectors import KINDS, neighbour_tests, router_board
 
 SORTS = {  # key: (label, row value, higher is better)
     "rank": ("Rank score", lambda r: r.figures["rank_score"], True),
@@ -36,16 +36,26 @@ def routers_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
                 "aria_sort": ("descending" if desc else "ascending") if k == sort else "none"}
                for k, (label, _, hi) in SORTS.items()]
     slug = benchmark.slug
-    return {"routers": board, "router_rows": [{"row": r, **display(r)} for r in rows], "router_headers": {h["key"]: h for h in headers}, "kinds": KINDS,
+    tests = neighbour_tests(rows)
+    router_rows = [{"row": r, **display(r), "vs_above": _test_text(t)} for r, t in zip(rows, tests)]
+    return {"routers": board, "router_rows": router_rows, "router_headers": {h["key"]: h for h in headers}, "kinds": KINDS,
             "router_chart": figure(board.rows),
             "router_downloads": {s: reverse("routers:matrix_csv", args=[slug, s]) for s in ("train", "dev", "test")},
-            "router_submit_url": reverse("routers:submit", args=[slug])}
+            "router_submit_url": reverse("routers:submit", args=[slug]),
+            "router_page_base": reverse("routers:page", args=[slug, 0])[:-2]}
 
 
 def _money(v: float | None) -> str:
     if v is None:
         return "–"
     return f"${v:,.2f}" if abs(v) >= 1 else f"${v:.3g}"
+
+
+def _test_text(t: Any) -> str:  # t: evaluation.metrics.stats.PairedTest or None
+    if t is None:
+        return ""
+    sign = "+" if t.statistic >= 0 else "−"
+    return f"{sign}{abs(100 * t.statistic):.1f} pts, p = {t.p_value:.2g}{' (significant)' if t.significant else ''}"
 
 
 def display(r: Any) -> dict[str, str]:  # r: routers.selectors.BoardRow

@@ -39,7 +39,7 @@ class RouterCreateInput(serializers.Serializer):
 def router_payload(sub: RouterSubmission, request: Request) -> dict[str, Any]:
     return {"id": sub.pk, "kind": "router", "benchmark": sub.benchmark.slug, "name": sub.name,
             "is_public": sub.is_public, "status": sub.status, "failure_reason": sub.failure_reason,
-            "errors": sub.errors, "pool": sub.pool, "results": sub.results, "created_at": sub.created_at,
+            "errors": sub.errors, "pool": sub.pool, "results": services.results_shown(sub.results), "created_at": sub.created_at,
             "finished_at": sub.finished_at,
             "url": reverse("api-router-detail", args=[sub.pk], request=request),
             "page": request.build_absolute_uri(sub.get_absolute_url())}

@@ -115,3 +115,24 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
         board.rows[int(p.name)].on_frontier = True
     board.rows.sort(key=lambda r: (-(r.figures["rank_score"] or 0), r.name))
     return board
+
+
+def router_visible(*, benchmark: Benchmark, pk: int, user: Any) -> RouterSubmission | None:
+    """A public scored router, or any router of the signed-in owner (or staff); None otherwise."""
+    sub = RouterSubmission.objects.filter(benchmark=benchmark, pk=pk).select_related("owner", "pool_version").first()
+    if sub is None:
+        return None
+    if sub.is_public and sub.status == RouterStatus.DONE:
+        return sub
+    if user.is_authenticated and (user.pk == sub.owner_id or user.is_staff):
+        return sub
+    return None
+
+
+def neighbour_tests(rows: list[BoardRow]) -> list[Any]:
+    """For each row, the paired test against the row above it (None for the first, or without outcomes)."""
+    out: list[Any] = [None]
+    for above, row in zip(rows, rows[1:]):
+        a, b = above.figures.get("per_sample"), row.figures.get("per_sample")
+        out.append(routing.paired_test(a, b) if a and b and len(a) == len(b) else None)
+    return out

@@ -69,6 +69,18 @@ def figures_json(figures: routing.RouterFigures) -> dict[str, Any]:
     return figures.as_dict()
 
 
+# Stored for paired tests, never shown: a router's outcome per test sample would reveal which models are
+# right on which test samples (the correctness the test matrix hides).
+PRIVATE_RESULT_KEYS = ("per_sample",)
+
+
+def results_shown(results: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A router's figures as any page, file or API answer may show them."""
+    if results is None:
+        return None
+    return {k: v for k, v in results.items() if k not in PRIVATE_RESULT_KEYS}
+
+
 def router_submission_score(*, submission_id: int) -> RouterSubmission | None:
     """Validate and score one router submission; safe to run twice (a finished one is left alone)."""
     claimed = RouterSubmission.objects.filter(pk=submission_id, status=RouterStatus.QUEUED).update(

@@ -10,4 +10,5 @@ urlpatterns = [
     path("b/<slug:slug>/routers.json", views.board_export, {"fmt": "json"}, name="routers_json"),
     path("b/<slug:slug>/routers.csv", views.board_export, {"fmt": "csv"}, name="routers_csv"),
     path("b/<slug:slug>/routers/submit/", views.submit, name="submit"),
+    path("b/<slug:slug>/routers/<int:pk>/", views.router_page, name="page"),
 ]

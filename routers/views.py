@@ -15,6 +15,7 @@ from routers import exports, services
 from routers.forms import RouterForm
 from routers.models import RouterSubmission
 from routers.pool import pool_load
+from routers import selectors
 from routers.selectors import router_board
 
 
@@ -74,3 +75,20 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
     mine = RouterSubmission.objects.filter(benchmark=benchmark, owner=request.user).order_by("-created_at")[:50]
     return render(request, "routers/submit.html", {"benchmark": benchmark, "form": form, "mine": mine,
                                                     "tab_url": reverse("leaderboard:tab", args=[slug, "routers"])})
+
+
+def router_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """One router: its figures, the pool it was scored on, its share of picks per model and per domain."""
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    sub = selectors.router_visible(benchmark=benchmark, pk=pk, user=request.user)
+    if sub is None:  # 404, not 403: whether a private router exists is private too
+        raise Http404("No such router")
+    results = services.results_shown(sub.results) or {}
+    models = sorted(results.get("share", {}))
+    domains = [{"name": d, "accuracy": results.get("accuracy_by_domain", {}).get(d),
+                "shares": [share.get(m, 0.0) for m in models]}
+               for d, share in sorted(results.get("share_by_domain", {}).items())]
+    return render(request, "routers/router.html", {
+        "benchmark": benchmark, "sub": sub, "results": results, "models": models,
+        "share_rows": [(m, results["share"][m]) for m in models], "domains": domains,
+        "tab_url": reverse("leaderboard:tab", args=[slug, "routers"])})

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .cost import cost_bounds, rank_score
-from .stats import bootstrap_mean
+from .stats import RESAMPLES, SEED, PairedTest, bootstrap_mean, mcnemar_exact
+from .types import Interval
 
 SPLIT_SEED = 42
 SPLIT_SHARES = (("train", 0.7), ("dev", 0.1), ("test", 0.2))
@@ -84,6 +85,9 @@ class RouterFigures:
     oracle_gap: dict[str, float]  # {"accuracy": oracle - router, "cost_usd": router - oracle}
     share: dict[str, float]  # fraction of picks (expected, for probabilities) per model
     accuracy_by_domain: dict[str, float] = field(default_factory=dict)
+    share_by_domain: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Expected correctness per test sample, in the split's order (for paired tests between routers).
+    per_sample: list[float] = field(default_factory=list)
 
     @property
     def cost_per_10k_usd(self) -> float:
@@ -94,7 +98,9 @@ class RouterFigures:
                 "cost_per_sample_usd": self.cost_per_sample_usd.as_dict(),
                 "cost_per_10k_usd": self.cost_per_10k_usd, "rank_score": self.rank_score,
                 "oracle_gap": dict(self.oracle_gap), "share": dict(self.share),
-                "accuracy_by_domain": dict(self.accuracy_by_domain)}
+                "accuracy_by_domain": dict(self.accuracy_by_domain),
+                "share_by_domain": {d: dict(v) for d, v in self.share_by_domain.items()},
+                "per_sample": list(self.per_sample)}
 
 
 def _estimate(values: np.ndarray) -> Estimate:
@@ -144,14 +150,17 @@ def score(pool: Pool, rows: Sequence[int], probs: np.ndarray, *, bounds: tuple[f
     o_cost = float((oracle * c).sum(axis=1).mean()) if len(rows) else 0.0
     share = {m: float(probs[:, j].mean()) if len(rows) else 0.0 for j, m in enumerate(pool.models)}
     by_domain: dict[str, float] = {}
+    share_by_domain: dict[str, dict[str, float]] = {}
     if domains is not None:
         for d in sorted(set(domains)):
             mask = np.array([x == d for x in domains])
             by_domain[d] = float(acc_per[mask].mean())
+            share_by_domain[d] = {m: float(probs[mask, j].mean()) for j, m in enumerate(pool.models)}
     rs = rank_score(accuracy.value, cost.value, *bounds) if bounds else None
     return RouterFigures(n=len(rows), accuracy=accuracy, cost_per_sample_usd=cost, rank_score=rs,
                          oracle_gap={"accuracy": o_acc - accuracy.value, "cost_usd": cost.value - o_cost},
-                         share=share, accuracy_by_domain=by_domain)
+                         share=share, accuracy_by_domain=by_domain, share_by_domain=share_by_domain,
+                         per_sample=[float(x) for x in acc_per])
 
 
 def single_model_probs(pool: Pool, model: str, n: int) -> np.ndarray:
@@ -188,3 +197,24 @@ def baselines(pool: Pool, train: Sequence[int], test: Sequence[int], *,
         "cheapest": (f"Cheapest on train ({cheap})", score(pool, test, single_model_probs(pool, cheap, n), bounds=bounds)),
         "random": ("Random", score(pool, test, random_probs(pool, n), bounds=bounds)),
     }
+
+
+def paired_test(a: Sequence[float], b: Sequence[float], alpha: float = 0.05) -> PairedTest:
+    """Two routers on the same test samples: exact McNemar when both picked one model per sample (0/1
+    outcomes), else a paired bootstrap of the mean difference (1,000 resamples of samples, fixed
+    seed): the 95 % percentile interval, and as p-value twice the smaller share of resampled
+    differences on either side of 0."""
+    if len(a) != len(b):
+        raise ValueError("paired test needs the same samples on both sides")
+    if all(x in (0.0, 1.0) for x in a) and all(y in (0.0, 1.0) for y in b):
+        return mcnemar_exact([x == 1.0 for x in a], [y == 1.0 for y in b], alpha)
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    n = int(diff.size)
+    if n == 0:
+        return PairedTest(statistic=0.0, p_value=1.0, significant=False, n=0)
+    rng = np.random.default_rng(SEED)
+    stats = np.array([diff[rng.integers(0, n, size=n)].mean() for _ in range(RESAMPLES)])
+    lo, hi = np.percentile(stats, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    p = min(1.0, 2 * min(float((stats <= 0).mean()), float((stats >= 0).mean())))
+    return PairedTest(statistic=float(diff.mean()), p_value=p, significant=bool(lo > 0 or hi < 0), n=n,
+                      interval=Interval(low=float(lo), high=float(hi), level=1 - alpha, resamples=RESAMPLES, seed=SEED))

@@ -92,3 +92,26 @@ def test_a_benchmark_without_a_pool(tmp_path, client, django_capture_on_commit_c
     with django_capture_on_commit_callbacks(execute=True):
         post_router(client, "Too early", "Big")
     assert RouterSubmission.objects.get().failure_reason == "the benchmark has no priced public models in its pool yet"
+
+
+def test_router_page_shows_shares_per_model_and_domain(benchmark, client, django_capture_on_commit_callbacks):
+    owner = helpers.user()
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        post_router(client, "Always Mid", "Mid")
+        post_router(client, "Secret", "Big", public=False)
+    mid, secret = RouterSubmission.objects.get(name="Always Mid"), RouterSubmission.objects.get(name="Secret")
+    page = Client().get(f"/b/{helpers.SLUG}/routers/{mid.pk}/").content.decode()
+    assert "scored on pool version 1" in page
+    share = page[page.index('id="share-table"'):]
+    assert "<th scope=\"row\">Mid</th><td class=\"num\">1.000</td>" in share
+    domains = page[page.index('id="domain-share-table"'):]
+    odd = sum(helpers.UIDS.index(u) % 2 for u in TEST)  # chart questions are the odd ones, in domain "ocr"
+    assert ("ocr" in domains) == (odd > 0) and ("real_world" in domains) == (odd < len(TEST))
+    assert "per_sample" not in page
+    # The tab links to it, and tests each row against the row above.
+    tab = Client().get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    assert f'href="/b/{helpers.SLUG}/routers/{mid.pk}/"' in tab and "p = " in tab
+    # A private router: its owner sees it, nobody else.
+    assert Client().get(f"/b/{helpers.SLUG}/routers/{secret.pk}/").status_code == 404
+    assert client.get(f"/b/{helpers.SLUG}/routers/{secret.pk}/").status_code == 200

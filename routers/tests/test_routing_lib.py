@@ -73,3 +73,24 @@ def test_library_imports_no_django():
             "bad=[m for m in sys.modules if m.split('.')[0] in ('django','celery','annotation','leaderboard','routers')];"
             "print(bad); sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_per_domain_shares_and_per_sample_outcomes():
+    probs = routing.probs_matrix(POOL, [{"A": 1}, {"B": 1}, {"A": 1, "B": 1}, {"B": 1}])
+    f = routing.score(POOL, ROWS, probs, bounds=BOUNDS, domains=["x", "x", "y", "y"])
+    assert f.share_by_domain == {"x": {"A": 0.5, "B": 0.5}, "y": {"A": 0.25, "B": 0.75}}
+    assert f.accuracy_by_domain == {"x": 0.5, "y": 0.25}
+    assert f.per_sample == [1.0, 0.0, 0.5, 0.0]
+
+
+def test_paired_tests():
+    # One pick each: exact McNemar on the discordant samples (3 right only for A, 0 only for B).
+    t = routing.paired_test([1, 1, 1, 0, 1], [0, 0, 0, 0, 1])
+    assert t.discordant == (3, 0) and t.p_value == pytest.approx(2 / 8) and not t.significant
+    # Probabilities: a paired bootstrap of the mean difference.
+    better = [0.9] * 40
+    worse = [0.1] * 40
+    t = routing.paired_test(better, worse)
+    assert t.statistic == pytest.approx(0.8) and t.significant and t.p_value == 0
+    t = routing.paired_test([0.5, 0.6, 0.4, 0.5], [0.5, 0.4, 0.6, 0.5])
+    assert not t.significant and t.interval.low < 0 < t.interval.high

@@ -25,4 +25,4 @@ class Command(BaseCommand):
         sub = services.router_submission_score(submission_id=opts["id"])
         if sub.status != RouterStatus.DONE:
             raise CommandError(f"router submission {sub.pk} failed: {sub.failure_reason}")
-        self.stdout.write(json.dumps(sub.results, indent=2))
+        self.stdout.write(json.dumps(services.results_shown(sub.results), indent=2))
