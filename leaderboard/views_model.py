@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.imagetools import ToolError
 from annotation.media import media_for_page, media_part
+from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.models import Submission
 from leaderboard import cache, chain_runs, model_page
 from leaderboard.services import public_submissions
@@ -85,7 +86,7 @@ def sample(request: HttpRequest, slug: str, pk: int, uid: str) -> HttpResponse:
     results = {r.mode: r for r in model_page.sample_results(submission, item)}
     key_steps = model_page.sample_key_steps(item)
     modes = []
-    for mode in ("text", "adaptive", "oracle"):
+    for mode in RESULT_MODES:  # blind included: a blind line has no calls, so no images to re-run
         if mode not in lines and mode not in results:
             continue
         detail = _steps(lines.get(mode, {}), results.get(mode), key_steps, chain_runs.chain_run(submission, item, mode))

@@ -61,3 +61,6 @@ def test_the_model_page_of_a_blind_submission_has_a_blind_column(client, bench) 
     html = client.get(f"/b/{bench.slug}/m/{sub.pk}/").content.decode()
     head = re.search(r'id="metrics-table".*?</thead>', html, re.S)
     assert head and ">Blind</th>" in head.group(0)
+    # a dev sample's page shows the blind line beside the other modes
+    page = client.get(f"/b/{bench.slug}/m/{sub.pk}/s/s1/").content.decode()
+    assert 'data-mode="blind"' in page
