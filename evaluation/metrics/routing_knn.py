@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.neighbors import NearestNeighbors
 
 from .routing import Pool
 
@@ -22,6 +20,11 @@ K = 5
 def knn_probs(pool: Pool, questions: Sequence[str], train: Sequence[int], test: Sequence[int],
               k: int = K) -> np.ndarray:
     """One-hot picks for the ``test`` rows; ``questions`` is aligned with ``pool.samples``."""
+    # Imported here, not at the top: the URL configuration reaches this module, and scikit-learn
+    # takes 1-5 s to import, which every web process, worker and manage.py command paid at start.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.neighbors import NearestNeighbors
+
     p = np.zeros((len(test), len(pool.models)))
     if not len(test) or not pool.models:
         return p
