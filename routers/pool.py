@@ -84,6 +84,12 @@ def track_ensure(*, benchmark: Benchmark) -> RouterTrack:
     track = RouterTrack.objects.filter(benchmark=benchmark).first()
     if track is None:
         track, _ = RouterTrack.objects.get_or_create(benchmark=benchmark, defaults={"mode": default_mode(benchmark)})
+    elif not priced_candidates(benchmark, track.mode):
+        # Chosen before any model was priced in it (or all have left): follow the headline mode again.
+        mode = default_mode(benchmark)
+        if mode != track.mode:
+            RouterTrack.objects.filter(pk=track.pk).update(mode=mode)
+            track.mode = mode
     samples = _samples(benchmark)
     have = set(RouterSplitSample.objects.filter(track=track).values_list("sample_id", flat=True))
     new = [s for s in samples if s.pk not in have]

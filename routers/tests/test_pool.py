@@ -94,3 +94,11 @@ def test_parquet_export_matches_the_csv(benchmark, tmp_path):
     rows = read_csv((tmp_path / "d.csv").read_text())
     assert [r["sample_id"] for r in table] == [r["sample_id"] for r in rows]
     assert [r["Mid:correct"] for r in table] == [int(r["Mid:correct"]) for r in rows]
+
+
+def test_a_track_started_before_any_priced_model_follows_the_headline_mode(tmp_path):
+    benchmark = helpers.make_benchmark(tmp_path)
+    assert pool_load(benchmark).pool.models == ()  # no model yet: the track starts in the default mode
+    helpers.add_model(benchmark, "Late", 0.001, set(helpers.UIDS), mode="text")
+    data = pool_load(benchmark)
+    assert data.track.mode == "text" and data.pool.models == ("Late",)
