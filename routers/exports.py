@@ -72,7 +72,10 @@ def board_json(slug: str, board: Any) -> dict[str, Any]:  # board: routers.selec
     return {"benchmark": slug, "mode": board.mode, "models": board.models, "pool_version": board.pool_version, "split_seed": 42, "splits": board.splits,
             "cost_bounds": list(board.bounds) if board.bounds else None,
             "rows": [{**r.flat(), "share": r.figures["share"],
-                      "accuracy_by_domain": r.figures.get("accuracy_by_domain", {})} for r in board.rows]}
+                      "accuracy_by_domain": r.figures.get("accuracy_by_domain", {})} for r in board.rows],
+            # A paper's figures on its own pool: not comparable row by row with the rows above.
+            "reported": [{"name": r.name, "group": r.group, **r.figures, "source": r.source, "citation": r.citation}
+                         for r in board.reported]}
 
 
 def board_csv(board: Any) -> str:

@@ -114,3 +114,27 @@ class RouterSubmission(models.Model):
     def get_absolute_url(self) -> str:
         # The Routers tab is the leaderboard's (named by URL only: the leaderboard sits above this app).
         return reverse("leaderboard:tab", args=[self.benchmark.slug, "routers"]) + f"#router-{self.pk}"
+
+
+class RouterReported(models.Model):
+    """A router's figures as a paper printed them (VL-RouterBench's Table 2): shown badged with the
+    citation, on the paper's own pool, so never in the chart, the frontier or the paired tests."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="router_reported")
+    name = models.CharField(max_length=200)
+    group = models.CharField(max_length=100, blank=True)
+    position = models.PositiveSmallIntegerField(default=0)  # row order in the paper
+    figures = models.JSONField(default=dict)  # accuracy (%), cost_per_10k_usd, rank_score (%), rank, throughput_ktok_s
+    source = models.CharField(max_length=200)
+    citation = models.TextField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark", "position", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "name"], name="router_reported_unique_name"),
+            models.CheckConstraint(name="router_reported_name_not_empty", condition=~Q(name="")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (reported) on {self.benchmark_id}"

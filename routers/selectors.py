@@ -18,7 +18,7 @@ from annotation.models import Benchmark
 from evaluation.metrics import routing
 from evaluation.metrics.cost import Point, pareto_frontier
 from evaluation.metrics.routing_knn import knn_probs
-from routers.models import RouterStatus, RouterSubmission
+from routers.models import RouterReported, RouterStatus, RouterSubmission
 from routers.pool import PoolData, pool_load
 from routers.services import cost_bounds_of, routers_rescore_stale
 
@@ -57,6 +57,7 @@ class RouterBoard:
     bounds: tuple[float, float] | None
     pool_version: int = 0
     rows: list[BoardRow] = field(default_factory=list)
+    reported: list[RouterReported] = field(default_factory=list)  # a paper's rows, on the paper's own pool
 
 
 def _pool_key(benchmark: Benchmark, data: PoolData) -> str:
@@ -114,6 +115,7 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
     for p in pareto_frontier(points):
         board.rows[int(p.name)].on_frontier = True
     board.rows.sort(key=lambda r: (-(r.figures["rank_score"] or 0), r.name))
+    board.reported = list(RouterReported.objects.filter(benchmark=benchmark))
     return board
 
 

@@ -6,7 +6,9 @@ figures with the pool they were computed on (mode and model -> submission id).
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -16,7 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from evaluation.metrics import routing
-from routers.models import RouterPoolVersion, RouterStatus, RouterSubmission
+from routers.models import RouterPoolVersion, RouterReported, RouterStatus, RouterSubmission
 from routers.pool import PoolData, pool_load
 from routers.validation import read_router_file
 
@@ -133,3 +135,16 @@ def _fail(sub: RouterSubmission, reason: str, errors: list[dict[str, object]]) -
     sub.status, sub.failure_reason, sub.errors, sub.finished_at = RouterStatus.FAILED, reason, errors, timezone.now()
     sub.save(update_fields=["status", "failure_reason", "errors", "finished_at"])
     return sub
+
+
+def router_reported_load(*, benchmark: Benchmark, path: Path) -> int:
+    """Load a paper's router table (routers/data/*.json) onto a benchmark; idempotent (updates by name)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    with transaction.atomic():
+        for position, row in enumerate(doc["rows"]):
+            figures = {k: v for k, v in row.items() if k not in ("name", "group")}
+            RouterReported.objects.update_or_create(
+                benchmark=benchmark, name=row["name"],
+                defaults={"group": row.get("group", ""), "position": position, "figures": figures,
+                          "source": doc["source"], "citation": doc["citation"]})
+    return len(doc["rows"])

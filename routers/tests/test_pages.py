@@ -115,3 +115,22 @@ def test_router_page_shows_shares_per_model_and_domain(benchmark, client, django
     # A private router: its owner sees it, nobody else.
     assert Client().get(f"/b/{helpers.SLUG}/routers/{secret.pk}/").status_code == 404
     assert client.get(f"/b/{helpers.SLUG}/routers/{secret.pk}/").status_code == 200
+
+
+def test_vl_routerbench_table2_is_shown_badged_and_cited(benchmark, client):
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("load_router_reported", helpers.SLUG, stdout=out)
+    call_command("load_router_reported", helpers.SLUG, stdout=out)  # twice: still one row per router
+    assert out.getvalue().count("13 reported router rows") == 2
+    page = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    reported = page[page.index('id="routers-reported-table"'):]
+    assert "VL-RouterBench, Table 2" in reported and "<span class=\"badge reported\">reported</span>" in reported
+    row = reported[reported.index(">RouterDC <"):].split("</tr>")[0]
+    assert ">74.59<" in row and ">77.52<" in row and ">$1.04<" in row and ">1<" in row
+    main = page[page.index('id="routers-table"'):page.index('id="routers-reported-table"')]
+    assert "RouterDC" not in main  # never mixed with rows scored on this pool
+    data = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+    assert [r["name"] for r in data["reported"]][:3] == ["Oracle", "Strongest", "Cheapest"]
+    assert {r["name"] for r in data["rows"]}.isdisjoint({"RouterDC", "ZOOTER"})
