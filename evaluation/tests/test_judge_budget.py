@@ -48,6 +48,9 @@ def _submit(tmp_path, owner, capture) -> Submission:
     return sub
 
 
+# Transactional: no test-wide transaction around the run, so on PostgreSQL the verdicts go through
+# the cache's own connection as in a worker (inside one, they would roll back with the results).
+@pytest.mark.django_db(transaction=True)
 def test_a_submission_over_the_budget_fails_with_the_reason_and_a_rescore_asks_only_the_rest(
         server, settings, tmp_path, owner, django_capture_on_commit_callbacks) -> None:  # noqa: F811
     settings.JUDGE_OPENAI_BASE_URL = server.url
