@@ -19,6 +19,9 @@ class RouterTrack(models.Model):
     benchmark = models.OneToOneField("annotation.Benchmark", on_delete=models.CASCADE, related_name="router_track")
     mode = models.CharField(max_length=8)
     seed = models.PositiveIntegerField(default=42)
+    # Where the split came from: drawn by the seed (samples added later are split and appended), or a
+    # release's SPLITS/*.jsonl (import_router_splits; samples it does not list stay out of the track).
+    split_source = models.CharField(max_length=8, default="seed")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

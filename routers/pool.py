@@ -90,6 +90,8 @@ def track_ensure(*, benchmark: Benchmark) -> RouterTrack:
         if mode != track.mode:
             RouterTrack.objects.filter(pk=track.pk).update(mode=mode)
             track.mode = mode
+    if track.split_source != "seed":
+        return track
     samples = _samples(benchmark)
     have = set(RouterSplitSample.objects.filter(track=track).values_list("sample_id", flat=True))
     new = [s for s in samples if s.pk not in have]
@@ -105,6 +107,9 @@ def track_ensure(*, benchmark: Benchmark) -> RouterTrack:
 def pool_load(benchmark: Benchmark) -> PoolData:
     track = track_ensure(benchmark=benchmark)
     samples = _samples(benchmark)
+    if track.split_source != "seed":  # a release's split: its samples only
+        listed = set(RouterSplitSample.objects.filter(track=track).values_list("sample_id", flat=True))
+        samples = [s for s in samples if s.pk in listed]
     by_pk = {s.pk: s.uid for s in samples}
     split = {by_pk[pk]: sp for pk, sp in RouterSplitSample.objects.filter(track=track).values_list("sample_id", "split")
              if pk in by_pk}
