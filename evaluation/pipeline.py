@@ -382,9 +382,11 @@ class ProgressJudge:
         self.total += len(questions)
         out: list = []
         call = getattr(self.inner, method)
-        for start in range(0, len(questions), JUDGE_CHUNK):
-            out.extend(call(questions[start:start + JUDGE_CHUNK]))
-            self.done += min(JUDGE_CHUNK, len(questions) - start)
+        # At least one full round of a remote judge's batches in flight (20 x 16 = 320 by default).
+        chunk = max(JUDGE_CHUNK, getattr(self.inner, "batch_size", 1) * getattr(self.inner, "max_concurrency", 1))
+        for start in range(0, len(questions), chunk):
+            out.extend(call(questions[start:start + chunk]))
+            self.done += min(chunk, len(questions) - start)
             if self.count_questions:
                 self.progress(self.done, self.total)
             else:
