@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 
 class RouterTrack(models.Model):
@@ -93,6 +94,7 @@ class RouterSubmission(models.Model):
     file = models.FileField(upload_to="routers/%Y/%m/", max_length=255)
     original_name = models.CharField(max_length=255, blank=True)
     status = models.CharField(max_length=8, choices=RouterStatus.choices, default=RouterStatus.QUEUED)
+    status_at = models.DateTimeField(default=timezone.now)  # last status change; the sweeper reads it
     failure_reason = models.TextField(blank=True)
     errors = models.JSONField(default=list, blank=True)  # [{"line", "field", "message"}], first 50
     # The pool it was scored on: {"mode", "models": {name: submission id}}, and that pool's version.

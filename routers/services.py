@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def results_shown(results: dict[str, Any] | None) -> dict[str, Any] | None:
 def router_submission_score(*, submission_id: int) -> RouterSubmission | None:
     """Validate and score one router submission; safe to run twice (a finished one is left alone)."""
     claimed = RouterSubmission.objects.filter(pk=submission_id, status=RouterStatus.QUEUED).update(
-        status=RouterStatus.SCORING)
+        status=RouterStatus.SCORING, status_at=timezone.now())
     sub = RouterSubmission.objects.select_related("benchmark").filter(pk=submission_id).first()
     if sub is None or not claimed and sub.status != RouterStatus.SCORING:
         return sub
@@ -109,9 +110,10 @@ def router_submission_score(*, submission_id: int) -> RouterSubmission | None:
     sub.pool = {"mode": data.track.mode, "models": data.submissions, "version": data.version.number}
     sub.pool_version = data.version
     sub.status = RouterStatus.DONE
-    sub.finished_at = timezone.now()
+    sub.finished_at = sub.status_at = timezone.now()
     sub.errors, sub.failure_reason = [], ""
-    sub.save(update_fields=["results", "pool", "pool_version", "status", "finished_at", "errors", "failure_reason"])
+    sub.save(update_fields=["results", "pool", "pool_version", "status", "status_at", "finished_at", "errors",
+                            "failure_reason"])
     return sub
 
 
@@ -125,15 +127,17 @@ def routers_rescore_stale(*, benchmark: Benchmark, version: RouterPoolVersion) -
                  .exclude(pool_version=version).values_list("pk", flat=True))
     sent = []
     for pk in stale:
-        if RouterSubmission.objects.filter(pk=pk, status=RouterStatus.DONE).update(status=RouterStatus.QUEUED):
+        if RouterSubmission.objects.filter(pk=pk, status=RouterStatus.DONE).update(status=RouterStatus.QUEUED,
+                                                                                   status_at=timezone.now()):
             sent.append(pk)
             transaction.on_commit(lambda pk=pk: router_submission_send(pk))
     return sent
 
 
 def _fail(sub: RouterSubmission, reason: str, errors: list[dict[str, object]]) -> RouterSubmission:
-    sub.status, sub.failure_reason, sub.errors, sub.finished_at = RouterStatus.FAILED, reason, errors, timezone.now()
-    sub.save(update_fields=["status", "failure_reason", "errors", "finished_at"])
+    sub.status, sub.failure_reason, sub.errors = RouterStatus.FAILED, reason, errors
+    sub.finished_at = sub.status_at = timezone.now()
+    sub.save(update_fields=["status", "status_at", "failure_reason", "errors", "finished_at"])
     return sub
 
 
@@ -148,3 +152,20 @@ def router_reported_load(*, benchmark: Benchmark, path: Path) -> int:
                 defaults={"group": row.get("group", ""), "position": position, "figures": figures,
                           "source": doc["source"], "citation": doc["citation"]})
     return len(doc["rows"])
+
+
+def routers_sweep(*, now: Any = None) -> list[int]:
+    """Send again the routers left ``queued`` longer than SUBMISSION_QUEUED_RESEND_SECONDS (the broker was
+    down when they were sent) and put back those ``scoring`` longer than SUBMISSION_STUCK_SECONDS (their
+    worker was lost; scoring a router takes seconds). Safe to run twice: scoring claims only a queued one."""
+    now = now or timezone.now()
+    stuck = now - timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)
+    RouterSubmission.objects.filter(status=RouterStatus.SCORING, status_at__lt=stuck).update(
+        status=RouterStatus.QUEUED, status_at=now - timedelta(days=1))  # re-sent just below
+    waiting = now - timedelta(seconds=settings.SUBMISSION_QUEUED_RESEND_SECONDS)
+    pks = list(RouterSubmission.objects.filter(status=RouterStatus.QUEUED, status_at__lt=waiting)
+               .values_list("pk", flat=True))
+    for pk in pks:
+        RouterSubmission.objects.filter(pk=pk, status=RouterStatus.QUEUED).update(status_at=now)
+        router_submission_send(pk)
+    return pks

@@ -10,3 +10,8 @@ from routers import services
 @shared_task(name="routers.score", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def router_score(submission_id: int) -> None:
     services.router_submission_score(submission_id=submission_id)
+
+
+@shared_task(name="routers.sweep", ignore_result=True)
+def routers_sweep() -> None:
+    services.routers_sweep()

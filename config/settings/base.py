@@ -257,6 +257,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SUBMISSION_SWEEP_SECONDS),
         "options": {"queue": SUBMISSIONS_SWEEP_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
     },
+    "routers-sweep": {  # router submissions left queued (broker down) or stuck scoring (worker lost): docs/routers.md
+        "task": "routers.sweep",
+        "schedule": float(SUBMISSION_SWEEP_SECONDS),
+        "options": {"queue": SUBMISSIONS_SWEEP_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
+    },
 }
 # SQLite (the default, local runs and tests): scoring a large file writes ~100k rows in one
 # transaction, for seconds. In WAL mode, pages reading a submission's status are not blocked by

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from routers import services
 from routers.models import RouterStatus, RouterSubmission
@@ -16,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--sync", action="store_true")
 
     def handle(self, *args: object, **opts: object) -> None:
-        if not RouterSubmission.objects.filter(pk=opts["id"]).update(status=RouterStatus.QUEUED):
+        if not RouterSubmission.objects.filter(pk=opts["id"]).update(status=RouterStatus.QUEUED, status_at=timezone.now()):
             raise CommandError(f"no router submission {opts['id']}")
         if not opts["sync"]:
             services.router_submission_send(opts["id"])

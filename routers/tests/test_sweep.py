@@ -1,0 +1,43 @@
+"""The sweeper: a router left queued (broker down at upload) or stuck scoring (worker lost) is sent again."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.core.files.base import ContentFile
+from django.utils import timezone
+
+from evaluation.metrics.routing import split_samples
+from routers import services
+from routers.models import RouterSubmission
+from routers.tests import helpers
+
+pytestmark = pytest.mark.django_db
+TEST = sorted(u for u, s in split_samples(helpers.UIDS).items() if s == "test")
+
+
+def upload(benchmark, name: str) -> RouterSubmission:  # noqa: ANN001
+    body = "\n".join(f'{{"sample_id": "{u}", "model": "Mid"}}' for u in TEST).encode()
+    owner = RouterSubmission._meta.get_field("owner").related_model.objects.get_or_create(username="rita")[0]
+    return services.router_submission_create(benchmark=benchmark, owner=owner, file=ContentFile(body, name="r.jsonl"),
+                                             name=name, enqueue=False)
+
+
+def test_a_router_left_queued_or_stuck_is_sent_again_and_scored(benchmark, settings):
+    settings.SUBMISSION_QUEUED_RESEND_SECONDS = 60
+    settings.SUBMISSION_STUCK_SECONDS = 60
+    queued, stuck, fresh = upload(benchmark, "queued"), upload(benchmark, "stuck"), upload(benchmark, "fresh")
+    old = timezone.now() - timedelta(minutes=5)
+    RouterSubmission.objects.filter(pk=queued.pk).update(status_at=old)
+    RouterSubmission.objects.filter(pk=stuck.pk).update(status="scoring", status_at=old)
+    with mock.patch.object(services, "router_submission_send") as send:
+        sent = services.routers_sweep()
+    assert sorted(sent) == sorted([queued.pk, stuck.pk]) and send.call_count == 2  # "fresh" is left alone
+    assert RouterSubmission.objects.get(pk=stuck.pk).status == "queued"
+    # Test settings run the task in-process: the real send scores them.
+    RouterSubmission.objects.filter(pk__in=[queued.pk, stuck.pk]).update(status_at=old)
+    services.routers_sweep()
+    assert set(RouterSubmission.objects.filter(pk__in=[queued.pk, stuck.pk]).values_list("status", flat=True)) == {"done"}
+    assert RouterSubmission.objects.get(pk=fresh.pk).status == "queued"
