@@ -13,7 +13,7 @@ runs when a submission finishes scoring, is published or unpublished, or is dele
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Exists, OuterRef
 
 from annotation.models import Sample
 from evaluation.metrics.guessability import Guessability, guessability
@@ -25,7 +25,8 @@ def counted_blind_submissions(*, benchmark_id: int) -> list[int]:
     return list(
         Submission.objects.filter(benchmark_id=benchmark_id, status=SubmissionStatus.DONE, is_public=True,
                                   deleted_at__isnull=True)
-        .filter(Q(pk__in=PredictionResult.objects.filter(mode="blind").values("submission_id")))
+        # per candidate, through the (submission, sample, mode) unique index: no scan of every blind row
+        .filter(Exists(PredictionResult.objects.filter(submission=OuterRef("pk"), mode="blind")))
         .order_by("pk").values_list("pk", flat=True)
     )
 
