@@ -36,9 +36,12 @@ class AgentXRow:
         for key, _, _ in EXACT_COLUMNS:
             m = getattr(self.report, key)
             iv = m.interval
+            undecided = self.report.n_generative_undecided if key == "goal_accuracy_generation" else 0
             out.append({"key": key, "n": m.n,
                         "value": None if m.value is None else f"{100 * m.value:.1f}",
-                        "interval": f"[{100 * iv.low:.1f}, {100 * iv.high:.1f}]" if iv else ""})
+                        "interval": f"[{100 * iv.low:.1f}, {100 * iv.high:.1f}]" if iv else "",
+                        "note": f"{undecided} generative task{'s' if undecided != 1 else ''} undecided: "
+                                "the reference names the generation tool without its arguments" if undecided else ""})
         return out
 
 

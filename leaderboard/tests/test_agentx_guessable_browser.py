@@ -50,6 +50,10 @@ def test_the_agentx_tab_on_the_agentx_demo_benchmark(live_server, browser) -> No
     for figure in ("toolset_accuracy", "tool_precision", "goal_accuracy"):
         values = page.locator(f'#agentx-table td[data-figure="{figure}"] .value').all_inner_texts()
         assert len(values) == len(subs) and all(0 <= float(v) <= 100 for v in values), (figure, values)
+    # the demo's generative tasks have names-only reference chains: no number, and the tab says why
+    notes = page.locator('#agentx-table td[data-figure="goal_accuracy_generation"] .note').all_inner_texts()
+    assert len(notes) == len(subs) and all("undecided" in n and "without its arguments" in n for n in notes)
+    assert page.locator('#agentx-table td[data-figure="goal_accuracy_generation"] .value').count() == 0
     assert page.locator("#agentx-table td.judged").all_inner_texts() == ["needs an LLM judge"] * (6 * len(subs))
     # The other demo benchmarks declare no Agent-X figures: no such tab.
     page.goto(f"{live_server.url}/b/vtc-bench-demo/")
