@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.http import Http404
@@ -16,9 +17,12 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from annotation.models import Benchmark
+from evaluation import services as evaluation_services
 from evaluation.api import SubmissionCreateApi, upload_too_large
 from routers import services
 from routers.models import RouterStatus, RouterSubmission
+
+log = logging.getLogger(__name__)
 
 
 class RouterCreateInput(serializers.Serializer):
@@ -77,7 +81,18 @@ class SubmissionOrRouterCreateApi(SubmissionCreateApi):
     """POST /benchmarks/<slug>/submissions/: with ``kind=router`` a router, else evaluation's prediction upload."""
 
     def post(self, request: Request, slug: str) -> Response:
-        if request.data.get("kind") == "router":
+        # The size check and the spooling failure come first, as in evaluation's view: reading ``kind``
+        # parses the body, and a parse that failed once leaves DRF with empty data, not the error.
+        too_large = upload_too_large(request)
+        if too_large:
+            return Response({"detail": too_large, "code": "too_large"}, status=413)
+        try:
+            kind = request.data.get("kind")
+        except OSError:
+            log.exception("upload by %s: the upload could not be spooled", request.user)
+            return Response({"detail": evaluation_services.unavailable_message("the upload folder"),
+                             "code": "unavailable"}, status=503)
+        if kind == "router":
             return router_create(request, slug)
         return super().post(request, slug)
 
