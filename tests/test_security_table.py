@@ -212,6 +212,9 @@ TABLE: dict[str, Row] = {
     "trace_review:agreement": Row(expect=PUBLIC),
     "trace_review:agreement_for_submission": Row(args=lambda w: {"pk": w.public.pk}, expect=_all(302)),
     "trace_review:export": Row(expect={**_signed_in(403), "staff": 200}),
+    # Staff only: re-asking the judge pays for every repeat (the offline test judge: refused with a message).
+    "trace_review:stability_start": Row(method="post", data=lambda w: {"benchmark": lb.SLUG},
+                                        expect={**_signed_in(403), "staff": 302}),
     "trace_review:verified": Row(args=lambda w: {"pk": w.public.pk}, expect=PUBLIC),
 }
 

@@ -122,3 +122,38 @@ class HumanVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer_id} on trace {self.trace_id}"
+
+
+class JudgeStabilityRun(models.Model):
+    """The judge asked again, N times, about a seeded sample of a benchmark's cached questions
+    (docs/judges.md, "Judge stability"). The cached verdicts are never touched; the repeats are
+    kept here, one row a question and repeat."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="stability_runs")
+    judge = models.CharField(max_length=200)
+    prompt_versions = models.JSONField(default=dict)  # kind -> "kind.vN", as the cache keys them
+    sample_size = models.PositiveIntegerField()  # questions actually drawn (fewer when fewer are cached)
+    repeats = models.PositiveSmallIntegerField()
+    seed = models.IntegerField(default=0)
+    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on {self.benchmark_id}: {self.sample_size} x {self.repeats}"
+
+
+class JudgeRepeatVerdict(models.Model):
+    run = models.ForeignKey(JudgeStabilityRun, on_delete=models.CASCADE, related_name="verdicts")
+    kind = models.CharField(max_length=40)  # answer_equivalence, key_step_matching, ...
+    input_hash = models.CharField(max_length=64)
+    repeat = models.PositiveSmallIntegerField()
+    verdict = models.JSONField()  # the judge's label: true/false, or a list of them / of 1, 0.5, 0
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "kind", "input_hash", "repeat"], name="judge_repeat_unique"),
+        ]

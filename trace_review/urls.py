@@ -15,6 +15,7 @@ urlpatterns = [
     path("a/<int:pk>/img/<str:ref>.png", views.chain_png, name="image"),
     path("agreement/", views_agreement.agreement, name="agreement"),
     path("agreement/s/<int:pk>/", views_agreement.agreement_for_submission, name="agreement_for_submission"),
+    path("agreement/stability/", views_agreement.stability_start, name="stability_start"),
     path("verdicts.jsonl", views_agreement.export, name="export"),
     path("verified/<int:pk>/", views_agreement.verified, name="verified"),
 ]

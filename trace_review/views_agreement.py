@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Benchmark
-from trace_review import access, selectors
+from trace_review import access, selectors, stability
 from trace_review.exports import verdict_lines
 
 
@@ -30,7 +31,9 @@ def agreement(request: HttpRequest) -> HttpResponse:
     page = selectors.agreement_page(everything=everything, benchmark=benchmark, judge=judge, kind=kind)
     context = {"page": page, "everything": everything, "benchmark": benchmark, "judge": judge, "kind": kind,
                "kinds": selectors.KINDS, "benchmarks": Benchmark.objects.order_by("name").only("slug", "name"),
-               "can_export": everything or (benchmark is not None and access.can_manage(request.user, benchmark))}
+               "can_export": everything or (benchmark is not None and access.can_manage(request.user, benchmark)),
+               "stability": stability.latest_figures(benchmark=benchmark, judge=judge),
+               "judge_offline": stability.judge_is_offline(), "can_start_stability": request.user.is_staff}
     response = render(request, "trace_review/agreement.html", context)
     response["Cache-Control"] = "private, no-cache"  # a new verdict must show on the next load
     return response
@@ -73,3 +76,30 @@ def verified(request: HttpRequest, pk: int) -> HttpResponse:
     submission = type(submission).objects.select_related("benchmark").get(pk=submission.pk)
     return render(request, "trace_review/verified.html",
                   {"submission": submission, "modes": selectors.human_verified(submission)})
+
+
+@login_required
+@require_POST
+def stability_start(request: HttpRequest) -> HttpResponse:
+    """Staff only: enqueue a judge stability run (it pays the judge for every repeat)."""
+    if not request.user.is_staff:
+        raise PermissionDenied("Only staff may re-ask the judge.")
+    benchmark = get_object_or_404(Benchmark, slug=request.POST.get("benchmark", ""))
+    try:
+        sample = int(request.POST.get("sample", "50"))
+        repeats = int(request.POST.get("repeats", "3"))
+        seed = int(request.POST.get("seed", "0") or 0)
+    except ValueError:
+        messages.error(request, "Sample, repeats and seed must be whole numbers.")
+        return redirect(f"{reverse('trace_review:agreement')}?benchmark={benchmark.slug}#stability")
+    if not (1 <= sample <= 1000 and 2 <= repeats <= 10):
+        messages.error(request, "Sample must be 1 to 1,000 questions and repeats 2 to 10.")
+    elif stability.judge_is_offline():
+        messages.error(request, stability.OFFLINE_MESSAGE)
+    else:
+        from trace_review.tasks import judge_stability
+
+        judge_stability.delay(benchmark.slug, sample, repeats, seed, request.user.pk)
+        messages.success(request, f"Stability run queued: {sample} questions of {benchmark.name} × {repeats}. "
+                                  "Reload this page when it is done.")
+    return redirect(f"{reverse('trace_review:agreement')}?benchmark={benchmark.slug}#stability")
