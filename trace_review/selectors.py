@@ -158,6 +158,7 @@ def judge_rows(keys: list[tuple[int, int, str]], chunk: int = 500) -> dict[tuple
 class JudgeRow:
     judge: str
     kinds: list[tuple[Kind, KindAgreement]]
+    stability: Any = None  # the judge's newest stability run (trace_review.stability), set by the view
 
 
 @dataclass

@@ -88,6 +88,13 @@ def run_stability(*, benchmark: Benchmark, sample: int, repeats: int, seed: int 
         from evaluation.pipeline import pipeline_judge
 
         judge = pipeline_judge()
+        try:
+            return run_stability(benchmark=benchmark, sample=sample, repeats=repeats, seed=seed, judge=judge,
+                                 started_by_id=started_by_id)
+        finally:
+            close = getattr(judge, "close", None)
+            if close is not None:
+                close()
     if isinstance(judge, OfflineJudge) or not hasattr(judge, "versions"):
         raise StabilityRefused(OFFLINE_MESSAGE)
     versions = {kind: f"{kind}.{judge.versions[kind]}" for kind in KINDS}
@@ -188,6 +195,14 @@ def latest_figures(*, benchmark: Benchmark | None = None, judge: str | None = No
     if judge:
         runs = runs.filter(judge=judge)
     return [stability_figures(r) for r in runs[:limit]]
+
+
+def latest_by_judge(figures: list[StabilityFigures]) -> dict[str, StabilityFigures]:
+    """The newest run of each judge among ``figures`` (newest first), for the judges' own cards."""
+    out: dict[str, StabilityFigures] = {}
+    for f in figures:
+        out.setdefault(f.run.judge, f)
+    return out
 
 
 def judge_is_offline() -> bool:

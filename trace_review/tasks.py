@@ -14,6 +14,7 @@ log = logging.getLogger(__name__)
 @shared_task(acks_late=False, reject_on_worker_lost=False, ignore_result=True)
 def judge_stability(slug: str, sample: int, repeats: int, seed: int, user_id: int | None = None) -> None:
     from annotation.models import Benchmark
+    from evaluation.judges import JudgeError
     from trace_review.stability import StabilityRefused, run_stability
 
     benchmark = Benchmark.objects.filter(slug=slug).first()
@@ -21,5 +22,5 @@ def judge_stability(slug: str, sample: int, repeats: int, seed: int, user_id: in
         return
     try:
         run_stability(benchmark=benchmark, sample=sample, repeats=repeats, seed=seed, started_by_id=user_id)
-    except StabilityRefused as exc:
-        log.warning("judge stability on %s refused: %s", slug, exc)
+    except (StabilityRefused, JudgeError) as exc:  # nothing stored; the worker's log says why
+        log.warning("judge stability on %s not done: %s", slug, exc)

@@ -29,10 +29,13 @@ def agreement(request: HttpRequest) -> HttpResponse:
     judge = request.GET.get("judge") or None
     kind = request.GET.get("kind") if request.GET.get("kind") in selectors.KIND_BY_KEY else None
     page = selectors.agreement_page(everything=everything, benchmark=benchmark, judge=judge, kind=kind)
+    runs = stability.latest_figures(benchmark=benchmark, judge=judge)
+    for row in page.judges:
+        row.stability = stability.latest_by_judge(runs).get(row.judge)
     context = {"page": page, "everything": everything, "benchmark": benchmark, "judge": judge, "kind": kind,
                "kinds": selectors.KINDS, "benchmarks": Benchmark.objects.order_by("name").only("slug", "name"),
                "can_export": everything or (benchmark is not None and access.can_manage(request.user, benchmark)),
-               "stability": stability.latest_figures(benchmark=benchmark, judge=judge),
+               "stability": runs,
                "judge_offline": stability.judge_is_offline(), "can_start_stability": request.user.is_staff}
     response = render(request, "trace_review/agreement.html", context)
     response["Cache-Control"] = "private, no-cache"  # a new verdict must show on the next load

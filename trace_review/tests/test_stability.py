@@ -7,7 +7,9 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser
 from django.core.management import CommandError, call_command
+from django.test import RequestFactory
 from django.urls import reverse
 
 from evaluation import services
@@ -17,8 +19,10 @@ from evaluation.models import JudgeVerdict
 from evaluation.tests import test_judges_openai as fake
 from evaluation.tests.submission_helpers import SLUG, good_file, make_benchmark, upload
 from evaluation.tests.test_judges_openai import server  # noqa: F401 - fixture
+from trace_review import selectors
 from trace_review.models import JudgeRepeatVerdict, JudgeStabilityRun
 from trace_review.stability import OFFLINE_MESSAGE, run_stability, stability_figures
+from trace_review.views_agreement import agreement as agreement_view
 
 pytestmark = pytest.mark.django_db
 
@@ -136,3 +140,38 @@ def test_only_staff_may_start_a_run(scored, server, client, django_capture_on_co
     assert (run.sample_size, run.repeats, run.seed, run.started_by) == (4, 2, 1, user)
     assert len(server.requests) > asked
     assert 'id="stability-form"' in client.get(reverse("trace_review:agreement")).content.decode()
+
+
+def test_the_judge_card_shows_its_self_agreement_beside_its_agreement_with_people(scored, server, monkeypatch):  # noqa: F811
+    _fickle(monkeypatch, uid="s1")
+    run = run_stability(benchmark=scored, sample=1000, repeats=3, judge=_judge(server))
+    # A judge row as the page builds it for a judge people have judged too (its name is the run's).
+    monkeypatch.setattr(selectors, "agreement_page", lambda **kw: selectors.AgreementPage(
+        [selectors.JudgeRow(run.judge, [])], [], 1, 2))
+    request = RequestFactory().get("/review/agreement/")
+    request.user = AnonymousUser()
+    card = agreement_view(request).content.decode()
+    card = card[card.index(f'id="judge-{run.judge}"'):card.index('id="stability"')]
+    assert "Against itself: all 3 repeats agree on <strong>94.4 %</strong> of 18 questions" in card  # 17/18
+
+
+def test_bad_numbers_and_too_few_repeats_are_refused_with_a_message(scored, client) -> None:
+    with pytest.raises(CommandError, match="--repeats must be at least 2"):
+        call_command("judge_stability", SLUG, "--repeats", "1")
+    with pytest.raises(CommandError, match="No benchmark 'nope'"):
+        call_command("judge_stability", "nope")
+    staff = get_user_model().objects.create_user("sam", "sam@example.org", "pw", is_staff=True)
+    client.force_login(staff)
+    url = reverse("trace_review:stability_start")
+    for data, message in (({"benchmark": SLUG, "sample": "x"}, "must be whole numbers"),
+                          ({"benchmark": SLUG, "sample": "5", "repeats": "1"}, "repeats 2 to 10")):
+        page = client.post(url, data, follow=True).content.decode()
+        assert message in page
+    assert not JudgeStabilityRun.objects.exists()
+
+
+def test_a_judge_that_fails_stores_nothing_and_the_command_says_why(scored, server) -> None:  # noqa: F811
+    server.script = [("status", 400)]  # refused: not retried
+    with pytest.raises(CommandError, match="The judge failed; nothing was stored: .*HTTP 400"):
+        call_command("judge_stability", SLUG, "--sample", "3", "--repeats", "2")
+    assert not JudgeStabilityRun.objects.exists() and not JudgeRepeatVerdict.objects.exists()

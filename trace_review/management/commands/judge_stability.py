@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Benchmark
+from evaluation.judges import JudgeError
 from trace_review.stability import StabilityRefused, run_stability, stability_figures
 
 
@@ -26,6 +27,8 @@ class Command(BaseCommand):
             run = run_stability(benchmark=benchmark, sample=sample, repeats=repeats, seed=seed)
         except StabilityRefused as exc:
             raise CommandError(str(exc)) from exc
+        except JudgeError as exc:  # the judge failed or the budget stopped it: nothing was stored
+            raise CommandError(f"The judge failed; nothing was stored: {exc}") from exc
         figures = stability_figures(run)
         self.stdout.write(f"judge {run.judge}: {run.sample_size} questions x {run.repeats} repeats (seed {seed}); "
                           f"all repeats agree on {figures.all_agree} of {figures.questions}")
