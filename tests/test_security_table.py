@@ -170,6 +170,7 @@ TABLE: dict[str, Row] = {
     "routers:routers_json": Row(args=lambda w: SLUG, expect=PUBLIC),
     "routers:routers_csv": Row(args=lambda w: SLUG, expect=PUBLIC),
     "routers:submit": Row(args=lambda w: SLUG, expect=_signed_in(200)),
+    "routers:page": Row(args=lambda w: {**SLUG, "pk": 999_999}, expect=_all(404)),  # private ones: routers/tests/test_pages.py
     "api-router-create": Row(args=lambda w: SLUG, method="post", expect=_signed_in(400, anonymous=401)),
     "api-router-detail": Row(args=lambda w: {"pk": 999_999}, expect=_all(404)),  # router submissions: docs/routers.md
     # The annotator's workbench: their own assignment only.
