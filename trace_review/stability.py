@@ -101,9 +101,12 @@ def run_stability(*, benchmark: Benchmark, sample: int, repeats: int, seed: int 
     questions = benchmark_questions(benchmark)
     candidates: list[tuple[str, str]] = []
     for kind in KINDS:
-        asked = questions[kind]
-        cached = set(JudgeVerdict.objects.filter(judge=judge.name, prompt_version=versions[kind],
-                                                 input_hash__in=list(asked)).values_list("input_hash", flat=True))
+        asked = list(questions[kind])
+        cached: set[str] = set()
+        for start in range(0, len(asked), 500):  # IN lists in chunks (older SQLite: 999 parameters at most)
+            cached.update(JudgeVerdict.objects.filter(
+                judge=judge.name, prompt_version=versions[kind], input_hash__in=asked[start:start + 500],
+            ).values_list("input_hash", flat=True))
         candidates.extend((kind, h) for h in sorted(cached))
     if not candidates:
         raise StabilityRefused(f"No question of {benchmark.slug} has a cached verdict of judge {judge.name} "
