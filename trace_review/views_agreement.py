@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -102,7 +103,9 @@ def stability_start(request: HttpRequest) -> HttpResponse:
     else:
         from trace_review.tasks import judge_stability
 
-        judge_stability.delay(benchmark.slug, sample, repeats, seed, request.user.pk)
+        # On the pipeline's queue: its workers hold the judge's settings.
+        judge_stability.apply_async(args=[benchmark.slug, sample, repeats, seed, request.user.pk],
+                                    queue=settings.SUBMISSIONS_QUEUE)
         messages.success(request, f"Stability run queued: {sample} questions of {benchmark.name} × {repeats}. "
                                   "Reload this page when it is done.")
     return redirect(f"{reverse('trace_review:agreement')}?benchmark={benchmark.slug}#stability")
