@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Benchmark
 from evaluation import services as evaluation_services
-from evaluation.api import SubmissionCreateApi, upload_too_large
+from evaluation.api import SubmissionCreateApi, SubmissionCreated, SubmissionCreateInput, upload_too_large
 from routers import services
 from routers.models import RouterStatus, RouterSubmission
 
@@ -80,6 +80,9 @@ class RouterCreateApi(APIView):
 class SubmissionOrRouterCreateApi(SubmissionCreateApi):
     """POST /benchmarks/<slug>/submissions/: with ``kind=router`` a router, else evaluation's prediction upload."""
 
+    @extend_schema(request={"multipart/form-data": SubmissionCreateInput}, responses={202: SubmissionCreated},
+                   summary="Upload a prediction file (formats.md), or with kind=router a router's picks "
+                           "(docs/routers.md); scored asynchronously")
     def post(self, request: Request, slug: str) -> Response:
         # The size check and the spooling failure come first, as in evaluation's view: reading ``kind``
         # parses the body, and a parse that failed once leaves DRF with empty data, not the error.
