@@ -12,6 +12,15 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+def task_by_name(name: str):  # noqa: ANN201 - a celery Task
+    """A task from the app's registry, by name. Services that enqueue look their task up here
+    instead of importing the tasks module, which imports them (no import circle); a web process
+    that has not loaded the task modules yet loads them first, as a starting worker does."""
+    if name not in app.tasks:
+        app.loader.import_default_modules()
+    return app.tasks[name]
+
+
 @worker_ready.connect
 def _warm_benchmark_cache(sender: object = None, **_: object) -> None:
     """A starting worker asks each of its pool processes to prepare the recently used benchmarks

@@ -13,6 +13,8 @@ import logging
 from celery import current_app
 from django.conf import settings
 
+from config.celery import task_by_name
+
 from evaluation.models import SubmissionStatus
 
 log = logging.getLogger(__name__)
@@ -29,12 +31,7 @@ _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "
 
 
 def stage_task(status: str):  # noqa: ANN201 - a celery Task
-    name = STAGE_TASKS[status]
-    if name not in current_app.tasks:
-        # A web process has not loaded the task modules yet: the app's autodiscovery loads them,
-        # as a starting worker does (idempotent).
-        current_app.loader.import_default_modules()
-    return current_app.tasks[name]
+    return task_by_name(STAGE_TASKS[status])
 
 
 def submission_enqueue(*, submission_id: int, status: str, countdown: float | None = None,

@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.models import Annotation, DraftStatus, KeyStepDraft
+from config.celery import task_by_name
 
 PROMPT_VERSION = "key_steps_v1"
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
@@ -31,11 +32,10 @@ def llm_unavailable_reason() -> str | None:
 
 
 def key_step_draft_request(*, annotation: Annotation, user: AbstractBaseUser) -> KeyStepDraft:
-    from annotation.tasks import draft_key_steps
-
     draft = KeyStepDraft.objects.create(annotation=annotation, requested_by=user, prompt_version=PROMPT_VERSION,
                                         model=settings.JUDGE_OPENAI_MODEL)
-    transaction.on_commit(lambda: draft_key_steps.delay(draft.pk))
+    # By name: annotation.tasks imports this module, so importing it back would close a circle.
+    transaction.on_commit(lambda: task_by_name("annotation.tasks.draft_key_steps").delay(draft.pk))
     return draft
 
 

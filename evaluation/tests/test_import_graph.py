@@ -1,16 +1,16 @@
-"""The evaluation app's modules import one another in one direction: no circle, not even through an
-import inside a function (docs/architecture.md, "Directions"). Read from the source, so it needs
-no database."""
+"""The evaluation and annotation apps' modules import one another in one direction: no circle, not
+even through an import inside a function (docs/architecture.md, "Directions"). Read from the
+source, so it needs no database."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-PACKAGE = "evaluation"
 
 
 def module_name(path: Path) -> str:
@@ -43,8 +43,8 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    files = [p for p in (ROOT / PACKAGE).rglob("*.py")
+def import_graph(package: str = "evaluation") -> dict[str, set[str]]:
+    files = [p for p in (ROOT / package).rglob("*.py")
              if "tests" not in p.parts and "migrations" not in p.parts]
     known = {module_name(p) for p in files}
     return {module_name(p): imports_of(p, known) - {module_name(p)} for p in files}
@@ -85,8 +85,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def test_the_evaluation_modules_import_one_another_without_a_circle() -> None:
-    graph = import_graph()
+@pytest.mark.parametrize("package", ["evaluation", "annotation"])
+def test_the_modules_import_one_another_without_a_circle(package: str) -> None:
+    graph = import_graph(package)
     # A package's __init__ re-exporting its own modules is not a circle worth breaking.
     for name, deps in graph.items():
         graph[name] = {d for d in deps if not name.startswith(d + ".")}
@@ -101,6 +102,12 @@ def test_the_pipeline_runs_one_way_tasks_then_pipeline_then_services() -> None:
         assert "evaluation.tasks" not in graph[lower], f"{lower} imports the tasks"
     for lower in ("evaluation.services", "evaluation.queueing"):
         assert "evaluation.pipeline" not in graph[lower], f"{lower} imports the pipeline"
+
+
+def test_annotation_tasks_call_the_llm_drafts_and_not_the_other_way() -> None:
+    graph = import_graph("annotation")
+    assert "annotation.workbench.llm" in graph["annotation.tasks"]
+    assert "annotation.tasks" not in graph["annotation.workbench.llm"]
 
 
 def test_the_checker_sees_an_import_inside_a_function(tmp_path) -> None:
