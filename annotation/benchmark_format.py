@@ -121,7 +121,10 @@ class SampleRecord:
     media: list[MediumIn] = field(default_factory=list)  # in order: img0, img1, ...
 
 
-KNOWN_FIGURES = frozenset({"agentx"})  # "agentx": Agent-X's Table 3 (docs/metrics.md), its own tab
+# "agentx": Agent-X's Table 3 (docs/metrics.md), its own tab; "mmreason": an MMReason-shaped benchmark
+# (the VLMEvalKit reader sets it on a TSV with MMReason's `discipline` column): its step score is
+# labelled as MMReason's, with our judge prompt's version (the authors' prompt is unreleased).
+KNOWN_FIGURES = frozenset({"agentx", "mmreason"})
 
 
 @dataclass(slots=True)

@@ -360,6 +360,17 @@ PROCESS_COLUMNS = (  # (label, key, better, scale): Table 2's columns and the gr
     ("Step score", "step_score", "higher", 1.0), ("Grounding IoU", "grounding_iou", "higher", 1.0),
     ("Grounding hit %", "grounding_hit", "higher", 100.0),
 )
+# On an MMReason-shaped benchmark (manifest figures "mmreason") the step score is MMReason's: labelled
+# so, with the version of our judge prompt (the authors' prompt is unreleased; docs/metrics.md section 6).
+MMREASON_STEP_LABEL = "MMReason step score"
+
+
+def process_columns(figures: list[str] | tuple[str, ...]) -> tuple:
+    if "mmreason" not in (figures or ()):
+        return PROCESS_COLUMNS
+    return tuple((MMREASON_STEP_LABEL, *c[1:]) if c[1] == "step_score" else c for c in PROCESS_COLUMNS)
+
+
 REPORTED_PROCESS = {"kcov": "kcov", "tool_eff": "tool_eff", "mean_steps": "steps", "mean_calls": "tools",
                     "mean_tokens": "tokens"}
 
@@ -406,9 +417,9 @@ def _mark_column(rows: list[TableRow], col: int, higher: bool) -> None:
                 r.cells[col].place = 1 if v == values[0] else 2 if len(values) > 1 and v == values[1] else 0
 
 
-def process_table(sources: list[TabSource]) -> list[TableRow]:
+def process_table(sources: list[TabSource], columns: tuple = PROCESS_COLUMNS) -> list[TableRow]:
     """AdaptMMBench Table 2 (adaptive mode), with step score and grounding beside it."""
-    return _metric_rows(sources, "process", PROCESS_COLUMNS, ("adaptive",))
+    return _metric_rows(sources, "process", columns, ("adaptive",))
 
 
 def toolchain_table(sources: list[TabSource]) -> list[TableRow]:

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from annotation.models import Benchmark
+from evaluation.judges.base import PROMPT_VERSIONS
 from leaderboard import board, selectors
 from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
@@ -105,7 +106,10 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
                             "margin": {"l": 200, "t": 10}, "height": 120 + 28 * len(rows)}}
         return {"rows": rows, "chart": chart}
     if tab == "process":
-        return {"rows": selectors.process_table(sources), "columns": selectors.PROCESS_COLUMNS}
+        columns = selectors.process_columns(benchmark.figures)
+        mmreason = columns is not selectors.PROCESS_COLUMNS
+        return {"rows": selectors.process_table(sources, columns), "columns": columns,
+                "step_prompt": f"step_scores {PROMPT_VERSIONS['step_scores']}" if mmreason else None}
     if tab == "toolchains":
         return {"rows": selectors.toolchain_table(sources), "columns": selectors.TOOLCHAIN_COLUMNS}
     if tab == "agentx":

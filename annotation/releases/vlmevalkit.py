@@ -38,8 +38,10 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
         raise ReleaseError(f"{', '.join(p.name for p in paths)}: no .tsv file to read as a VLMEvalKit dataset")
     media = MediaFolder(workdir)
     lines: list[ReleaseLine] = []
+    mmreason = False
     for path in files:
-        file_lines = _read_file(path, media, images_dir)
+        columns, file_lines = _read_file(path, media, images_dir)
+        mmreason = mmreason or "discipline" in columns
         if len(files) > 1:
             # Several datasets number their rows alike: the uid is "<dataset>:<index>" (VL-RouterBench
             # writes "<Dataset>/<id>"; a uid has no "/"), and the dataset is the domain when none is given.
@@ -50,10 +52,13 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
                         line.data["domain"] = path.stem
         lines += file_lines
     name = files[0].name if len(files) == 1 else f"{len(files)} TSV files"
-    return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest={"name": files[0].stem})
+    manifest: dict = {"name": files[0].stem}
+    if mmreason:  # MMReason's own column: its step score is labelled as such (docs/metrics.md, section 6)
+        manifest["figures"] = ["mmreason"]
+    return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest)
 
 
-def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> list[ReleaseLine]:
+def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple[list[str], list[ReleaseLine]]:
     columns, rows = tsv_rows(path)
     missing = {"index", "question", "answer"} - set(columns)
     if missing or not ({"image", "image_path"} & set(columns)):
@@ -63,7 +68,7 @@ def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> list[
     # Rows may share an image by naming another row's index; the full value is the other row's.
     full_images = {text(row.get("index")): row["image"] for _, row in all_rows if len(row.get("image") or "") > IMAGE_REFERENCE_MAX}
     bases = [b for b in (images_dir, path.parent) if b is not None]
-    return [_line(path.name, number, row, columns, media, full_images, bases) for number, row in all_rows]
+    return columns, [_line(path.name, number, row, columns, media, full_images, bases) for number, row in all_rows]
 
 
 def _line(

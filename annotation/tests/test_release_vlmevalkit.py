@@ -146,3 +146,14 @@ def test_several_datasets_at_once_get_prefixed_uids(tmp_path: Path) -> None:
     out, _ = run_import(one, two)
     assert sorted(Sample.objects.values_list("uid", flat=True)) == ["ChartQA_TEST:1", "OCRBench:1"]
     assert "ChartQA_TEST: 1\n    bars: 1\n  OCRBench: 1\n    text: 1" in out
+
+
+def test_an_mmreason_tsv_marks_the_benchmark_mmreason_shaped_and_others_not(tmp_path: Path) -> None:
+    from annotation.models import Benchmark
+
+    columns = ["index", "image", "question", "answer", "discipline"]
+    run_import(write_tsv(tmp_path / "MMReason.tsv", columns, [
+        {"index": 1, "image": b64_image(), "question": "q1", "answer": "3", "discipline": "Math"}]))
+    assert Benchmark.objects.get(slug="vlm").figures == ["mmreason"]  # its step score is labelled MMReason's
+    release_files.run_import(write_tsv(tmp_path / "MMTiny.tsv", COLUMNS, [row(1)]), slug="other")
+    assert Benchmark.objects.get(slug="other").figures == []
