@@ -11,6 +11,10 @@ lines, deterministically (the same profile and seed give the same file):
   a coin. With tools it replays the sample's reference toolchain (thoughts taken from the key
   steps) and is right with probability ``tool_accuracy``; without tools it answers as in text mode.
 - **oracle** mode (the key region and recovery given): right with probability ``oracle_accuracy``.
+- **blind** mode (the question without the image; MMReason's guessability audit): a fixed share
+  of the samples (``GUESSABLE_SHARE``, the same ones for every profile, picked by the uid) can be
+  guessed from the text, and is right with probability ``GUESSED``; any other sample is right with
+  probability ``blind_accuracy``. So several blind profiles agree on the guessable ones.
 - A wrong answer is another option letter, the number plus one, or a wrong word.
 - Token counts: ``input_tokens`` per turn plus ``tokens_per_call`` per tool call; ``output_tokens``
   per turn. The cost then follows from the submission's prices.
@@ -25,7 +29,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-MODES = ("text", "adaptive", "oracle")
+MODES = ("text", "adaptive", "oracle", "blind")
+GUESSABLE_SHARE = 0.3  # blind mode: this share of samples can be answered without the image
+GUESSED = 0.9  # and is, with this probability
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +44,8 @@ class Profile:
     input_tokens: int = 1200
     output_tokens: int = 150
     tokens_per_call: int = 900
-    modes: tuple[str, ...] = MODES
+    blind_accuracy: float = 0.15
+    modes: tuple[str, ...] = ("text", "adaptive", "oracle")  # "blind" only when asked for
     seed: int = 0
 
 
@@ -107,6 +114,10 @@ def simulate(samples: Iterable[Mapping[str, Any]], profile: Profile) -> Iterator
             rng = _rng(profile, uid, mode)
             if mode == "text":
                 yield _line(s, mode, text_right, [{"thought": "Read the answer off the image."}], profile, rng)
+            elif mode == "blind":
+                guessable = random.Random(f"blind:{uid}").random() < GUESSABLE_SHARE  # the same for every profile
+                yield _line(s, mode, rng.random() < (GUESSED if guessable else profile.blind_accuracy),
+                            [{"thought": "No image: answer from the question alone."}], profile, rng)
             elif mode == "oracle":
                 yield _line(s, mode, rng.random() < profile.oracle_accuracy,
                             [{"thought": "The key region is given; read it."}], profile, rng)

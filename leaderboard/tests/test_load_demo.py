@@ -147,7 +147,8 @@ def test_the_home_page_lists_the_new_benchmarks_with_simulated_leaders(demo: Loa
 
 
 def test_the_adaptmm_demo_keeps_its_five_labelled_submissions(demo: Loaded) -> None:
-    demo_subs = Submission.objects.filter(benchmark__slug="adaptmm-demo", is_demo=True)
+    demo_subs = Submission.objects.filter(benchmark__slug="adaptmm-demo", is_demo=True).exclude(
+        model_name__startswith="Sim-Blind")
     assert demo_subs.count() == 5
     assert all(s.status == "done" and s.is_public and "(simulated)" in s.model_name
                and s.description.startswith("Simulated demo entry") for s in demo_subs)
@@ -156,3 +157,20 @@ def test_the_adaptmm_demo_keeps_its_five_labelled_submissions(demo: Loaded) -> N
     mccs = [s.results["mode_selection"]["mcc"] for s in demo_subs if s.results["mode_selection"]]
     assert max(mccs) > 0.5 and min(mccs) < 0.2  # good and poor mode selection
     assert len({s.prices for s in demo_subs}) == 5
+
+
+def test_three_simulated_blind_submissions_make_the_guessability_audit_flag_samples(demo: Loaded, client) -> None:  # noqa: ANN001
+    blind = Submission.objects.filter(benchmark__slug="adaptmm-demo", model_name__startswith="Sim-Blind")
+    assert blind.count() == 3  # GUESSABLE_MIN_BLIND: fewer and nothing would be decided
+    for sub in blind:
+        assert sub.status == "done" and sub.is_demo and sub.is_public and "(simulated)" in sub.model_name
+        assert sub.description.startswith("Simulated demo entry") and "blind only" in sub.description
+        assert set(sub.results["modes"]) == {"blind"}
+    samples = Sample.objects.filter(benchmark__slug="adaptmm-demo")
+    flags = [s.guessable for s in samples]
+    assert None not in flags  # every sample audited
+    assert 0 < flags.count(True) < len(flags) / 2, flags.count(True)  # some guessable, most not
+    html = client.get("/b/adaptmm-demo/guessability/").content.decode()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    assert "Not audited yet" not in text and "Sim-Blind-Large (simulated)" in text
+    assert "Guessable share per domain" in text
