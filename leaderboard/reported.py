@@ -17,6 +17,9 @@ from leaderboard.cache import invalidate_benchmark
 from leaderboard.models import ReportedResult
 
 DATA = Path(__file__).resolve().parent / "data" / "adaptmmbench_reported.json"
+# Agent-X's ten figures (its Tables 4 and 7, GPT-4o judge), shown on the Agent-X tab (figures "agentx").
+AGENTX_DATA = Path(__file__).resolve().parent / "data" / "agentx_reported.json"
+FIGURE_KEYS = ("accuracy", "mode_selection", "process", "aux_line", "agentx", "judge", "table")
 
 
 def reported_results_load(*, path: Path = DATA) -> tuple[Benchmark, int]:
@@ -26,14 +29,16 @@ def reported_results_load(*, path: Path = DATA) -> tuple[Benchmark, int]:
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.update_or_create(slug=meta["slug"], defaults={
             "name": meta["name"], "version": meta["version"], "description": meta["description"],
-            "citation": meta["citation"]})
-        for position, (slug, spec) in enumerate(ADAPTMMBENCH_DOMAINS.items()):
+            "citation": meta["citation"], "figures": meta.get("figures", [])})
+        # AdaptMMBench's taxonomy unless the file says otherwise (Agent-X's reported entry has none).
+        domains = ADAPTMMBENCH_DOMAINS if meta.get("taxonomy", "adaptmmbench") == "adaptmmbench" else {}
+        for position, (slug, spec) in enumerate(domains.items()):
             domain, _ = Domain.objects.update_or_create(benchmark=benchmark, slug=slug,
                                                         defaults={"name": spec["name"], "position": position})
             for cpos, (cslug, cname) in enumerate(spec["categories"].items()):
                 Category.objects.update_or_create(domain=domain, slug=cslug, defaults={"name": cname, "position": cpos})
         for position, model in enumerate(data["models"]):
-            figures = {k: model[k] for k in ("accuracy", "mode_selection", "process", "aux_line") if k in model}
+            figures = {k: model[k] for k in FIGURE_KEYS if k in model}
             figures["supports_enhancement"] = model.get("supports_enhancement", False)
             ReportedResult.objects.update_or_create(benchmark=benchmark, model_name=model["name"], defaults={
                 "organisation": model.get("organisation", ""), "weights": model.get("weights", ""),

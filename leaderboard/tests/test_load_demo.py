@@ -129,7 +129,8 @@ def test_the_simulated_submissions_are_converted_and_scored_with_real_figures(de
 
 def test_running_it_twice_changes_nothing(demo: Loaded) -> None:
     assert demo.after_second == demo.after_first
-    assert demo.after_first["benchmarks"] == 5  # adaptmm-demo, reported AdaptMMBench, the three releases
+    assert demo.after_first["benchmarks"] == 6  # adaptmm-demo, reported AdaptMMBench and Agent-X, three releases
+    assert "Reported results: 14 models on 'agent-x'" in demo.first
     for slug in RELEASES:
         assert re.search(rf"{slug}: 0 created, 0 updated, \d+ unchanged", demo.second), demo.second
     assert demo.mails == 0  # demo entries email no one

@@ -62,3 +62,33 @@ def test_home_lists_the_reported_entry_with_its_leaders(client, reported) -> Non
     html = client.get("/").content.decode()
     assert "<strong>0</strong> samples" in html
     assert re.search(r"Gemini-3-Pro.*reported by the authors", html, re.S)
+
+
+@pytest.fixture
+def agentx(db):  # noqa: ANN201
+    call_command("load_reported_results", "--agentx", stdout=__import__("io").StringIO())
+    return ReportedResult.objects.get(model_name="GPT-4o").benchmark
+
+
+def test_agentx_reported_rows_load_once_with_their_citation_and_the_tab(agentx) -> None:
+    call_command("load_reported_results", "--agentx", stdout=__import__("io").StringIO())
+    assert ReportedResult.objects.filter(benchmark=agentx).count() == 14  # Table 4's ten, Table 7's GPT-judged four
+    assert agentx.figures == ["agentx"] and agentx.domains.count() == 0 and agentx.samples.count() == 0
+    assert "arXiv:2505.24876" in agentx.citation
+    gpt = ReportedResult.objects.get(benchmark=agentx, model_name="GPT-4o")
+    assert gpt.figures["agentx"]["toolset_accuracy"] == 0.68 and gpt.figures["judge"] == "GPT-4o"
+    assert gpt.citation == agentx.citation
+
+
+def test_the_agentx_tab_shows_the_papers_ten_figures_badged_and_cited(client, agentx) -> None:
+    html = client.get("/b/agent-x/agentx/").content.decode()
+    assert html.count("reported by the authors") == 14
+    rows = re.findall(r'data-reported="([^"]+)"(.*?)</tr>', html, re.S)
+    assert rows[0][0] == "OpenAI-o4-mini"  # the best goal accuracy (0.45) first
+    gpt = re.findall(r'<span class="value">(\d+)</span>', dict(rows)["GPT-4o"])
+    # exact four (toolset acc., tool precision, goal acc., goal acc. w/ image gen.), then the judged six
+    assert gpt == ["68", "47", "37", "70", "60", "72", "81", "57", "79", "59"]
+    assert "needs an LLM judge" not in dict(rows)["GPT-4o"]
+    assert "arXiv:2505.24876" in html and "GPT-4o judge" in html
+    for page in ("", "domains/", "process/", "leaderboard.csv", "leaderboard.json"):  # rows without accuracy
+        assert client.get(f"/b/agent-x/{page}").status_code == 200, page

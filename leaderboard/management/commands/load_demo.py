@@ -11,15 +11,15 @@ from django.core.management.base import BaseCommand
 from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load, demo_releases_load
 from annotation.workbench.demo import demo_workbench_ensure
 from evaluation.demo import demo_release_submissions_load, demo_submissions_load
-from leaderboard.reported import reported_results_load
+from leaderboard.reported import AGENTX_DATA, DATA, reported_results_load
 from trace_review.demo import demo_trace_review_ensure
 
 
 class Command(BaseCommand):
     help = (
         "Load the demo benchmark, demo accounts, annotation roles and assignments, simulated demo "
-        "submissions scored through the pipeline, AdaptMMBench's reported results, and small generated "
-        "benchmarks in VTC-Bench's, MMReason's and Agent-X's release shapes with simulated submissions "
+        "submissions scored through the pipeline, AdaptMMBench's and Agent-X's reported results, and small "
+        "generated benchmarks in VTC-Bench's, MMReason's and Agent-X's release shapes with simulated submissions "
         "in their authors' output shapes. Safe to run twice."
     )
 
@@ -37,6 +37,7 @@ class Command(BaseCommand):
             submissions = demo_release_submissions_load(slug=slug)
             self.stdout.write(f"Release-shaped demo: {summary}; {len(submissions)} simulated submissions "
                               "(converted from the authors' output shapes, scored)")
-        benchmark, n_models = reported_results_load()
-        self.stdout.write(f"Reported results: {n_models} models on '{benchmark.slug}'")
+        for path in (DATA, AGENTX_DATA):
+            benchmark, n_models = reported_results_load(path=path)
+            self.stdout.write(f"Reported results: {n_models} models on '{benchmark.slug}'")
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))
