@@ -15,21 +15,7 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/benchmarks/tiny/submissions/"
 
 
-@pytest.fixture
-def bench(tmp_path):
-    return make_benchmark(tmp_path)
-
-
-@pytest.fixture
-def user():
-    return get_user_model().objects.create_user("ada", "ada@example.org", "pw")
-
-
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
+# bench, user and api come from conftest.py.
 
 
 @pytest.fixture
