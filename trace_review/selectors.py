@@ -85,7 +85,7 @@ def assignment_of(user: AbstractBaseUser, pk: int) -> TraceAssignment | None:
                                                     "trace__batch__benchmark")
              .filter(pk=pk, reviewer=user))
     if not user.is_staff:  # a submission unpublished (or deleted) since the batch was made: its traces close
-        found = found.filter(trace__submission__is_public=True, trace__submission__deleted_at__isnull=True)
+        found = found.filter(access.on_board("trace__submission__"))
     return found.first()
 
 
@@ -107,8 +107,8 @@ def judge_of(decided_by: str | None, fallback: str) -> str:
 
 def _visible_traces(*, everything: bool, benchmark: Benchmark | None) -> QuerySet[Trace]:
     traces = Trace.objects.filter(verdicts__isnull=False, submission__deleted_at__isnull=True).distinct()
-    if not everything:  # the public page stands on public submissions only
-        traces = traces.filter(submission__is_public=True)
+    if not everything:  # the public page stands on public, scored submissions only
+        traces = traces.filter(access.on_board("submission__"))
     if benchmark is not None:
         traces = traces.filter(batch__benchmark=benchmark)
     return traces
@@ -202,7 +202,7 @@ def agreement_page(*, everything: bool, benchmark: Benchmark | None = None, judg
 def submission_for_link(*, pk: int, everything: bool) -> Submission | None:
     """The submission a leaderboard figure belongs to, if this visitor may see it."""
     subs = Submission.objects.filter(pk=pk, deleted_at__isnull=True)
-    return (subs if everything else subs.filter(is_public=True)).only("pk", "judge_name", "benchmark_id").first()
+    return (subs if everything else subs.filter(access.on_board())).only("pk", "judge_name", "benchmark_id").first()
 
 
 # ------------------------------------------------------------------------------ human-verified

@@ -51,7 +51,7 @@ def _batch(request: HttpRequest, pk: int) -> TraceReviewBatch:
 def queue(request: HttpRequest) -> HttpResponse:
     rows = [{"batch": b, "progress": selectors.batch_progress(b, request.user)} for b in selectors.batches_for(request.user)]
     managed = selectors.managed_benchmarks(request.user)
-    subs = Submission.objects.filter(benchmark__in=managed, status="done", is_public=True, deleted_at__isnull=True).only(
+    subs = Submission.objects.filter(access.on_board(), benchmark__in=managed).only(
         "pk", "model_name", "benchmark_id").order_by("model_name") if managed else []
     return render(request, "trace_review/queue.html", {"rows": rows, "managed": managed, "submissions": subs,
                                                        "modes": ("adaptive", "text", "oracle")})

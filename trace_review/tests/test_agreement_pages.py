@@ -67,10 +67,20 @@ def test_a_judge_that_says_correct_to_everything_gets_a_defined_kappa(judged, cl
     assert client.get(reverse("trace_review:agreement")).status_code == 200
 
 
-def test_the_page_shows_public_submissions_to_visitors_and_everything_to_staff(judged, client, people, world):
+# The ways a published submission leaves the board: unpublished, re-scored into failure (is_public stays
+# set), deleted. Its traces must leave every public page with it.
+OFF_BOARD = {"unpublished": {"is_public": False}, "failed on re-score": {"status": "failed"},
+             "deleted": {"deleted_at": "2026-01-01T00:00Z"}}
+
+
+@pytest.mark.parametrize("gone", list(OFF_BOARD))
+def test_the_page_shows_public_submissions_to_visitors_and_everything_to_staff(judged, client, people, world, gone):
     page = client.get(reverse("trace_review:agreement")).content.decode()
     assert 'id="judge-offline"' in page and "0.400" in page and "66.7" in page
-    Submission.objects.filter(pk=world.alpha.pk).update(is_public=False)
+    Submission.objects.filter(pk=world.alpha.pk).update(**OFF_BOARD[gone])
+    if gone == "deleted":  # nobody's page counts a deleted submission's verdicts
+        assert 'id="judge-offline"' not in client.get(reverse("trace_review:agreement")).content.decode()
+        return
     assert 'id="judge-offline"' not in client.get(reverse("trace_review:agreement")).content.decode()
     client.force_login(people["staff"])
     assert 'id="judge-offline"' in client.get(reverse("trace_review:agreement")).content.decode()
@@ -84,7 +94,9 @@ def test_the_leaderboard_links_process_figures_to_their_judges_agreement(judged,
     response = client.get(link)
     assert response.status_code == 302
     assert response.url == f"/review/agreement/?judge={world.alpha.judge_name}#{world.alpha.judge_name}-key_steps"
-    Submission.objects.filter(pk=world.alpha.pk).update(is_public=False)
+    Submission.objects.filter(pk=world.alpha.pk).update(status="failed")
+    assert client.get(link).status_code == 404  # a submission off the board: its judge is not revealed
+    Submission.objects.filter(pk=world.alpha.pk).update(status="done", is_public=False)
     assert client.get(link).status_code == 404  # a private submission's judge is not revealed
 
 

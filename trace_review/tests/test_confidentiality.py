@@ -108,10 +108,12 @@ def test_a_batch_over_one_private_submission_is_refused(client, world, people):
     assert f"(#{world.alpha.pk})" in queue and f"(#{world.beta.pk})" not in queue
 
 
-def test_traces_of_a_submission_unpublished_later_close(client, world, people):
+@pytest.mark.parametrize("gone", [{"is_public": False}, {"status": "failed"}, {"deleted_at": "2026-01-01T00:00Z"}],
+                         ids=["unpublished", "failed on re-score", "deleted"])
+def test_traces_of_a_submission_that_leaves_the_board_close(client, world, people, gone):
     batch = services.batch_create(benchmark=world.benchmark, name="b", size=50, submission=world.alpha)
     mine = services.trace_claim_next(user=people["a1"], batch=batch)
-    Submission.objects.filter(pk=world.alpha.pk).update(is_public=False)
+    Submission.objects.filter(pk=world.alpha.pk).update(**gone)
     client.force_login(people["a1"])
     assert client.get(reverse("trace_review:review", args=[mine.pk])).status_code == 404
     assert client.get(reverse("trace_review:frame", args=[mine.pk])).status_code == 404
