@@ -3,7 +3,8 @@
 Scripts only from this site: no inline script, no inline event handler, no ``eval`` (htmx's
 ``js:`` values included), so markup that slips into a page cannot run. Styles may be inline
 (``style=""`` attributes, and Plotly and htmx add style rules as they draw). A view that needs
-more (the Swagger UI comes from a CDN) widens the policy for its own responses with ``csp_allow``.
+more would widen the policy for its own responses with ``csp_allow``; none does today (the Swagger UI
+at /api/docs/ is served from this site by drf-spectacular-sidecar and needs nothing more).
 """
 
 from __future__ import annotations

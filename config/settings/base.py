@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # the Swagger UI's files, served from this site (no CDN)
     "django_htmx",
     "annotation",
     # before evaluation: its `submit` command extends evaluation's with --router
@@ -131,6 +132,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Benchmarks, submissions, leaderboards and the visual tool registry.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ works offline: Swagger UI's files come from drf-spectacular-sidecar's static files
+    # (pinned in requirements.txt), not from a CDN at an unpinned @latest; no validator badge either
+    # (Swagger UI would fetch it from swagger.io).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
 }
 
 
