@@ -69,7 +69,9 @@ BOARD_COLUMNS = ["kind", "name", "router_id", "accuracy", "accuracy_low", "accur
 
 
 def board_json(slug: str, board: Any) -> dict[str, Any]:  # board: routers.selectors.RouterBoard
-    return {"benchmark": slug, "mode": board.mode, "models": board.models, "pool_version": board.pool_version, "split_seed": 42, "splits": board.splits,
+    return {"benchmark": slug, "mode": board.mode, "models": board.models, "pool_version": board.pool_version,
+            # "computing" while the worker trains it for this pool (its row is then absent), "done", "failed".
+            "reference_router": board.reference, "split_seed": 42, "splits": board.splits,
             "cost_bounds": list(board.bounds) if board.bounds else None,
             "rows": [{**r.flat(), "share": r.figures["share"],
                       "accuracy_by_domain": r.figures.get("accuracy_by_domain", {})} for r in board.rows],

@@ -121,6 +121,38 @@ class RouterSubmission(models.Model):
         return reverse("leaderboard:tab", args=[self.benchmark.slug, "routers"]) + f"#router-{self.pk}"
 
 
+class RouterReference(models.Model):
+    """The platform's learned reference router (kNN over TF-IDF, docs/routers.md) for one pool content and
+    split: trained on the worker, never in a web request; pages read its stored picks.
+
+    ``inputs`` names everything training reads (the models, the train and test samples with their
+    questions, train's Q and C), so a pool version whose data moved (a split appended to, a question
+    edited) gets a new row, and the same inputs are never trained twice.
+    """
+
+    track = models.ForeignKey(RouterTrack, on_delete=models.CASCADE, related_name="references")
+    pool_version = models.ForeignKey(RouterPoolVersion, on_delete=models.CASCADE, related_name="references")
+    inputs = models.CharField(max_length=64)
+    status = models.CharField(max_length=8, choices=RouterStatus.choices, default=RouterStatus.QUEUED)
+    status_at = models.DateTimeField(default=timezone.now)  # last status change; the sweeper reads it
+    picks = models.JSONField(null=True, blank=True)  # {test sample uid: model name}
+    failure_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["track", "inputs"], name="router_reference_one_per_inputs"),
+            models.CheckConstraint(name="router_reference_status_valid",
+                                   condition=Q(status__in=[c.value for c in RouterStatus])),
+            models.CheckConstraint(name="router_reference_done_has_picks",
+                                   condition=~Q(status=RouterStatus.DONE) | Q(picks__isnull=False)),
+        ]
+
+    def __str__(self) -> str:
+        return f"reference router of {self.track_id} on pool v{self.pool_version_id} ({self.status})"
+
+
 class RouterReported(models.Model):
     """A router's figures as a paper printed them (VL-RouterBench's Table 2): shown badged with the
     citation, on the paper's own pool, so never in the chart, the frontier or the paired tests."""

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 
+import numpy as np
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
+from django.utils import timezone
 
 from annotation.models import Benchmark, Sample
 from evaluation.metrics.routing import Pool, split_samples
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
-from routers.models import RouterPoolVersion, RouterSplitSample, RouterTrack
+from routers.models import RouterPoolVersion, RouterReference, RouterSplitSample, RouterStatus, RouterTrack
 
 MODES = ("adaptive", "text", "oracle")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ class PoolData:
     split: dict[str, str]  # uid -> train | dev | test
     submissions: dict[str, int]  # model name -> submission id
     version: RouterPoolVersion
+    reference: RouterReference | None = None  # the reference router of this content and split (reference_ensure)
 
     def rows(self, split: str) -> list[int]:
         return [i for i, s in enumerate(self.samples) if self.split.get(s.uid) == split]
@@ -124,8 +130,9 @@ def pool_load(benchmark: Benchmark) -> PoolData:
             correct[names[sid]][uid] = ok
             cost[names[sid]][uid] = usd
     pool = Pool.build(list(subs), [s.uid for s in samples], correct, cost)
-    return PoolData(track=track, pool=pool, samples=samples, split=split, submissions=subs,
+    data = PoolData(track=track, pool=pool, samples=samples, split=split, submissions=subs,
                     version=pool_version_ensure(track=track, members=subs))
+    return replace(data, reference=reference_ensure(data=data))
 
 
 def pool_version_ensure(*, track: RouterTrack, members: dict[str, int]) -> RouterPoolVersion:
@@ -148,3 +155,41 @@ def pool_version_ensure(*, track: RouterTrack, members: dict[str, int]) -> Route
             continue
     raise RuntimeError("could not number the router pool's new version")
 
+
+
+def reference_inputs(data: PoolData) -> str:
+    """sha256 of what training the reference router reads: the models, the train and test samples with
+    their questions, and train's Q and C (its neighbours' correctness and cost)."""
+    train, test = data.rows("train"), data.rows("test")
+    h = hashlib.sha256(json.dumps([list(data.pool.models),
+                                   [[data.samples[i].uid, data.samples[i].question] for i in train],
+                                   [[data.samples[i].uid, data.samples[i].question] for i in test]]).encode())
+    h.update(np.ascontiguousarray(data.pool.correct[train]).tobytes())
+    h.update(np.ascontiguousarray(data.pool.cost[train]).tobytes())
+    return h.hexdigest()
+
+
+def reference_ensure(*, data: PoolData) -> RouterReference | None:
+    """The reference router of this pool content and split; the first reader of new inputs creates it
+    ``queued`` and sends it to the worker (training takes seconds at VL-RouterBench's size, so no web
+    request does it). None when there is nothing to route (no model or no test sample)."""
+    if not data.pool.models or not data.rows("test"):
+        return None
+    ref, created = RouterReference.objects.get_or_create(track=data.track, inputs=reference_inputs(data),
+                                                         defaults={"pool_version": data.version})
+    # One given up on because the pool moved while it waited (superseded) is queued again if its pool is back.
+    if created or (ref.status == RouterStatus.FAILED and RouterReference.objects.filter(
+            pk=ref.pk, status=RouterStatus.FAILED).update(status=RouterStatus.QUEUED, status_at=timezone.now())):
+        ref.status = RouterStatus.QUEUED
+        pk = ref.pk
+        transaction.on_commit(lambda: reference_send(pk))
+    return ref
+
+
+def reference_send(pk: int) -> None:
+    from routers.tasks import router_reference  # the task module imports the services, which import this one
+
+    try:
+        router_reference.apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)
+    except Exception:  # broker down: it stays queued and the sweeper sends it again
+        log.warning("could not send reference router %s to the queue", pk, exc_info=True)

@@ -17,12 +17,16 @@ from django.core.cache import cache
 from annotation.models import Benchmark
 from evaluation.metrics import routing
 from evaluation.metrics.cost import Point, pareto_frontier
-from evaluation.metrics.routing_knn import knn_probs
-from routers.models import RouterReported, RouterStatus, RouterSubmission
+from routers.models import RouterReference, RouterReported, RouterStatus, RouterSubmission
 from routers.pool import PoolData, pool_load
 from routers.services import cost_bounds_of, routers_rescore_stale
 
 KINDS = {"router": "Router", "baseline": "Baseline", "model": "Candidate model"}
+REFERENCE_NAME = "kNN over TF-IDF (reference)"
+# What the board says of the reference router: "done" (its row is on the board), "computing" (queued or
+# being trained on the worker: no row, never an older pool's figures), "failed", or "" (no pool to route).
+REFERENCE_STATES = {RouterStatus.QUEUED: "computing", RouterStatus.SCORING: "computing",
+                    RouterStatus.DONE: "done", RouterStatus.FAILED: "failed"}
 CACHE_SECONDS = 15 * 60
 
 
@@ -56,6 +60,7 @@ class RouterBoard:
     splits: dict[str, int]
     bounds: tuple[float, float] | None
     pool_version: int = 0
+    reference: str = ""  # the reference router's state (REFERENCE_STATES)
     rows: list[BoardRow] = field(default_factory=list)
     reported: list[RouterReported] = field(default_factory=list)  # a paper's rows, on the paper's own pool
 
@@ -74,11 +79,6 @@ def _fixed_rows(benchmark: Benchmark, data: PoolData) -> list[dict[str, Any]]:
         out = []
         for kind, (label, figures) in routing.baselines(data.pool, train, test, bounds=bounds).items():
             out.append({"kind": "baseline", "name": label, "figures": figures.as_dict(), "baseline": kind})
-        questions = [s.question for s in data.samples]
-        knn = routing.score(data.pool, test, knn_probs(data.pool, questions, train, test), bounds=bounds,
-                            domains=domains)
-        out.append({"kind": "baseline", "name": "kNN over TF-IDF (reference)", "figures": knn.as_dict(),
-                    "baseline": "knn"})
         for m in data.pool.models:
             f = routing.score(data.pool, test, routing.single_model_probs(data.pool, m, len(test)), bounds=bounds,
                               domains=domains)
@@ -87,7 +87,21 @@ def _fixed_rows(benchmark: Benchmark, data: PoolData) -> list[dict[str, Any]]:
 
     if not data.pool.models or not data.rows("test"):
         return []
-    return cache.get_or_set(_pool_key(benchmark, data), build, CACHE_SECONDS)
+    return list(cache.get_or_set(_pool_key(benchmark, data), build, CACHE_SECONDS))
+
+
+def _reference_row(benchmark: Benchmark, data: PoolData, ref: RouterReference) -> dict[str, Any]:
+    """The reference router's row from its stored picks (trained on the worker): scoring them is all a read does."""
+    test = data.rows("test")
+    bounds = cost_bounds_of(benchmark, data, test)
+
+    def build() -> dict[str, Any]:
+        probs = routing.probs_matrix(data.pool, [{ref.picks[data.samples[i].uid]: 1.0} for i in test])
+        figures = routing.score(data.pool, test, probs, bounds=bounds, domains=[data.samples[i].domain for i in test])
+        return {"kind": "baseline", "name": REFERENCE_NAME, "figures": figures.as_dict(), "baseline": "knn"}
+
+    key = hashlib.sha256(json.dumps([ref.pk, ref.inputs, bounds]).encode()).hexdigest()[:24]
+    return cache.get_or_set(f"routers:reference:{key}", build, CACHE_SECONDS)
 
 
 def router_board(benchmark: Benchmark) -> RouterBoard:
@@ -108,7 +122,12 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
                                    pool_current=sub.pool_version_id == data.version.pk and sub.status == RouterStatus.DONE,
                                    pool_version=sub.pool_version.number if sub.pool_version else None,
                                    rescoring=sub.status != RouterStatus.DONE))
-    for row in _fixed_rows(benchmark, data):
+    fixed = _fixed_rows(benchmark, data)
+    ref = data.reference
+    board.reference = REFERENCE_STATES[ref.status] if ref else ""
+    if ref is not None and ref.status == RouterStatus.DONE:
+        fixed.append(_reference_row(benchmark, data, ref))  # rows are sorted below
+    for row in fixed:
         board.rows.append(BoardRow(row["kind"], row["name"], row["figures"], pool_version=data.version.number))
     points = [Point(str(i), r.figures["accuracy"]["value"], r.figures["cost_per_sample_usd"]["value"])
               for i, r in enumerate(board.rows) if r.name != "Oracle"]

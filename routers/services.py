@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from evaluation.metrics import routing
-from routers.models import RouterPoolVersion, RouterReported, RouterStatus, RouterSubmission
-from routers.pool import PoolData, pool_load
+from evaluation.metrics.routing_knn import knn_probs
+from routers.models import RouterPoolVersion, RouterReference, RouterReported, RouterStatus, RouterSubmission
+from routers.pool import PoolData, pool_load, reference_inputs, reference_send
 from routers.validation import read_router_file
 
 log = logging.getLogger(__name__)
@@ -154,18 +155,49 @@ def router_reported_load(*, benchmark: Benchmark, path: Path) -> int:
     return len(doc["rows"])
 
 
-def routers_sweep(*, now: Any = None) -> list[int]:
-    """Send again the routers left ``queued`` longer than SUBMISSION_QUEUED_RESEND_SECONDS (the broker was
-    down when they were sent) and put back those ``scoring`` longer than SUBMISSION_STUCK_SECONDS (their
-    worker was lost; scoring a router takes seconds). Safe to run twice: scoring claims only a queued one."""
-    now = now or timezone.now()
+def router_reference_compute(*, reference_id: int) -> RouterReference | None:
+    """Train the reference router (kNN over TF-IDF) on the train split and store its test picks.
+
+    Safe to run twice: only a queued one is claimed (or one left ``scoring`` by a lost worker and
+    delivered again). If the pool or the split moved since it was queued, it is not trained: the
+    first reader of the new pool has queued another for the new inputs.
+    """
+    claimed = RouterReference.objects.filter(pk=reference_id, status=RouterStatus.QUEUED).update(
+        status=RouterStatus.SCORING, status_at=timezone.now())
+    ref = RouterReference.objects.select_related("track__benchmark").filter(pk=reference_id).first()
+    if ref is None or not claimed and ref.status != RouterStatus.SCORING:
+        return ref
+    data = pool_load(ref.track.benchmark)
+    if reference_inputs(data) != ref.inputs:
+        ref.status, ref.failure_reason = RouterStatus.FAILED, "superseded: the pool or the split moved before training"
+    else:
+        train, test = data.rows("train"), data.rows("test")
+        probs = knn_probs(data.pool, [s.question for s in data.samples], train, test)
+        ref.picks = {data.samples[i].uid: data.pool.models[int(p.argmax())] for i, p in zip(test, probs)}
+        ref.status, ref.failure_reason = RouterStatus.DONE, ""
+    ref.finished_at = ref.status_at = timezone.now()
+    ref.save(update_fields=["status", "status_at", "picks", "failure_reason", "finished_at"])
+    return ref
+
+
+def _sweep(model: type, send: Any, now: Any) -> list[int]:  # model: RouterSubmission or RouterReference
     stuck = now - timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)
-    RouterSubmission.objects.filter(status=RouterStatus.SCORING, status_at__lt=stuck).update(
+    model.objects.filter(status=RouterStatus.SCORING, status_at__lt=stuck).update(
         status=RouterStatus.QUEUED, status_at=now - timedelta(days=1))  # re-sent just below
     waiting = now - timedelta(seconds=settings.SUBMISSION_QUEUED_RESEND_SECONDS)
-    pks = list(RouterSubmission.objects.filter(status=RouterStatus.QUEUED, status_at__lt=waiting)
-               .values_list("pk", flat=True))
+    pks = list(model.objects.filter(status=RouterStatus.QUEUED, status_at__lt=waiting).values_list("pk", flat=True))
     for pk in pks:
-        RouterSubmission.objects.filter(pk=pk, status=RouterStatus.QUEUED).update(status_at=now)
-        router_submission_send(pk)
+        model.objects.filter(pk=pk, status=RouterStatus.QUEUED).update(status_at=now)
+        send(pk)
     return pks
+
+
+def routers_sweep(*, now: Any = None) -> list[int]:
+    """Send again the routers and reference routers left ``queued`` longer than SUBMISSION_QUEUED_RESEND_SECONDS
+    (the broker was down when they were sent) and put back those ``scoring`` longer than
+    SUBMISSION_STUCK_SECONDS (their worker was lost; scoring a router takes seconds, training the reference
+    router ~10 s at VL-RouterBench's size). Safe to run twice: the work claims only a queued one. Returns the
+    routers sent."""
+    now = now or timezone.now()
+    _sweep(RouterReference, reference_send, now)
+    return _sweep(RouterSubmission, router_submission_send, now)

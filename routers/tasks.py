@@ -12,6 +12,11 @@ def router_score(submission_id: int) -> None:
     services.router_submission_score(submission_id=submission_id)
 
 
+@shared_task(name="routers.reference", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def router_reference(reference_id: int) -> None:
+    services.router_reference_compute(reference_id=reference_id)
+
+
 @shared_task(name="routers.sweep", ignore_result=True)
 def routers_sweep() -> None:
     services.routers_sweep()

@@ -41,3 +41,24 @@ def test_a_router_left_queued_or_stuck_is_sent_again_and_scored(benchmark, setti
     services.routers_sweep()
     assert set(RouterSubmission.objects.filter(pk__in=[queued.pk, stuck.pk]).values_list("status", flat=True)) == {"done"}
     assert RouterSubmission.objects.get(pk=fresh.pk).status == "queued"
+
+
+def test_a_reference_router_left_queued_or_stuck_is_sent_again(benchmark, settings):
+    from routers.models import RouterReference
+    from routers.pool import pool_load
+
+    settings.SUBMISSION_QUEUED_RESEND_SECONDS = 60
+    settings.SUBMISSION_STUCK_SECONDS = 60
+    pool_load(benchmark)  # queues it; its send (on commit) never runs in this test: as if the broker was down
+    ref = RouterReference.objects.get()
+    old = timezone.now() - timedelta(minutes=5)
+    with mock.patch.object(services, "reference_send") as send:
+        services.routers_sweep()
+        assert send.call_count == 0  # queued a moment ago: not yet
+        RouterReference.objects.filter(pk=ref.pk).update(status="scoring", status_at=old)  # its worker was lost
+        services.routers_sweep()
+    send.assert_called_once_with(ref.pk)
+    RouterReference.objects.filter(pk=ref.pk).update(status_at=old)
+    services.routers_sweep()  # test settings: the real send trains it in-process
+    ref.refresh_from_db()
+    assert ref.status == "done" and ref.picks

@@ -27,3 +27,25 @@ def test_a_router_goes_from_queued_to_done_on_a_worker(start_worker, tmp_path) -
     sub.refresh_from_db()
     assert sub.results["share"]["Small"] == 1 and sub.pool["version"] == 1
     assert sub.results["accuracy"]["value"] == pytest.approx(sum(u in helpers.MODELS["Small"][1] for u in TEST) / 4)
+
+
+def test_the_reference_router_is_trained_on_the_worker_while_pages_say_computing(start_worker, tmp_path,  # noqa: F811
+                                                                                 client) -> None:
+    from unittest import mock
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from routers.models import RouterReference
+    from routers.selectors import REFERENCE_NAME
+
+    helpers.make_pool(tmp_path)
+    worker = start_worker()
+    # This process (the web side) must never train it; the worker is another process.
+    with mock.patch.object(TfidfVectorizer, "fit_transform", side_effect=AssertionError("trained in a read")):
+        body = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+        assert body["reference_router"] == "computing" and REFERENCE_NAME not in {r["name"] for r in body["rows"]}
+        wait_for(lambda: RouterReference.objects.filter(status="done").exists(), worker, "the reference router trained")
+        body = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+    knn = {r["name"]: r for r in body["rows"]}[REFERENCE_NAME]
+    assert body["reference_router"] == "done" and knn["accuracy"] == 1 and knn["pool_version"] == 1
+    assert "Reference router: computing" not in client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
