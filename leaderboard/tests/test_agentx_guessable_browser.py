@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
@@ -31,6 +32,11 @@ def browser(live_server):  # noqa: ANN201
         chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+        # These tests write to the database while Playwright's dispatcher is running, which gives them
+        # a connection of that context (Django keeps connections per context). The transactional
+        # teardown runs after this fixture has left it, so it would never close that connection, and
+        # dropping the test database at the end of the run would fail ("being accessed by other users").
+        connections.close_all()
 
 
 def test_the_agentx_tab_on_the_agentx_demo_benchmark(live_server, browser) -> None:
