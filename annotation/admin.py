@@ -94,7 +94,7 @@ class ReferenceToolCallAdmin(admin.ModelAdmin):
 
 
 # --- the annotator's workbench -------------------------------------------------------------
-from annotation.models import Assignment, BenchmarkRole, KeyStepDraft, ReviewDecision, Revision  # noqa: E402
+from annotation.models import Assignment, BenchmarkRole, KeyStepDraft, ReviewDecision, ReviewNote, Revision  # noqa: E402
 
 
 @admin.register(BenchmarkRole)
@@ -122,12 +122,18 @@ class RevisionAdmin(admin.ModelAdmin):
     raw_id_fields = ["annotation"]
 
 
+class ReviewNoteInline(admin.TabularInline):
+    model = ReviewNote
+    extra = 0
+
+
 @admin.register(ReviewDecision)
 class ReviewDecisionAdmin(admin.ModelAdmin):
     list_display = ["sample", "action", "reviewer", "created_at"]
     list_filter = ["action"]
     list_select_related = ["sample", "reviewer"]
     raw_id_fields = ["sample", "annotation"]
+    inlines = [ReviewNoteInline]
 
 
 @admin.register(KeyStepDraft)

@@ -475,6 +475,39 @@ class ReviewDecision(models.Model):
         return f"{self.sample.uid}: {self.action}"
 
 
+class ReviewNotePart(models.TextChoices):
+    REGION = "region", "Box"
+    KEY_STEP = "key_step", "Key step"
+    TOOL_CALL = "tool_call", "Tool call"
+
+
+class ReviewNote(models.Model):
+    """A reviewer's comment on one box, key step or tool call of an annotation they sent back.
+
+    `position` is the item's place in the annotation as the reviewer saw it; `target` keeps what
+    that item was (the box's coordinates, the step's text, the call), so the note stays readable
+    after the annotator edits or reorders. Shown to that annotation's annotator only."""
+
+    decision = models.ForeignKey(ReviewDecision, on_delete=models.CASCADE, related_name="notes")
+    part = models.CharField(max_length=9, choices=ReviewNotePart.choices)
+    position = models.PositiveSmallIntegerField()
+    target = models.CharField(max_length=300)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["decision", "pk"]  # written in the page's order: boxes, key steps, tool calls
+        constraints = [
+            models.UniqueConstraint(fields=["decision", "part", "position"], name="review_note_one_per_item"),
+            models.CheckConstraint(name="review_note_text_not_empty", condition=~Q(text="")),
+            models.CheckConstraint(
+                name="review_note_part_valid", condition=Q(part__in=[c.value for c in ReviewNotePart])
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_part_display()} {self.position + 1}: {self.text[:60]}"
+
+
 class DraftStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"

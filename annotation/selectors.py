@@ -5,9 +5,19 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
-from annotation.models import Annotation, AnnotationStatus, Assignment, AssignmentStatus, Benchmark, Revision, Sample
+from annotation.models import (
+    Annotation,
+    AnnotationStatus,
+    Assignment,
+    AssignmentStatus,
+    Benchmark,
+    ReviewAction,
+    ReviewDecision,
+    Revision,
+    Sample,
+)
 
 
 def approved_annotations_for_export(benchmark: Benchmark, splits: Collection[str] | None = None) -> dict[int, Annotation]:
@@ -32,7 +42,12 @@ def benchmarks_for_user(user: AbstractBaseUser) -> QuerySet[Benchmark]:
 
 
 def assignments_of(user: AbstractBaseUser, benchmark: Benchmark | None = None) -> QuerySet[Assignment]:
-    qs = Assignment.objects.filter(annotator=user).select_related("sample__benchmark", "annotation")
+    """A person's assignments; each annotation's rejections (newest first, with their notes) in
+    `annotation.rejections`."""
+    rejections = Prefetch("annotation__review_decisions", to_attr="rejections",
+                          queryset=ReviewDecision.objects.filter(action=ReviewAction.REJECT)
+                          .prefetch_related("notes").order_by("-pk"))
+    qs = Assignment.objects.filter(annotator=user).select_related("sample__benchmark", "annotation").prefetch_related(rejections)
     if benchmark is not None:
         qs = qs.filter(sample__benchmark=benchmark)
     return qs.order_by("-updated_at")
@@ -47,6 +62,13 @@ def assignment_of_annotator(user: AbstractBaseUser, pk: int) -> Assignment | Non
         .select_related("sample__benchmark", "sample__category__domain", "annotation")
         .first()
     )
+
+
+def last_rejection(annotation: Annotation) -> ReviewDecision | None:
+    """The newest rejection of this annotation, with its notes: what its annotator is asked to fix.
+    Read by the annotation's id, so one annotator never sees the notes on another's work."""
+    return (ReviewDecision.objects.filter(annotation=annotation, action=ReviewAction.REJECT)
+            .prefetch_related("notes").order_by("-pk").first())
 
 
 def annotation_for_editor(annotation_id: int) -> Annotation:
@@ -110,7 +132,7 @@ def annotations_for_review(sample: Sample) -> list[Annotation]:
     return list(
         sample.annotations.exclude(status=AnnotationStatus.DRAFT)
         .select_related("annotator", "sample")
-        .prefetch_related("regions", "key_steps", "tool_calls")
+        .prefetch_related("regions", "key_steps", "tool_calls", "review_decisions__notes")
         .order_by("annotator_id", "pk")
     )
 

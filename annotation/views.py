@@ -19,7 +19,7 @@ from annotation import selectors
 from annotation.coco import coco_from_benchmark
 from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge, ToolError
 from annotation.media import media_for_page, media_part
-from annotation.models import Annotation, Assignment, Benchmark, KeyStepDraft, Revision, Sample
+from annotation.models import Annotation, Assignment, AssignmentStatus, Benchmark, KeyStepDraft, Revision, Sample
 from annotation.services import benchmark_export
 from annotation.workbench import access
 from annotation.workbench.chain import NameOnlyChain, chain_run
@@ -35,7 +35,16 @@ from annotation.workbench.previews import (
     transform_preview_png,
     unreadable_message,
 )
-from annotation.workbench.review import PARTS, ReviewError, annotation_reject, sample_agreement, sample_approve
+from annotation.workbench.review import (
+    PART_NAMES,
+    PARTS,
+    ReviewError,
+    annotation_reject,
+    notes_from_form,
+    review_comparison,
+    sample_agreement,
+    sample_approve,
+)
 
 
 def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
@@ -106,6 +115,7 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
         "media": media,
         "tools": tools, "llm_reason": llm_unavailable_reason(),
         "drafts": annotation.step_drafts.all()[:1],
+        "rejection": selectors.last_rejection(annotation) if assignment.status == AssignmentStatus.RETURNED else None,
     })  # fmt: skip
 
 
@@ -272,25 +282,28 @@ def review_sample(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("This test sample is not under review.")
     annotations = selectors.annotations_for_review(sample)
     figures = sample_agreement(annotations)
+    # What the reviewer sent, kept on a refusal so nothing they chose or typed is lost.
+    sources = {part: _int(request.POST.get(f"source_{part}")) for part in PARTS}
     if request.method == "POST":
         try:
             if request.POST.get("action") == "reject":
                 target = get_object_or_404(Annotation, pk=request.POST.get("annotation"), sample=sample)
                 comment = request.POST.get(f"comment_{target.pk}") or request.POST.get("comment", "")
-                annotation_reject(annotation=target, reviewer=request.user, comment=comment)
-                messages.success(request, "Sent back to its annotator with your comment.")
+                annotation_reject(annotation=target, reviewer=request.user, comment=comment,
+                                  notes=notes_from_form(request.POST))
+                messages.success(request, "Sent back to its annotator with your comments.")
             else:
-                sources = {part: _int(request.POST.get(f"source_{part}")) for part in PARTS}
                 sample_approve(sample=sample, reviewer=request.user, sources=sources,
                                comment=request.POST.get("comment", ""), figures=figures.to_dict())
                 messages.success(request, f"Approved {sample.uid}: it now counts and exports.")
             return redirect("annotation:review_sample", pk=sample.pk)
         except ReviewError as error:
             messages.error(request, str(error))
-    columns = [{"annotation": a, "snapshot": annotation_snapshot(a), "frame": frame_of(sample, a.transform)}
-               for a in annotations]
+    comparison = review_comparison(sample, annotations)
     return render(request, "annotation/review_sample.html", {
-        "sample": sample, "columns": columns, "figures": figures, "parts": PARTS})  # fmt: skip
+        "sample": sample, "comparison": comparison, "columns": comparison.columns, "figures": figures,
+        "parts": [(p, PART_NAMES[p]) for p in PARTS], "chosen": sources, "posted": request.POST},
+        status=400 if request.method == "POST" else 200)  # fmt: skip
 
 
 def _int(value: str | None) -> int | None:

@@ -31,3 +31,8 @@ def sub(a: float, b: float) -> float:
 def skipped_count(steps: list) -> int:
     """How many steps of a chain run were not run (declared tools and what depends on them)."""
     return sum(1 for step in steps if getattr(step, "skipped", None))
+
+
+@register.filter
+def get_index(items: list, index: int) -> object:
+    return items[index] if isinstance(items, list) and 0 <= index < len(items) else None

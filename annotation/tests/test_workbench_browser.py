@@ -168,7 +168,8 @@ def test_a_reviewer_approves_an_item_and_it_appears_in_the_export(page, live_ser
     page.goto(f"{live_server.url}/annotate/review/{bench.slug}/")
     page.click(f"text={sample_uid}")
     assert "mean IoU" in page.inner_text(".agreement")
-    page.check(".review-column:nth-child(2) input[name=source_regions]")  # w1's boxes; the rest from the first column
+    page.click(".take-all >> nth=0")  # every part from the first column (nothing is preselected) ...
+    page.check(".choose td:nth-child(2) input[name=source_regions]")  # ... and the boxes from w1's
     page.click("#approve-btn")
     page.wait_for_selector(".messages li")
     assert "Approved" in page.inner_text(".messages")

@@ -182,7 +182,7 @@ def test_a_merge_takes_each_part_from_the_chosen_annotation(bench, people) -> No
     assert merged.annotator == people["rev"]
     assert [r.as_box() for r in merged.regions.all()] == [[12, 20, 50, 60]]
     assert Sample.objects.get(pk=a1.sample_id).answer == "3"
-    with pytest.raises(ReviewError, match="choose a submitted annotation"):
+    with pytest.raises(ReviewError, match="Nothing approved: choose, for each part"):
         sample_approve(sample=a1.sample, reviewer=people["rev"], sources={"regions": 999999})
 
 

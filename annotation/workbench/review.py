@@ -1,12 +1,19 @@
 """Review: agreement between a sample's annotations, then approve (one, or a merge) or reject.
 
-Approving makes the chosen annotation the sample's one approved annotation (the one that counts
+The reviewer picks every part explicitly (nothing is preselected, so one careless click cannot
+replace the annotators' work with the imported annotation). Approving makes the chosen annotation the sample's one approved annotation (the one that counts
 and exports); the previously approved one (often the imported annotation) steps back to
 `submitted`, so it stays visible in the history. The approved question and answer are written
-to the Sample. Rejecting returns the item to its annotator with the reviewer's comment.
+to the Sample. Rejecting returns the item to its annotator with the reviewer's comment and their
+notes on single boxes, key steps and tool calls (ReviewNote), which only that annotator sees.
 """
 
 from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -20,6 +27,8 @@ from annotation.models import (
     Region,
     ReviewAction,
     ReviewDecision,
+    ReviewNote,
+    ReviewNotePart,
     Revision,
     RevisionKind,
     Sample,
@@ -27,10 +36,50 @@ from annotation.models import (
 from annotation.workbench.editing import _write, annotation_snapshot, payload_clean
 
 PARTS = ("regions", "answer", "key_steps", "toolchain")
+PART_NAMES = {"regions": "boxes (with the transform)", "answer": "question and answer", "key_steps": "key steps",
+              "toolchain": "toolchain"}
+# The form's note fields: note_region_<i>, note_key_step_<i>, note_tool_call_<i> (i from 0).
+NOTE_FIELD = re.compile(r"^note_(region|key_step|tool_call)_(\d{1,4})$")
 
 
 class ReviewError(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class NoteInput:
+    part: str  # a ReviewNotePart value
+    position: int
+    text: str
+
+
+def notes_from_form(data: Mapping[str, str]) -> list[NoteInput]:
+    """The non-empty notes of a send-back form, in the page's order (boxes, key steps, calls)."""
+    notes = []
+    for key, value in data.items():
+        match = NOTE_FIELD.match(key)
+        if match and value.strip():
+            notes.append(NoteInput(match[1], int(match[2]), value.strip()))
+    order = list(ReviewNotePart.values)
+    return sorted(notes, key=lambda n: (order.index(n.part), n.position))
+
+
+def call_text(call: dict) -> str:
+    """A tool call as a reader writes it: `img1 = zoom_in(img0, bbox=[10, 20, 50, 60])`."""
+    if "args" not in call:
+        return f"{call['tool']} (name only)"
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call["args"].items())
+    return f"{call['output']} = {call['tool']}({call['input']}{', ' + args if args else ''})"
+
+
+def _note_targets(annotation: Annotation) -> dict[str, list[str]]:
+    snapshot = annotation_snapshot(annotation)
+    return {
+        ReviewNotePart.REGION: [f"{r['image']} {json.dumps(r['box'])}{' ' + r['label'] if r['label'] else ''}"
+                                for r in snapshot["regions"]],
+        ReviewNotePart.KEY_STEP: [s["text"] for s in snapshot["key_steps"]],
+        ReviewNotePart.TOOL_CALL: [call_text(c) for c in snapshot["toolchain"]],
+    }
 
 
 def annotation_view(annotation: Annotation) -> AnnotationView:
@@ -69,9 +118,10 @@ def sample_approve(*, sample: Sample, reviewer: AbstractBaseUser, sources: dict[
     (`sources` maps each of PARTS to the annotation it comes from); returns the approved one."""
     candidates = {a.pk: a for a in sample.annotations.exclude(status=AnnotationStatus.DRAFT)
                   .prefetch_related("regions", "key_steps", "tool_calls")}
-    missing = [p for p in PARTS if sources.get(p) not in candidates]
+    missing = [PART_NAMES[p] for p in PARTS if sources.get(p) not in candidates]
     if missing:
-        raise ReviewError(f"choose a submitted annotation for: {', '.join(missing)}")
+        raise ReviewError("Nothing approved: choose, for each part, the annotation it comes from. "
+                          f"Not chosen yet: {', '.join(missing)}.")
     chosen = {sources[p] for p in PARTS}
     Sample.objects.select_for_update().filter(pk=sample.pk).first()
     previous = sample.annotations.filter(status=AnnotationStatus.APPROVED).first()
@@ -113,16 +163,85 @@ def _copy_answer_to_sample(sample: Sample, annotation: Annotation) -> None:
 
 
 @transaction.atomic
-def annotation_reject(*, annotation: Annotation, reviewer: AbstractBaseUser, comment: str) -> None:
-    """Send the annotation back to its annotator with a comment (required: they need to know why)."""
-    if not comment.strip():
-        raise ReviewError("say what needs changing: the comment goes to the annotator")
+def annotation_reject(*, annotation: Annotation, reviewer: AbstractBaseUser, comment: str,
+                      notes: list[NoteInput] = ()) -> ReviewDecision:
+    """Send the annotation back to its annotator with a comment and/or notes on single boxes, key
+    steps and tool calls (at least one: they need to know why)."""
+    comment = comment.strip()
+    if not comment and not notes:
+        raise ReviewError("say what needs changing (a comment, or a note on a box, step or call): it goes to the annotator")
     annotation = Annotation.objects.select_for_update().get(pk=annotation.pk)
     if annotation.status != AnnotationStatus.SUBMITTED or annotation.annotator_id is None:
         raise ReviewError("only a submitted annotation by an annotator can be sent back")
+    targets = _note_targets(annotation)
+    for note in notes:
+        if note.part not in targets or not 0 <= note.position < len(targets[note.part]):
+            raise ReviewError(f"the note on {ReviewNotePart(note.part).label.lower()} {note.position + 1} names an item "
+                              "this annotation does not have (it changed?): reload the page")
     annotation.status = AnnotationStatus.REJECTED
     annotation.version += 1  # an editor still open on the old version must reload
     annotation.save(update_fields=["status", "version", "updated_at"])
-    Assignment.objects.filter(annotation=annotation).update(status=AssignmentStatus.RETURNED, review_comment=comment.strip())
-    ReviewDecision.objects.create(sample=annotation.sample, reviewer=reviewer, action=ReviewAction.REJECT,
-                                  annotation=annotation, comment=comment.strip())
+    Assignment.objects.filter(annotation=annotation).update(status=AssignmentStatus.RETURNED, review_comment=comment)
+    decision = ReviewDecision.objects.create(sample=annotation.sample, reviewer=reviewer, action=ReviewAction.REJECT,
+                                             annotation=annotation, comment=comment)
+    ReviewNote.objects.bulk_create([
+        ReviewNote(decision=decision, part=n.part, position=n.position, text=n.text,
+                   target=targets[n.part][n.position][:300])
+        for n in notes])  # fmt: skip
+    return decision
+
+
+# ---- the review page's comparison -----------------------------------------------------------------
+COLOURS = 8  # annotators' colours (workbench.css: .ann-c0 ... .ann-c7); the imported annotation has its own
+
+
+def _geometry(transform: list[dict]) -> list[dict]:
+    """The operations that move pixels (as the workbench's editor counts them): rotate and flip."""
+    return [op for op in transform or () if isinstance(op, dict) and op.get("op") in ("rotate", "flip")]
+
+
+@dataclass
+class ReviewColumn:
+    annotation: Annotation
+    snapshot: dict
+    frame: object  # previews.Frame of its own transform
+    colour: str  # a CSS class
+    on_overlay: bool  # its img0 boxes are drawn on the shared image (same rotation and flip)
+    rejections: list[ReviewDecision]
+
+    @property
+    def who(self) -> str:
+        return self.annotation.annotator.username if self.annotation.annotator_id else "imported"
+
+    @property
+    def calls(self) -> list[str]:
+        return [call_text(c) for c in self.snapshot["toolchain"]]
+
+
+@dataclass
+class Comparison:
+    columns: list[ReviewColumn]
+    overlay_transform: list[dict]  # the shared frame's rotation and flip
+    frame: object
+
+
+def review_comparison(sample: Sample, annotations: list[Annotation]) -> Comparison:
+    """Every annotation of the sample as a column, each with a colour; their boxes overlaid on one
+    image in the frame (rotation and flip) most of them share. An annotation drawn in another frame
+    keeps its own image in its column (its boxes cannot be laid over the others')."""
+    from annotation.workbench.previews import frame_of
+
+    snapshots = [annotation_snapshot(a) for a in annotations]
+    keys = [json.dumps(_geometry(s["transform"]), sort_keys=True) for s in snapshots]
+    shared = max(keys, key=lambda k: (keys.count(k), -keys.index(k))) if keys else "[]"
+    overlay = json.loads(shared)
+    columns, k = [], 0
+    for annotation, snapshot, key in zip(annotations, snapshots, keys, strict=True):
+        if annotation.annotator_id is None:
+            colour = "ann-imported"
+        else:
+            colour, k = f"ann-c{k % COLOURS}", k + 1
+        rejections = [d for d in annotation.review_decisions.all() if d.action == ReviewAction.REJECT]
+        columns.append(ReviewColumn(annotation, snapshot, frame_of(sample, snapshot["transform"]), colour,
+                                    key == shared, rejections))
+    return Comparison(columns, overlay, frame_of(sample, overlay))

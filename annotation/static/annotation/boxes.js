@@ -6,6 +6,7 @@
   const NS = "http://www.w3.org/2000/svg";
   const CORNERS = ["nw", "ne", "sw", "se"];
   const MIN_SIZE = 2; // full-size pixels; a click without a drag draws nothing
+  const HANDLE_SEEN = 12, HANDLE_HIT = 22; // screen pixels, whatever the zoom
 
   function isTyping(el) {
     return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
@@ -93,11 +94,12 @@
       this.changed();
     }
 
-    handleSize() { return (10 * this.view.w) / Math.max(1, this.svg.clientWidth); }
+    // Screen pixels to full-size pixels at the current zoom.
+    px(screen) { return (screen * this.view.w) / Math.max(1, this.svg.clientWidth); }
 
     render() {
       while (this.g.firstChild) this.g.removeChild(this.g.firstChild);
-      const stroke = (2 * this.view.w) / Math.max(1, this.svg.clientWidth);
+      const stroke = this.px(2);
       this.boxes.forEach((b, i) => {
         const [x1, y1, x2, y2] = b.box;
         const rect = document.createElementNS(NS, "rect");
@@ -108,15 +110,19 @@
         rect.dataset.index = i;
         this.g.appendChild(rect);
         if (i === this.selected) {
-          const s = this.handleSize();
           CORNERS.forEach((c) => {
-            const h = document.createElementNS(NS, "rect");
             const hx = c.includes("w") ? x1 : x2, hy = c.includes("n") ? y1 : y2;
-            h.setAttribute("x", hx - s / 2); h.setAttribute("y", hy - s / 2);
-            h.setAttribute("width", s); h.setAttribute("height", s);
-            h.setAttribute("class", "handle handle-" + c);
-            h.dataset.index = i; h.dataset.corner = c;
-            this.g.appendChild(h);
+            // A 12 px square to see, under a transparent 22 px square to grab.
+            [[HANDLE_SEEN, "handle"], [HANDLE_HIT, "handle-hit"]].forEach(([screen, kind]) => {
+              const s = this.px(screen);
+              const h = document.createElementNS(NS, "rect");
+              h.setAttribute("x", hx - s / 2); h.setAttribute("y", hy - s / 2);
+              h.setAttribute("width", s); h.setAttribute("height", s);
+              h.setAttribute("class", `${kind} handle-${c}`);
+              h.setAttribute("stroke-width", stroke);
+              h.dataset.index = i; h.dataset.corner = c;
+              this.g.appendChild(h);
+            });
           });
         }
       });

@@ -374,7 +374,58 @@
     }
     input.name = `arg-${name}`;
     wrap.appendChild(input);
+    if (spec.format === "bbox") wrap.appendChild(takeBoxButton(call, `Put the drawn box into ${name}`, (b) => set(b)));
     return wrap;
+  }
+
+  // ---- a drawn box into a call's arguments -----------------------------------------------------
+  // The chain runs on the original media (img0 before the recovery transform), so the box must be
+  // on the medium the call's input comes from, and img0 must be shown without rotation or flip.
+  // An input made by earlier cuts (crop, zoom_in at scale 1) gets the box relative to the cut.
+  function cutOf(call) {
+    const a = call.args || {};
+    if (call.tool === "zoom_in" && Array.isArray(a.bbox) && (a.scale === undefined || a.scale === 1)) {
+      return [Math.floor(a.bbox[0]), Math.floor(a.bbox[1]), Math.ceil(a.bbox[2]), Math.ceil(a.bbox[3])];
+    }
+    if (call.tool === "crop" && [a.x, a.y, a.width, a.height].every(Number.isInteger)) return [a.x, a.y, a.x + a.width, a.y + a.height];
+    return null;
+  }
+  function drawnBoxFor(call) {
+    if (!boxes.boxes.length) throw new Error("Draw a box on the image first.");
+    const box = (boxes.boxes[boxes.selected] || boxes.boxes[boxes.boxes.length - 1]).box.map(Math.round);
+    if (current === "img0" && geometry(buildTransform()) !== "[]") {
+      throw new Error("The image is shown rotated or flipped by the recovery transform, but the chain runs on the original img0: set rotation and flip to none to draw this call's box, or type it.");
+    }
+    const cuts = []; // from the call's input back to the shown medium
+    let ref = call.input;
+    while (ref !== current) {
+      const k = state.toolchain.findIndex((c) => c.output === ref);
+      if (k < 0) throw new Error(`This call reads ${call.input}, which does not come from ${current} (the medium shown): show its medium first.`);
+      const cut = cutOf(state.toolchain[k]);
+      if (!cut) throw new Error(`This call reads ${ref}, made by step ${k + 1} (${state.toolchain[k].tool}), which does more than cut: type the box in ${ref}'s pixels.`);
+      cuts.unshift(cut);
+      ref = state.toolchain[k].input;
+    }
+    let win = [0, 0, Infinity, Infinity]; // the input image's window, in the shown medium's pixels
+    cuts.forEach((c) => { win = [win[0] + c[0], win[1] + c[1], Math.min(win[2], win[0] + c[2]), Math.min(win[3], win[1] + c[3])]; });
+    const inside = [Math.max(box[0], win[0]), Math.max(box[1], win[1]), Math.min(box[2], win[2]), Math.min(box[3], win[3])];
+    if (inside[2] <= inside[0] || inside[3] <= inside[1]) throw new Error(`The box lies outside ${call.input} (the part of ${current} it cuts).`);
+    return [inside[0] - win[0], inside[1] - win[1], inside[2] - win[0], inside[3] - win[1]];
+  }
+  function takeBoxButton(call, title, fill) {
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "secondary take-box"; b.textContent = "⬚ from drawn box"; b.title = title;
+    b.addEventListener("click", () => {
+      const li = b.closest("li.call");
+      const note = li.querySelector(".take-error");
+      try {
+        fill(drawnBoxFor(call));
+        renderChain();
+      } catch (err) {
+        note.textContent = err.message; note.hidden = false;
+      }
+    });
+    return b;
   }
   function renderChain() {
     const ol = $("chain");
@@ -395,7 +446,7 @@
       if (nameOnly) {
         li.classList.add("name-only");
         const hint = document.createElement("span"); hint.className = "muted"; hint.textContent = " name only, not run";
-        head.append(`${i + 1}. `, select, hint);
+        head.append(select, hint);
         li.appendChild(head);
       }
       const input = document.createElement("input");
@@ -405,7 +456,7 @@
       output.value = call.output; output.size = 5; output.title = "output image";
       output.addEventListener("change", () => { call.output = output.value; chainEdited(); });
       if (!nameOnly) {
-        head.append(`${i + 1}. `, output, " = ", select, "(", input, ")");
+        head.append(output, " = ", select, "(", input, ")");
         li.appendChild(head);
       }
       const tool = toolByName[call.tool];
@@ -421,8 +472,18 @@
         li.appendChild(desc);
         const args = document.createElement("div"); args.className = "args";
         const required = tool.schema.required || [];
-        Object.entries(tool.schema.properties || {}).forEach(([name, spec]) => args.appendChild(argControl(call, name, spec, required.includes(name))));
+        const props = tool.schema.properties || {};
+        Object.entries(props).forEach(([name, spec]) => args.appendChild(argControl(call, name, spec, required.includes(name))));
+        if (["x", "y", "width", "height"].every((k) => props[k])) { // crop's form: a corner and a size
+          args.appendChild(takeBoxButton(call, "Put the drawn box into x, y, width and height", ([x1, y1, x2, y2]) => {
+            call.args = { ...call.args, x: x1, y: y1, width: x2 - x1, height: y2 - y1 };
+            delete call.args.bbox;
+            chainEdited();
+          }));
+        }
         li.appendChild(args);
+        const error = document.createElement("p"); error.className = "take-error"; error.setAttribute("role", "alert"); error.hidden = true;
+        li.appendChild(error);
       }
       const verdict = document.createElement("select");
       verdict.className = "verdict";
@@ -457,6 +518,17 @@
 
   // "Run chain" sends the chain being edited (not eval'd from an hx-vals "js:" value: the CSP forbids eval).
   $("run-chain").addEventListener("htmx:configRequest", (e) => { e.detail.parameters.chain = JSON.stringify(state.toolchain); });
+
+  // ---- the shortcuts panel (?) -------------------------------------------------------------------
+  const shortcuts = $("shortcuts");
+  const openShortcuts = () => { if (!shortcuts.open) shortcuts.showModal(); };
+  $("shortcuts-btn").addEventListener("click", openShortcuts);
+  $("shortcuts-close").addEventListener("click", () => shortcuts.close());
+  document.addEventListener("keydown", (e) => {
+    const el = document.activeElement;
+    const typing = el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
+    if (e.key === "?" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); openShortcuts(); }
+  });
 
   window.WB = { chainJSON: () => JSON.stringify(state.toolchain), save, boxes, state };
 })();
