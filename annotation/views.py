@@ -107,15 +107,18 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
              for t in REGISTRY.values()]
     tools += [{"name": d["name"], "module": "declared (not run here)", "description": d["description"],
                "schema": d["args_schema"], "declared": True} for d in sample.benchmark.declared_tools or ()]
+    rejection = selectors.last_rejection(annotation) if assignment.status == AssignmentStatus.RETURNED else None
+    notes = [{"part": n.part, "position": n.position, "target": n.target, "text": n.text}
+             for n in (rejection.notes.all() if rejection else ())]
     return render(request, "annotation/item.html", {
         "assignment": assignment, "annotation": annotation, "sample": sample, "frame": frame,
         "editor": {"version": annotation.version, "snapshot": snapshot, "width": sample.width, "height": sample.height,
                    "editable": annotation.status in ("draft", "rejected"), "chain_verified": annotation.chain_verified,
-                   "media": media},
+                   "media": media, "review_notes": notes},
         "media": media,
         "tools": tools, "llm_reason": llm_unavailable_reason(),
         "drafts": annotation.step_drafts.all()[:1],
-        "rejection": selectors.last_rejection(annotation) if assignment.status == AssignmentStatus.RETURNED else None,
+        "rejection": rejection,
     })  # fmt: skip
 
 

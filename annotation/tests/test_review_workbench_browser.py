@@ -100,6 +100,10 @@ def test_notes_on_a_box_and_a_step_reach_the_annotator(page, live_server, tmp_pa
     notes = page.inner_text("#review-notes")
     assert "Box 2 img0 [60, 10, 90, 40]: This box cuts the left square in half." in notes
     assert "Key step 1" in notes and "Which squares? Say where they are." in notes
+    # ... and beside the box and the step they are on, in the editor.
+    assert page.inner_text("#box-list li:nth-child(2) .review-note") == "Reviewer: This box cuts the left square in half."
+    assert page.locator("#box-list li:nth-child(1) .review-note").count() == 0
+    assert page.inner_text("#steps li:nth-child(1) .review-note") == "Reviewer: Which squares? Say where they are."
 
     page.context.clear_cookies()
     login(page, live_server, "w1")  # the other annotator of the sample sees none of it

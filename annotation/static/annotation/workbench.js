@@ -15,6 +15,20 @@
   let conflict = false;
   let timer = null, saving = false, again = false;
 
+  // ---- the reviewer's notes, beside the item they are on -------------------------------------------
+  // Boxes and steps are found by what they were when the reviewer saw them (so a reordered step
+  // keeps its note), calls by their place; a box or step since changed shows its note no more
+  // (the list above the editor keeps every note).
+  const reviewNotes = data.review_notes || [];
+  function reviewNote(part, match) {
+    const n = reviewNotes.find((x) => x.part === part && match(x));
+    if (!n) return null;
+    const p = document.createElement("p");
+    p.className = "review-note";
+    p.textContent = `Reviewer: ${n.text}`;
+    return p;
+  }
+
   // ---- saving --------------------------------------------------------------------------------
   function status(text) { $("save-status").textContent = text; }
   function showErrors(errors) {
@@ -109,6 +123,9 @@
       del.type = "button"; del.className = "secondary"; del.textContent = "✕"; del.title = "Delete box";
       del.addEventListener("click", () => boxes.remove(i));
       li.append(span, " ", label, " ", del);
+      const target = `${current} [${b.box.map((v) => Math.round(v)).join(", ")}]`;
+      const note = reviewNote("region", (x) => x.target === target || x.target.startsWith(target + " "));
+      if (note) li.appendChild(note);
       ol.appendChild(li);
     });
   });
@@ -289,6 +306,8 @@
       note.placeholder = "note"; note.value = s.note || ""; note.className = "note";
       note.addEventListener("input", () => { s.note = note.value; dirty(); });
       li.appendChild(note);
+      const said = reviewNote("key_step", (x) => x.target === s.text);
+      if (said) li.appendChild(said);
       [["↑", i - 1, "Move up"], ["↓", i + 1, "Move down"]].forEach(([label, to, title]) => {
         const b = document.createElement("button");
         b.type = "button"; b.className = "secondary"; b.textContent = label; b.title = title;
@@ -499,6 +518,8 @@
       const foot = document.createElement("div");
       foot.append("Step is ", verdict, " ", note, " ", del);
       li.appendChild(foot);
+      const said = reviewNote("tool_call", (x) => x.position === i);
+      if (said) li.appendChild(said);
       ol.appendChild(li);
     });
   }
