@@ -1,4 +1,8 @@
-"""Agent-X's exact figures for one scored submission (evaluation/metrics/agentx.py; docs/metrics.md).
+"""Agent-X's figures for one scored submission (docs/metrics.md, "Agent-X figures"): the exact ones
+(evaluation/metrics/agentx.py), computed when a page asks, and the six judged ones
+(evaluation/metrics/agentx_judged.py), asked of the remote judge while the submission is scored and
+stored with its results (``results["agentx_judged"]``); the offline judge asks nothing, so they stay
+absent and the pages say "needs an LLM judge".
 
 The figures need the prediction's tool calls *with their arguments* (goal accuracy with image
 generation) which the stored records do not keep, so the validated file is read again (adaptive
@@ -12,10 +16,14 @@ from collections.abc import Callable
 import logging
 from typing import Any
 
+import orjson
 from django.conf import settings
+
+from annotation.models import Sample as SampleModel
 
 from evaluation.benchmark_cache import tool_hooks
 from evaluation.metrics.agentx import AgentXReport, Call, TaskInput, agentx_report
+from evaluation.metrics.agentx_judged import KINDS, AgentXStep, AgentXTask, task_judged
 from evaluation.models import PredictionResult, Submission
 from evaluation.selectors import scoring_samples
 from evaluation.validation import iter_prediction_objects
@@ -38,6 +46,20 @@ def _calls(steps: Any, resolve: Callable[[str], str | None] | None) -> tuple[Cal
     return tuple(out)
 
 
+def _adaptive_lines(submission: Submission) -> dict[str, dict] | None:
+    """The file's adaptive predictions by sample id; None when the stored file cannot be read."""
+    out: dict[str, dict] = {}
+    try:
+        with submission.file.open("rb") as stream:
+            for obj in iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES):
+                if isinstance(obj, dict) and obj.get("mode") == MODE and isinstance(obj.get("sample_id"), str):
+                    out[obj["sample_id"]] = obj
+    except OSError:  # the stored file is gone (storage moved): no figures rather than a broken page
+        log.warning("submission %s: prediction file unreadable, no Agent-X figures", submission.pk)
+        return None
+    return out
+
+
 def submission_agentx(*, submission: Submission) -> AgentXReport | None:
     """None when the submission has no results or no file to read."""
     if not submission.results or not submission.file:
@@ -47,15 +69,10 @@ def submission_agentx(*, submission: Submission) -> AgentXReport | None:
     samples, pks = scoring_samples(benchmark=benchmark)
     correct = {pk: ok for pk, ok in PredictionResult.objects.filter(submission=submission, mode=MODE)
                .values_list("sample_id", "correct")}
-    predicted: dict[str, tuple[Call, ...]] = {}
-    try:
-        with submission.file.open("rb") as stream:
-            for obj in iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES):
-                if isinstance(obj, dict) and obj.get("mode") == MODE and isinstance(obj.get("sample_id"), str):
-                    predicted[obj["sample_id"]] = _calls(obj.get("steps"), resolve)
-    except OSError:  # the stored file is gone (storage moved): no figures rather than a broken page
-        log.warning("submission %s: prediction file unreadable, no Agent-X figures", submission.pk)
+    lines = _adaptive_lines(submission)
+    if lines is None:
         return None
+    predicted = {uid: _calls(obj.get("steps"), resolve) for uid, obj in lines.items()}
     tasks = [
         TaskInput(
             uid=s["uid"], category=s["category"] or "",
@@ -65,3 +82,111 @@ def submission_agentx(*, submission: Submission) -> AgentXReport | None:
         for s in samples if not s["aux_line"]
     ]
     return agentx_report(tasks)
+
+
+# ------------------------------------------------------------------------------------ judged
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+_NO_TOOL = {"", "none", "null", "n/a", "no tool", "-"}
+
+
+def _reference_steps(sample: dict, meta: dict, resolve: Callable[[str], str | None] | None) -> tuple[AgentXStep, ...]:
+    """The reference trace: the release's raw steps (kept in the sample's meta by the Agent-X
+    importer: task, tool, input, output, thought), else the reference chain with the key steps as
+    thoughts."""
+    raw = meta.get("reasoning_steps") if isinstance(meta, dict) else None
+    if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list):
+        raw = raw[0]
+    if isinstance(raw, list) and raw and all(isinstance(st, dict) for st in raw):
+        out = []
+        for st in raw:
+            tool = st.get("tool")
+            name = tool.strip() if isinstance(tool, str) and tool.strip().lower() not in _NO_TOOL else None
+            inp = st.get("input")
+            out.append(AgentXStep(thought=_text(st.get("thought")), task=_text(st.get("task")),
+                                  tool=_name(resolve, name) if name else None,
+                                  args=inp if isinstance(inp, dict) else ({"input": inp} if inp not in (None, "") else {}),
+                                  output=_text(st.get("output"))))
+        return tuple(out)
+    chain, keys = sample["toolchain"], sample["key_steps"]
+    if not chain:
+        return tuple(AgentXStep(thought=k) for k in keys)
+    thoughts = keys if len(keys) == len(chain) else [""] * len(chain)
+    return tuple(AgentXStep(thought=t, tool=_name(resolve, c["tool"]), args=c.get("args") or {},
+                            output=_text(c.get("output"))) for c, t in zip(chain, thoughts))
+
+
+def _predicted_steps(steps: Any, resolve: Callable[[str], str | None] | None) -> tuple[AgentXStep, ...]:
+    out = []
+    for st in steps if isinstance(steps, list) else ():
+        if not isinstance(st, dict):
+            continue
+        tool = st.get("tool")
+        name = tool.get("name") if isinstance(tool, dict) and isinstance(tool.get("name"), str) else None
+        args = tool.get("args") if isinstance(tool, dict) and isinstance(tool.get("args"), dict) else {}
+        output = st.get("tool_output", tool.get("output") if isinstance(tool, dict) else None)
+        out.append(AgentXStep(thought=_text(st.get("thought")), task=_text(st.get("task")),
+                              tool=_name(resolve, name) if name else None, args=args, output=_text(output)))
+    return tuple(out)
+
+
+def agentx_tasks(*, submission: Submission) -> list[AgentXTask] | None:
+    """Every task of the benchmark with what its judged figures need (None: the file is unreadable)."""
+    benchmark = submission.benchmark
+    resolve, _ = tool_hooks(benchmark)
+    samples, _ = scoring_samples(benchmark=benchmark)
+    metas = dict(SampleModel.objects.filter(benchmark=benchmark).values_list("uid", "meta"))
+    lines = _adaptive_lines(submission)
+    if lines is None:
+        return None
+    tools = {d["name"]: (d.get("description", ""), d.get("args_schema") or {})
+             for d in benchmark.declared_tools or () if isinstance(d, dict) and "name" in d}
+    out = []
+    for s in samples:
+        if s["aux_line"]:
+            continue
+        meta = metas.get(s["uid"]) or {}
+        obj = lines.get(s["uid"])
+        out.append(AgentXTask(
+            uid=s["uid"], query=s["question"] or "", reference=_reference_steps(s, meta, resolve),
+            reference_answer=s["answer"] or "", reference_justification=_text(meta.get("justification")),
+            predicted=None if obj is None else _predicted_steps(obj.get("steps"), resolve),
+            answer=_text(obj.get("answer")) if obj else "", justification=_text(obj.get("response")) if obj else "",
+            tools=tools))
+    return out
+
+
+def agentx_questions(tasks: list[AgentXTask]) -> dict[str, list[Any]]:
+    """The questions of every task, by kind (the judge asks each distinct one once)."""
+    out: dict[str, list[Any]] = {kind: [] for kind in KINDS}
+    for task in tasks:
+        for kind, q in zip(KINDS, task.questions()):
+            if q is not None:
+                out[kind].append(q)
+    return out
+
+
+def submission_agentx_judge(*, submission: Submission, judge: Any) -> dict | None:
+    """Ask ``judge`` (a remote one) the Agent-X questions of a scored submission's file; the per-task
+    values to store with its results, or None when the file cannot be read. Verdicts go through the
+    judge's cache: a re-score asks nothing already answered."""
+    tasks = agentx_tasks(submission=submission)
+    if tasks is None:
+        return None
+    asked = agentx_questions(tasks)
+    answers = {kind: iter(getattr(judge, kind)(asked[kind])) for kind in KINDS}
+    per_task: dict[str, dict[str, float | None]] = {}
+    for task in tasks:
+        verdicts = [None if q is None else next(answers[kind]) for kind, q in zip(KINDS, task.questions())]
+        values = task_judged(task, *verdicts)
+        if values is not None:
+            per_task[task.uid] = values
+    versions = getattr(judge, "versions", None) or getattr(getattr(judge, "inner", None), "versions", {})
+    return {"judge": judge.name, "prompts": {kind: f"{kind}.{versions.get(kind, '?')}" for kind in KINDS},
+            "tasks": per_task}

@@ -24,6 +24,7 @@ from evaluation.models import Submission
 from evaluation.validation import iter_prediction_objects
 
 KINDS = ("answer_equivalence", "key_step_matching", "tool_call_validity", "step_scores")
+AGENTX_KINDS = ("agentx_steps", "agentx_tool_accuracy", "agentx_trace")  # on benchmarks with the "agentx" figure set
 
 
 class _Recorder:
@@ -33,13 +34,16 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.offline = OfflineJudge()
-        self.asked: dict[str, dict[str, int]] = {kind: {} for kind in KINDS}
+        self.asked: dict[str, dict[str, int]] = {kind: {} for kind in (*KINDS, *AGENTX_KINDS)}
 
-    def _record(self, kind: str, questions: Sequence[Any]) -> list:
+    def record(self, kind: str, questions: Sequence[Any]) -> None:
         seen = self.asked[kind]
         for q in questions:
             payload = q.payload()
             seen.setdefault(input_hash(payload), len(orjson.dumps(payload)) + 10)  # + its "id"
+
+    def _record(self, kind: str, questions: Sequence[Any]) -> list:
+        self.record(kind, questions)
         return getattr(self.offline, kind)(questions)
 
     def answer_equivalence(self, questions: Sequence[Any]) -> list:
@@ -67,6 +71,12 @@ def judge_estimate(*, submission: Submission, judge: OpenAIJudge) -> dict[str, A
             tool_validator=validate, benchmark_tools=benchmark_tool_set(benchmark, resolve),
             prices=submission.prices, resolve_tool=resolve, on_records=lambda records: None, resamples=1,
         )
+    if "agentx" in (benchmark.figures or ()):  # Agent-X's judged figures: asked once the file is scored
+        from evaluation.agentx_figures import agentx_questions, agentx_tasks
+
+        tasks = agentx_tasks(submission=submission)
+        for kind, questions in agentx_questions(tasks or []).items():
+            recorder.record(kind, questions)
     out = {"questions": 0, "cached": 0, "requests": 0, "input_tokens": 0, "output_tokens": 0}
     for kind, sizes in recorder.asked.items():
         cached: dict = {}

@@ -405,6 +405,29 @@ class ProgressJudge:
     def step_scores(self, questions: Sequence[Any]) -> list:
         return self._run("step_scores", questions)
 
+    # Agent-X's judged figures (asked only of a remote judge: see ``_agentx_judged``)
+    def agentx_steps(self, questions: Sequence[Any]) -> list:
+        return self._run("agentx_steps", questions)
+
+    def agentx_tool_accuracy(self, questions: Sequence[Any]) -> list:
+        return self._run("agentx_tool_accuracy", questions)
+
+    def agentx_trace(self, questions: Sequence[Any]) -> list:
+        return self._run("agentx_trace", questions)
+
+
+AGENTX_FIGURE_SET = "agentx"
+
+
+def _agentx_judged(sub: Submission, inner: Judge, judge: ProgressJudge) -> dict | None:
+    """Agent-X's six judged figures per task, for a benchmark that declares the figure set and a
+    judge that can answer them (the offline one cannot: the pages say "needs an LLM judge")."""
+    if AGENTX_FIGURE_SET not in (sub.benchmark.figures or ()) or not hasattr(inner, "agentx_trace"):
+        return None
+    from evaluation.agentx_figures import submission_agentx_judge
+
+    return submission_agentx_judge(submission=sub, judge=judge)
+
 
 def pipeline_judge() -> Judge:
     """The OpenAI-compatible judge (with the database verdict cache) when configured, else offline."""
@@ -592,9 +615,12 @@ def _score(submission_id: int, token: str) -> None:
         progress = _Progress(submission_id, beats)
         writer = _ResultWriter(submission_id, sample_pks, token)
         report = None
+        agentx: dict | None = None
 
         def mark_done() -> None:
             results = report_to_json(report)
+            if agentx is not None:
+                results["agentx_judged"] = agentx
             if isinstance(getattr(inner, "usage", None), dict):  # what the remote judge used (and cost)
                 results["judge_usage"] = dict(inner.usage)
             now = timezone.now()
@@ -615,6 +641,7 @@ def _score(submission_id: int, token: str) -> None:
                     judge=judge, tool_validator=validate, benchmark_tools=tools, prices=sub.prices,
                     resolve_tool=resolve, on_records=writer.write, chunk_size=SCORE_CHUNK,
                 )
+                agentx = _agentx_judged(sub, inner, judge)
                 writer.finish(mark_done)
         except JudgeBudgetExceeded as exc:  # not retried: the next try would spend as much
             submission_fail(submission_id=submission_id,

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from annotation.models import Benchmark
-from leaderboard import board
+from leaderboard import agentx_tab, board
 
 FIGURES = ("text", "adaptive", "oracle", "mcc", "kcov", "tool_eff")
 CSV_HEADER = (
@@ -17,6 +17,39 @@ CSV_HEADER = (
     + [f"{f}{s}" for f in FIGURES for s in ("", "_low", "_high")]
     + ["tokens", "cost_per_10k_usd", "rank_score", "headline_mode", "citation"]
 )
+
+
+AGENTX_KEYS = tuple(k for k, _, _ in agentx_tab.EXACT_COLUMNS) + agentx_tab.JUDGED_KEYS
+
+
+def agentx_figures(benchmark: Benchmark) -> dict[int, dict[str, dict[str, Any]]] | None:
+    """Agent-X's ten figures per public submission (percent, with the interval), on a benchmark that
+    declares them; a judged figure of a submission scored by the offline judge is
+    ``{"value": None, ..., "status": "needs an LLM judge"}``, never a number."""
+    if not agentx_tab.shows_agentx(benchmark):
+        return None
+    out: dict[int, dict[str, dict[str, Any]]] = {}
+    for row in agentx_tab.agentx_context(benchmark)["rows"]:
+        figs = {}
+        for c in row.cells + row.judged:
+            if c.get("needs_judge"):
+                figs[c["key"]] = {"value": None, "low": None, "high": None, "n": 0, "status": agentx_tab.NEEDS_JUDGE}
+            else:
+                figs[c["key"]] = {"value": _pct(c["mean"]), "low": _pct(c["low"]), "high": _pct(c["high"]), "n": c["n"]}
+        out[row.submission_id] = figs
+    return out
+
+
+def _pct(v: float | None) -> float | None:
+    return None if v is None else 100 * v
+
+
+def _agentx_flat(figs: dict[str, dict[str, Any]] | None) -> list[Any]:
+    out: list[Any] = []
+    for key in AGENTX_KEYS:
+        f = (figs or {}).get(key) or {}
+        out += [f.get("status") or f.get("value"), f.get("low"), f.get("high")]
+    return out
 
 
 def ordered(rows: list[board.Row]) -> list[board.Row]:
@@ -45,10 +78,12 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def rows_csv(rows: list[board.Row]) -> str:
+def rows_csv(rows: list[board.Row], agentx: dict[int, dict] | None = None) -> str:
+    """``agentx``: Agent-X's figures by submission (``agentx_figures``), as extra columns."""
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(CSV_HEADER)
+    writer.writerow(CSV_HEADER + ([f"agentx_{k}{s}" for k in AGENTX_KEYS for s in ("", "_low", "_high")]
+                                  if agentx is not None else []))
     for row in ordered(rows):
         d = row_dict(row)
         flat = [d["rank"], d["model"], d["organisation"], d["weights"], d["date"], d["submission_id"], d["source"],
@@ -56,18 +91,25 @@ def rows_csv(rows: list[board.Row]) -> str:
         for name in FIGURES:
             flat += [d[name]["value"], d[name]["low"], d[name]["high"]]
         flat += [d["tokens"], d["cost_per_10k_usd"], d["rank_score"], d["headline_mode"], d["citation"]]
+        if agentx is not None:
+            flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])
     return buf.getvalue()
 
 
 def rows_payload(benchmark: Benchmark, rows: list[board.Row]) -> dict[str, Any]:
-    return {
+    agentx = agentx_figures(benchmark)
+    out = {
         "benchmark": {"slug": benchmark.slug, "name": benchmark.name, "version": benchmark.version},
         "order": "adaptive accuracy, descending; rows without it last",
         "units": {"shares": "percent", "mcc": "[-1, 1]", "cost_per_10k_usd": "US dollars per 10,000 samples",
                   "intervals": "95 % bootstrap percentile intervals (1,000 resamples)"},
         "rows": [row_dict(r) for r in ordered(rows)],
     }
+    if agentx is not None:  # the Agent-X tab's figures of each submission row (percent, 95 % intervals)
+        for d in out["rows"]:
+            d["agentx"] = agentx.get(d["submission_id"]) if d["source"] == "submission" else None
+    return out
 
 
 def rows_json(benchmark: Benchmark, rows: list[board.Row]) -> bytes:

@@ -92,7 +92,7 @@ def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     benchmark = _benchmark(slug)
     rows = selectors.board_rows(benchmark)
     if fmt == "csv":
-        response = HttpResponse(exports.rows_csv(rows), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(exports.rows_csv(rows, exports.agentx_figures(benchmark)), content_type="text/csv; charset=utf-8")
     else:
         response = HttpResponse(exports.rows_json(benchmark, rows), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-leaderboard.{fmt}"'

@@ -12,9 +12,11 @@ from django.views.decorators.http import require_GET
 
 from annotation.imagetools import ToolError
 from annotation.media import media_for_page, media_part
+from annotation.workbench.access import sees_test_gold
+from evaluation.selectors import submission_visible_to
 from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.models import Submission
-from leaderboard import cache, chain_runs, model_page
+from leaderboard import agentx_tab, cache, chain_runs, model_page
 from leaderboard.services import public_submissions
 
 def _benchmark(slug: str):  # noqa: ANN202
@@ -46,8 +48,29 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "breakdown": model_page.error_breakdown(submission),
         "samples": model_page.dev_samples(submission),
         "others": public_submissions(benchmark).exclude(pk=pk).only("pk", "model_name").order_by("model_name"),
+        "agentx": agentx_tab.model_figures(benchmark, submission),
     }
     return render(request, "leaderboard/model.html", context)
+
+
+@require_GET
+def agentx_tasks(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """A submission's Agent-X figures per task: a public submission's for anyone, a private one's for
+    its owner and staff (others: 404); test-split tasks only for those who see test gold."""
+    benchmark = _benchmark(slug)
+    if not agentx_tab.shows_agentx(benchmark):
+        raise Http404("This benchmark has no Agent-X figures")
+    submission = model_page.public_submission(benchmark, pk)
+    if submission is None:
+        own = submission_visible_to(user=request.user, submission_id=pk)
+        if own is None or own.benchmark_id != benchmark.pk or not own.results:
+            raise Http404("No submission with this number on this benchmark")
+        submission = own
+    context = {"benchmark": benchmark, "submission": submission,
+               **agentx_tab.per_task(submission, sees_test=sees_test_gold(request.user, benchmark))}
+    response = render(request, "leaderboard/agentx_tasks.html", context)
+    patch_vary_headers(response, ("Cookie",))
+    return response
 
 
 def _steps(line: dict[str, Any], result: Any, key_steps: list[str], run: chain_runs.ChainRun) -> dict[str, Any]:

@@ -100,6 +100,8 @@ def build_world(folder) -> World:  # noqa: ANN001
     public = submit("Open model", True, "public response")
     private = submit("Secret model", False, PRIVATE_MARK)
     mark_test_gold(benchmark)
+    # Declares Agent-X's figures, so its per-task page answers (a private submission's: owner and staff).
+    type(benchmark).objects.filter(pk=benchmark.pk).update(figures=["agentx"])
     test = Sample.objects.get(benchmark=benchmark, uid="s3")  # test split, with a chain and a transform
     dev = Sample.objects.get(benchmark=benchmark, uid="s1")
     assignment = assignment_claim_next(user=users["annotator"], benchmark=benchmark)
@@ -159,6 +161,8 @@ TABLE: dict[str, Row] = {
     "leaderboard:tab": Row(args=lambda w: {**SLUG, "tab": "process"}, expect=PUBLIC),
     "leaderboard:compare": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:model": Row(args=lambda w: {**SLUG, "pk": w.public.pk}, expect=PUBLIC),
+    # Agent-X per task: a private submission's for its owner and staff (test-split tasks for staff only).
+    "leaderboard:agentx_tasks": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),
     "leaderboard:sample": Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.dev.uid}, expect=PUBLIC),
     "leaderboard:sample_medium": Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.dev.uid, "position": 0,
                                                      "part": "still"}, expect=PUBLIC),

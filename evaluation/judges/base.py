@@ -1,6 +1,6 @@
 """The judge protocol (metrics.md section 9).
 
-A judge answers four kinds of question, each in batches so that a remote judge can work
+A judge answers four kinds of question (and a remote one three more, Agent-X's judged figures), each in batches so that a remote judge can work
 concurrently and consult its cache once per batch. Verdicts come back in question order.
 """
 
@@ -27,6 +27,10 @@ PROMPT_VERSIONS: dict[str, str] = {
     "key_step_matching": "v2",
     "tool_call_validity": "v2",
     "step_scores": "v2",
+    # Agent-X's six judged figures (evaluation/metrics/agentx_judged.py): v1 single, v2 batch, as above.
+    "agentx_steps": "v2",
+    "agentx_tool_accuracy": "v2",
+    "agentx_trace": "v2",
 }
 # v1: one question per request (the payload itself -> one verdict), for judges that cannot follow
 # the batch format (JUDGE_OPENAI_BATCH=1).

@@ -40,6 +40,14 @@ from evaluation.metrics.questions import (
     ToolCallQuestion,
 )
 
+from evaluation.metrics.agentx_judged import (
+    TRACE_FIGURES,
+    AgentXStepQuestion,
+    AgentXToolQuestion,
+    AgentXTraceQuestion,
+    is_unit,
+)
+
 from .base import PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS, JudgeBudgetExceeded, JudgeError, load_prompt
 from .cache import VerdictCache, input_hash
 
@@ -80,6 +88,31 @@ def _check_scores(data: dict[str, Any], q: StepScoreQuestion) -> dict[str, Any]:
             or any(type(x) is bool or x not in (0, 0.5, 1) for x in v)):
         raise MalformedVerdict(f"'scores' must be a list of {m} values in 0, 0.5, 1, got {v!r}")
     return {"scores": [float(x) for x in v]}
+
+
+def _unit_list(data: dict[str, Any], key: str, m: int) -> list[float]:
+    v = data.get(key)
+    if type(v) is not list or len(v) != m or not all(is_unit(x) for x in v):
+        raise MalformedVerdict(f"'{key}' must be a list of {m} numbers from 0 to 1, got {v!r}")
+    return [float(x) for x in v]
+
+
+def _check_agentx_steps(data: dict[str, Any], q: AgentXStepQuestion) -> dict[str, Any]:
+    return {"grounding": _unit_list(data, "grounding", q.n_pairs), "context": _unit_list(data, "context", q.n_pairs)}
+
+
+def _check_agentx_tool(data: dict[str, Any], q: AgentXToolQuestion) -> dict[str, Any]:
+    return {"tool_accuracy": _unit_list(data, "tool_accuracy", len(q.calls))}
+
+
+def _check_agentx_trace(data: dict[str, Any], q: AgentXTraceQuestion) -> dict[str, Any]:
+    out = {}
+    for key in TRACE_FIGURES:
+        v = data.get(key)
+        if not is_unit(v):
+            raise MalformedVerdict(f"'{key}' must be a number from 0 to 1, got {v!r}")
+        out[key] = float(v)
+    return out
 
 
 Check = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -222,6 +255,21 @@ class OpenAIJudge:
     def step_scores(self, questions: Sequence[StepScoreQuestion]) -> list[tuple[float, ...]]:
         got = self._ask("step_scores", questions, _check_scores)
         return [tuple(v["scores"]) for v in got]
+
+    # ------------------------------------------------------------- Agent-X's judged figures
+    def agentx_steps(self, questions: Sequence[AgentXStepQuestion]) -> list[tuple[tuple[float, float], ...]]:
+        """(grounding, context) per aligned pair of each question."""
+        got = self._ask("agentx_steps", questions, _check_agentx_steps)
+        return [tuple(zip(v["grounding"], v["context"])) for v in got]
+
+    def agentx_tool_accuracy(self, questions: Sequence[AgentXToolQuestion]) -> list[tuple[float, ...]]:
+        got = self._ask("agentx_tool_accuracy", questions, _check_agentx_tool)
+        return [tuple(v["tool_accuracy"]) for v in got]
+
+    def agentx_trace(self, questions: Sequence[AgentXTraceQuestion]) -> list[tuple[float, float, float]]:
+        """(faithfulness, factual precision, semantic accuracy) of each question."""
+        got = self._ask("agentx_trace", questions, _check_agentx_trace)
+        return [tuple(v[k] for k in TRACE_FIGURES) for v in got]  # type: ignore[misc]
 
     def close(self) -> None:
         self._client.close()

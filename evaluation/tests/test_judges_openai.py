@@ -34,7 +34,18 @@ class FakeOpenAI(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
+# Agent-X's judged kinds (constant scores, so the figures can be computed by hand in the tests)
+AGENTX_GROUNDING, AGENTX_CONTEXT, AGENTX_TOOL = 0.5, 1.0, 0.75
+AGENTX_TRACE = {"faithfulness": 0.5, "factual_precision": 1, "semantic_accuracy": 0.25}
+
+
 def _verdict(system: str, user: dict) -> dict:
+    if '"faithfulness"' in system:
+        return dict(AGENTX_TRACE)
+    if '"grounding"' in system:
+        return {"grounding": [AGENTX_GROUNDING] * len(user["pairs"]), "context": [AGENTX_CONTEXT] * len(user["pairs"])}
+    if '"tool_accuracy"' in system:
+        return {"tool_accuracy": [AGENTX_TOOL] * len(user["calls"])}
     if '"equivalent"' in system:
         return {"equivalent": user["prediction"].lower() == user["gold"].lower()}
     if '"matched"' in system:

@@ -61,6 +61,24 @@ def test_the_agentx_tab_on_the_agentx_demo_benchmark(live_server, browser) -> No
     assert len(notes) == len(subs) and all("undecided" in n and "without its arguments" in n for n in notes)
     assert page.locator('#agentx-table td[data-figure="goal_accuracy_generation"] .value').count() == 0
     assert page.locator("#agentx-table td.judged").all_inner_texts() == ["needs an LLM judge"] * (6 * len(subs))
+    # Each row links to its per-task page. Agent-X's tasks are test split: a visitor sees how many are
+    # hidden and no value; staff see every task's ten values (the judged ones: "needs an LLM judge").
+    page.locator("#agentx-table tbody tr a.per-task").first.click()
+    page.wait_for_selector("#agentx-tasks")
+    assert "/m/" in page.url and page.url.endswith("/agentx/")
+    per_task_url = page.url
+    assert page.locator("#agentx-tasks tbody tr[data-uid]").count() == 0
+    assert "test-split task" in page.locator("#agentx-hidden").inner_text()
+    assert "offline judge" in page.locator("#agentx-judge-note").inner_text()
+    staff = make_user("agentx-staff")
+    staff.is_staff = True
+    staff.save(update_fields=["is_staff"])
+    login(page, live_server, staff.username)
+    page.goto(per_task_url)
+    tasks = page.locator("#agentx-tasks tbody tr[data-uid]")
+    assert tasks.count() > 0 and page.locator("#agentx-hidden").count() == 0
+    assert tasks.first.locator("td.judged").all_inner_texts() == ["needs an LLM judge"] * 6
+    assert tasks.first.locator('td[data-figure="toolset_accuracy"]').count() == 1
     # The other demo benchmarks declare no Agent-X figures: no such tab.
     page.goto(f"{live_server.url}/b/vtc-bench-demo/")
     assert page.locator('a[data-tab="agentx"]').count() == 0
