@@ -70,6 +70,7 @@ BOARD_COLUMNS = ["kind", "name", "router_id", "accuracy", "accuracy_low", "accur
 
 def board_json(slug: str, board: Any) -> dict[str, Any]:  # board: routers.selectors.RouterBoard
     return {"benchmark": slug, "mode": board.mode, "models": board.models, "pool_version": board.pool_version,
+            "pool_origin": board.origin,  # "" (the leaderboard's submissions) or "imported from <files>"
             # "computing" while the worker trains it for this pool (its row is then absent), "done", "failed".
             "reference_router": board.reference, "split_seed": 42, "splits": board.splits,
             "cost_bounds": list(board.bounds) if board.bounds else None,

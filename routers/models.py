@@ -23,6 +23,10 @@ class RouterTrack(models.Model):
     # Where the split came from: drawn by the seed (samples added later are split and appended), or a
     # release's SPLITS/*.jsonl (import_router_splits; samples it does not list stay out of the track).
     split_source = models.CharField(max_length=8, default="seed")
+    # An imported pool (import_router_matrix): the pool is this version's own cells, not the leaderboard's
+    # submissions. None: the pool is built from the public priced submissions.
+    imported = models.ForeignKey("RouterPoolVersion", on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -37,8 +41,12 @@ class RouterPoolVersion(models.Model):
 
     track = models.ForeignKey(RouterTrack, on_delete=models.CASCADE, related_name="pool_versions")
     number = models.PositiveIntegerField()
-    signature = models.CharField(max_length=64)  # sha256 of [mode, sorted (model, submission id)]
-    members = models.JSONField(default=dict)  # {model name: submission id}
+    signature = models.CharField(max_length=64)  # sha256 of [mode, sorted (model, submission id)], or of the imported content
+    members = models.JSONField(default=dict)  # {model name: submission id}; {model name: None} when imported
+    # "" for a pool built from the leaderboard's submissions; "imported from <files>" for one whose cells are
+    # its own (RouterPoolCell), with the release's cost bounds when it gave them.
+    origin = models.TextField(blank=True)
+    bounds = models.JSONField(null=True, blank=True)  # [cmin, cmax] ($ per sample) from the release
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -50,6 +58,27 @@ class RouterPoolVersion(models.Model):
 
     def __str__(self) -> str:
         return f"pool v{self.number} of {self.track_id}"
+
+
+class RouterPoolCell(models.Model):
+    """One (sample, model) of an imported pool: correct or not, and its cost. The model is a named pool
+    member, not a Submission: an imported pool has no submissions behind it."""
+
+    version = models.ForeignKey(RouterPoolVersion, on_delete=models.CASCADE, related_name="cells")
+    sample = models.ForeignKey("annotation.Sample", on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    correct = models.BooleanField()
+    cost_usd = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "sample", "model"], name="router_cell_one_per_sample_model"),
+            models.CheckConstraint(name="router_cell_cost_non_negative", condition=Q(cost_usd__gte=0)),
+            models.CheckConstraint(name="router_cell_model_not_empty", condition=~Q(model="")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} on {self.sample_id} in {self.version_id}"
 
 
 class RouterSplit(models.TextChoices):

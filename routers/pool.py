@@ -22,7 +22,7 @@ from django.utils import timezone
 from annotation.models import Benchmark, Sample
 from evaluation.metrics.routing import Pool, split_samples
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
-from routers.models import RouterPoolVersion, RouterReference, RouterSplitSample, RouterStatus, RouterTrack
+from routers.models import RouterPoolCell, RouterPoolVersion, RouterReference, RouterSplitSample, RouterStatus, RouterTrack
 
 MODES = ("adaptive", "text", "oracle")
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class PoolData:
     pool: Pool
     samples: list[SampleInfo]  # aligned with pool.samples
     split: dict[str, str]  # uid -> train | dev | test
-    submissions: dict[str, int]  # model name -> submission id
+    submissions: dict[str, int | None]  # model name -> submission id (None: a member of an imported pool)
     version: RouterPoolVersion
     reference: RouterReference | None = None  # the reference router of this content and split (reference_ensure)
 
@@ -81,16 +81,35 @@ def _samples(benchmark: Benchmark) -> list[SampleInfo]:
     return [SampleInfo(*r) for r in rows]
 
 
+def release_ids(benchmark: Benchmark) -> dict[str, int | None]:
+    """A release's sample id -> the benchmark sample's pk (None when two samples would claim it).
+
+    VL-RouterBench names a sample ``<Dataset>/<id>``. A sample matches its own uid, and also: a uid
+    ``<dataset>:<index>`` (our VLMEvalKit import of several TSVs) as ``<dataset>/<index>``; a uid
+    ``<index>`` imported from one TSV ``<dataset>.tsv`` (its ``source``) as ``<dataset>/<index>``.
+    """
+    out: dict[str, int | None] = {}
+    alias: dict[str, int | None] = {}
+    for pk, uid, source in Sample.objects.filter(benchmark=benchmark, aux_line=False).values_list("pk", "uid", "source"):
+        out[uid] = pk
+        other = uid.replace(":", "/", 1) if ":" in uid else (f"{source.rsplit('.', 1)[0]}/{uid}" if source else None)
+        if other is not None:
+            alias[other] = None if other in alias else pk
+    for other, pk in alias.items():
+        out.setdefault(other, pk)  # an exact uid wins over an alias
+    return out
+
+
 def track_ensure(*, benchmark: Benchmark) -> RouterTrack:
     """The benchmark's track and split, created on first use; samples added since are split among themselves.
 
     Rows are only ever added (``ignore_conflicts``), so a split drawn once never moves, and two
     requests racing to draw it write the same rows.
     """
-    track = RouterTrack.objects.filter(benchmark=benchmark).first()
+    track = RouterTrack.objects.filter(benchmark=benchmark).select_related("imported").first()
     if track is None:
         track, _ = RouterTrack.objects.get_or_create(benchmark=benchmark, defaults={"mode": default_mode(benchmark)})
-    elif not priced_candidates(benchmark, track.mode):
+    elif track.imported_id is None and not priced_candidates(benchmark, track.mode):
         # Chosen before any model was priced in it (or all have left): follow the headline mode again.
         mode = default_mode(benchmark)
         if mode != track.mode:
@@ -116,45 +135,59 @@ def pool_load(benchmark: Benchmark) -> PoolData:
     if track.split_source != "seed":  # a release's split: its samples only
         listed = set(RouterSplitSample.objects.filter(track=track).values_list("sample_id", flat=True))
         samples = [s for s in samples if s.pk in listed]
+    if track.imported_id is not None:
+        version = track.imported
+        members: dict[str, int | None] = dict(version.members)
+        cells = list(RouterPoolCell.objects.filter(version=version).values_list("model", "sample_id", "correct",
+                                                                                 "cost_usd"))
+        covered = {pk for _, pk, _, _ in cells}
+        samples = [s for s in samples if s.pk in covered]  # an imported pool routes its own samples only
+    else:
+        members = priced_candidates(benchmark, track.mode)
+        names = {sid: name for name, sid in members.items()}
+        cells = [(names[sid], pk, ok, usd) for sid, pk, ok, usd in PredictionResult.objects.filter(
+            submission_id__in=names, mode=track.mode).values_list("submission_id", "sample_id", "correct", "cost_usd")]
+        version = pool_version_ensure(track=track, members=members)
     by_pk = {s.pk: s.uid for s in samples}
     split = {by_pk[pk]: sp for pk, sp in RouterSplitSample.objects.filter(track=track).values_list("sample_id", "split")
              if pk in by_pk}
-    subs = priced_candidates(benchmark, track.mode)
-    names = {sid: name for name, sid in subs.items()}
-    correct: dict[str, dict[str, bool]] = {n: {} for n in subs}
-    cost: dict[str, dict[str, float]] = {n: {} for n in subs}
-    for sid, sample_id, ok, usd in PredictionResult.objects.filter(
-            submission_id__in=names, mode=track.mode).values_list("submission_id", "sample_id", "correct", "cost_usd"):
+    correct: dict[str, dict[str, bool]] = {n: {} for n in members}
+    cost: dict[str, dict[str, float]] = {n: {} for n in members}
+    for name, sample_id, ok, usd in cells:
         uid = by_pk.get(sample_id)
         if uid is not None:
-            correct[names[sid]][uid] = ok
-            cost[names[sid]][uid] = usd
-    pool = Pool.build(list(subs), [s.uid for s in samples], correct, cost)
-    data = PoolData(track=track, pool=pool, samples=samples, split=split, submissions=subs,
-                    version=pool_version_ensure(track=track, members=subs))
+            correct[name][uid] = ok
+            cost[name][uid] = usd
+    pool = Pool.build(list(members), [s.uid for s in samples], correct, cost)
+    data = PoolData(track=track, pool=pool, samples=samples, split=split, submissions=members, version=version)
     return replace(data, reference=reference_ensure(data=data))
 
 
 def pool_version_ensure(*, track: RouterTrack, members: dict[str, int]) -> RouterPoolVersion:
-    """The version naming this pool content, created (numbered next) the first time the content is seen.
+    """The version naming this pool content, created (numbered next) the first time the content is seen."""
+    signature = hashlib.sha256(json.dumps([track.mode, sorted(members.items())]).encode()).hexdigest()
+    return version_get_or_create(track=track, signature=signature, members=members)[0]
+
+
+def version_get_or_create(*, track: RouterTrack, signature: str, members: dict[str, int | None], origin: str = "",
+                          bounds: list[float] | None = None) -> tuple[RouterPoolVersion, bool]:
+    """(the version with this signature, whether it was created now, numbered next).
 
     Two requests seeing a new content at once: one creates it, the other's insert hits a unique
     constraint (same signature, or same number for another content) and it reads or numbers again.
     """
-    signature = hashlib.sha256(json.dumps([track.mode, sorted(members.items())]).encode()).hexdigest()
     for _ in range(5):
         found = RouterPoolVersion.objects.filter(track=track, signature=signature).first()
         if found is not None:
-            return found
+            return found, False
         number = (RouterPoolVersion.objects.filter(track=track).aggregate(m=Max("number"))["m"] or 0) + 1
         try:
             with transaction.atomic():
                 return RouterPoolVersion.objects.create(track=track, number=number, signature=signature,
-                                                        members=members)
+                                                        members=members, origin=origin, bounds=bounds), True
         except IntegrityError:
             continue
     raise RuntimeError("could not number the router pool's new version")
-
 
 
 def reference_inputs(data: PoolData) -> str:

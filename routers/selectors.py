@@ -61,6 +61,7 @@ class RouterBoard:
     bounds: tuple[float, float] | None
     pool_version: int = 0
     reference: str = ""  # the reference router's state (REFERENCE_STATES)
+    origin: str = ""  # "imported from <files>" for an imported pool; "" when built from the leaderboard
     rows: list[BoardRow] = field(default_factory=list)
     reported: list[RouterReported] = field(default_factory=list)  # a paper's rows, on the paper's own pool
 
@@ -111,6 +112,7 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
                         splits={s: len(data.rows(s)) for s in routing.SPLITS},
                         bounds=cost_bounds_of(benchmark, data, test) if data.pool.models else None)
     board.pool_version = data.version.number
+    board.origin = data.version.origin
     # Routers scored on another pool are sent to be scored again (derived figures, rebuilt on read like
     # the leaderboard's entries); until then they show their old figures, marked.
     routers_rescore_stale(benchmark=benchmark, version=data.version)

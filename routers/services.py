@@ -6,12 +6,14 @@ figures with the pool they were computed on (mode and model -> submission id).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
@@ -20,8 +22,11 @@ from django.utils import timezone
 from annotation.models import Benchmark
 from evaluation.metrics import routing
 from evaluation.metrics.routing_knn import knn_probs
-from routers.models import RouterPoolVersion, RouterReference, RouterReported, RouterStatus, RouterSubmission
-from routers.pool import PoolData, pool_load, reference_inputs, reference_send
+from routers.matrix_import import Matrix, MatrixRejected
+from routers.models import (RouterPoolCell, RouterPoolVersion, RouterReference, RouterReported, RouterStatus,
+                            RouterSubmission, RouterTrack)
+from routers.pool import (PoolData, default_mode, pool_load, reference_inputs, reference_send, release_ids,
+                          version_get_or_create)
 from routers.validation import read_router_file
 
 log = logging.getLogger(__name__)
@@ -66,6 +71,8 @@ def cost_bounds_of(benchmark: Benchmark, data: PoolData, rows: list[int]) -> tup
     """The benchmark's fixed bounds when it has them, else the pool models' cheapest and dearest mean cost on ``rows``."""
     if benchmark.cost_min is not None and benchmark.cost_max is not None:
         return (benchmark.cost_min, benchmark.cost_max)
+    if data.version.bounds:  # an imported pool's own (the release's cost_bounds.json)
+        return (data.version.bounds[0], data.version.bounds[1])
     return routing.pool_bounds(data.pool, rows)
 
 
@@ -133,6 +140,50 @@ def routers_rescore_stale(*, benchmark: Benchmark, version: RouterPoolVersion) -
             sent.append(pk)
             transaction.on_commit(lambda pk=pk: router_submission_send(pk))
     return sent
+
+
+def router_pool_import(*, benchmark: Benchmark, matrix: Matrix) -> tuple[RouterPoolVersion, bool]:
+    """Make an imported matrix the benchmark's router pool: a pool version of its own cells (its models are
+    named members, not submissions). All or nothing: a sample id the benchmark does not have (or two rows
+    naming one sample) refuses the whole import, naming where the id was read. The same content imported
+    again is the same version (returned with False); routers scored on another version are re-scored."""
+    known = release_ids(benchmark)
+    errors: list[str] = []
+    pks: list[int] = []
+    first: dict[int, str] = {}
+    for sid, where in zip(matrix.samples, matrix.where):
+        pk = known.get(sid)
+        if pk is None:
+            errors.append(f"{where}: sample id {sid!r} " + ("matches two samples" if sid in known else
+                                                          f"is not a sample of {benchmark.slug}"))
+        elif pk in first:
+            errors.append(f"{where}: sample id {sid!r} is the same sample as {first[pk]}")
+        else:
+            first[pk] = where
+        pks.append(pk or 0)
+        if len(errors) >= 50:
+            break
+    if errors:
+        raise MatrixRejected(errors)
+    content = hashlib.sha256(json.dumps(["imported", matrix.models, pks, matrix.bounds]).encode())
+    content.update(np.ascontiguousarray(matrix.correct).tobytes())
+    content.update(np.ascontiguousarray(matrix.cost).tobytes())
+    with transaction.atomic():
+        track, _ = RouterTrack.objects.select_for_update().get_or_create(
+            benchmark=benchmark, defaults={"mode": default_mode(benchmark)})
+        version, created = version_get_or_create(track=track, signature=content.hexdigest(),
+                                                 members=dict.fromkeys(matrix.models), origin=matrix.origin,
+                                                 bounds=matrix.bounds)
+        if created:
+            RouterPoolCell.objects.bulk_create(
+                (RouterPoolCell(version=version, sample_id=pk, model=m, correct=bool(matrix.correct[i, j]),
+                                cost_usd=float(matrix.cost[i, j]))
+                 for i, pk in enumerate(pks) for j, m in enumerate(matrix.models)), batch_size=5000)
+        track.imported = version
+        track.save(update_fields=["imported"])
+    routers_rescore_stale(benchmark=benchmark, version=version)
+    pool_load(benchmark)  # queues the reference router of the new pool (on commit)
+    return version, created
 
 
 def _fail(sub: RouterSubmission, reason: str, errors: list[dict[str, object]]) -> RouterSubmission:

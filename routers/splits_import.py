@@ -7,10 +7,10 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotation.models import Benchmark, Sample
+from annotation.models import Benchmark
 from evaluation.metrics.routing import SPLITS
 from routers.models import RouterSplitSample, RouterSubmission, RouterTrack
-from routers.pool import default_mode
+from routers.pool import default_mode, release_ids
 
 MAX_ERRORS = 50
 
@@ -26,9 +26,9 @@ def router_splits_import(*, benchmark: Benchmark, folder: Path) -> dict[str, int
 
     Refused once a router has been submitted: its figures stand on the split it was scored on.
     """
-    uids = dict(Sample.objects.filter(benchmark=benchmark, aux_line=False).values_list("uid", "pk"))
+    uids = release_ids(benchmark)  # a sample's uid, or VL-RouterBench's "<Dataset>/<id>" for it
     errors: list[str] = []
-    seen: dict[str, str] = {}
+    seen: dict[int, str] = {}
     rows: list[tuple[int, str]] = []
     for split in SPLITS:
         path = folder / f"{split}.jsonl"
@@ -44,13 +44,15 @@ def router_splits_import(*, benchmark: Benchmark, folder: Path) -> dict[str, int
                 errors.append(f"{path.name} line {n}: not a JSON object with a sample_id")
                 continue
             uid = str(uid) if uid is not None else ""
-            if uid not in uids:
-                errors.append(f"{path.name} line {n}: sample_id {uid!r} is not a sample of {benchmark.slug}")
-            elif uid in seen:
-                errors.append(f"{path.name} line {n}: sample_id {uid!r} is already in {seen[uid]}")
+            pk = uids.get(uid)
+            if pk is None:
+                errors.append(f"{path.name} line {n}: sample_id {uid!r} "
+                              + ("matches two samples" if uid in uids else f"is not a sample of {benchmark.slug}"))
+            elif pk in seen:
+                errors.append(f"{path.name} line {n}: sample_id {uid!r} is already in {seen[pk]}")
             else:
-                seen[uid] = f"{path.name} line {n}"
-                rows.append((uids[uid], split))
+                seen[pk] = f"{path.name} line {n}"
+                rows.append((pk, split))
             if len(errors) >= MAX_ERRORS:
                 break
     if errors:
