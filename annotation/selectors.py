@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from annotation.models import (
     Annotation,
@@ -18,6 +18,12 @@ from annotation.models import (
     Revision,
     Sample,
 )
+
+
+def scorable_benchmarks() -> QuerySet[Benchmark]:
+    """Benchmarks that can score predictions: those with samples. An entry holding only a paper's
+    reported results (leaderboard/reported.py) has none, so a submission to it could not be scored."""
+    return Benchmark.objects.filter(Exists(Sample.objects.filter(benchmark=OuterRef("pk")))).order_by("name")
 
 
 def approved_annotations_for_export(benchmark: Benchmark, splits: Collection[str] | None = None) -> dict[int, Annotation]:

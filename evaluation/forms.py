@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.models import Benchmark
+from annotation.selectors import scorable_benchmarks
 from evaluation.converters import FORMAT_CHOICES
 from evaluation.models import Weights
 
 
 class SubmissionForm(forms.Form):
-    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.order_by("name"), to_field_name="slug")
+    # Only benchmarks with samples: a results-only entry (a paper's figures) cannot score predictions.
+    benchmark = forms.ModelChoiceField(queryset=scorable_benchmarks(), to_field_name="slug")
     file = forms.FileField(label="Prediction file", allow_empty_file=True)
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="jsonl", required=False, label="File format",
                                help_text="an author's format is converted on the way in; the upload is kept")

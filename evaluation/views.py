@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -9,9 +11,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Benchmark
+from annotation.selectors import scorable_benchmarks
 from evaluation import queueing, selectors, services
 from evaluation.api import REJECTION_STATUS, upload_too_large
 from evaluation.forms import SubmissionForm
@@ -34,11 +38,9 @@ def submission_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def submission_new(request: HttpRequest, slug: str | None = None) -> HttpResponse:
-    initial = {}
-    if slug:
-        initial["benchmark"] = get_object_or_404(Benchmark, slug=slug)
+    initial, note = _preselected(slug, request.GET.get("benchmark"))
     if request.method != "POST":
-        return _form_page(request, SubmissionForm(initial=initial))
+        return _form_page(request, SubmissionForm(initial=initial), **({"upload_error": note} if note else {}))
     too_large = upload_too_large(request)
     if too_large:  # normally answered earlier, by evaluation.middleware (before the CSRF check reads the body)
         return _rejected(request, SubmissionForm(initial=initial), too_large, 413)
@@ -59,6 +61,22 @@ def submission_new(request: HttpRequest, slug: str | None = None) -> HttpRespons
     if _wants_json(request):
         return JsonResponse({"id": sub.pk, "status": sub.status, "page": sub.get_absolute_url()}, status=202)
     return redirect(sub)
+
+
+def _preselected(path_slug: str | None, query_slug: str | None) -> tuple[dict, str | None]:
+    """The benchmark the visitor came from (/submissions/new/<slug>/, or ?benchmark=<slug> from a board's
+    link), preselected when it can score; a results-only entry is named with the reason it is not offered."""
+    slug = path_slug or query_slug
+    if not slug:
+        return {}, None
+    benchmark = scorable_benchmarks().filter(slug=slug).first()
+    if benchmark is not None:
+        return {"benchmark": benchmark}, None
+    other = get_object_or_404(Benchmark, slug=slug) if path_slug else Benchmark.objects.filter(slug=slug).first()
+    if other is None:
+        return {}, None
+    return {}, (f"{other.name} holds only the results its authors reported: it has no samples, so it cannot "
+                "score predictions. Choose a benchmark below.")
 
 
 def _too_large(request: HttpRequest, message: str, view_kwargs: dict) -> HttpResponse:
@@ -93,7 +111,7 @@ def _visible(request: HttpRequest, pk: int) -> Submission:
 def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> HttpResponse:
     sub = _visible(request, pk)
     rows = selectors.prediction_results_for(submission=sub, user=request.user)[:DETAIL_ROWS] if sub.results else []
-    context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS,
+    context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS, "board_row_url": _board_row_url(sub),
                "modes": sorted((sub.results or {}).get("modes", {}).items(),
                                key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES))}
     # htmx polls the status fragment; the full page is for a first visit or a browser without JS.
@@ -101,6 +119,13 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
     response = render(request, template, context)
     response["Vary"] = "HX-Request"
     return response
+
+
+def _board_row_url(sub: Submission) -> str:
+    """The board's overview searched for the model (so the row is on the first page) and scrolled to
+    its row (``row-s<id>``; leaderboard_tags.overview_row). By URL name: evaluation imports no leaderboard code."""
+    query = urlencode({"q": sub.model_name})
+    return f"{reverse('leaderboard:board', args=[sub.benchmark.slug])}?{query}#row-s{sub.pk}"
 
 
 @login_required

@@ -5,7 +5,6 @@ from leaderboard import views, views_model
 app_name = "leaderboard"
 urlpatterns = [
     path("", views.home, name="home"),
-    path("assets/plotly.min.js", views.plotly_js, name="plotly_js"),
     path("b/<slug:slug>/leaderboard.csv", views.export, {"fmt": "csv"}, name="export_csv"),
     path("b/<slug:slug>/leaderboard.json", views.export, {"fmt": "json"}, name="export_json"),
     path("b/<slug:slug>/", views.board, name="board"),

@@ -7,23 +7,23 @@ and the response varies on HX-Request.
 
 from __future__ import annotations
 
-from pathlib import Path
+from urllib.parse import urlencode
 
-import plotly
 from django.conf import settings
 from django.contrib.messages.storage.cookie import CookieStorage
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.middleware.csrf import get_token
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
+from annotation.models import Benchmark
+from annotation.selectors import scorable_benchmarks
 from leaderboard import cache, exports, selectors
 from leaderboard.tabs import TAB_BY_SLUG, tab_context, tab_url, tabs_for
-
-PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
 
 @require_GET
@@ -75,7 +75,8 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
         response = HttpResponse(fragment())
     else:
         def page(**extra: str) -> dict:
-            return {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "fragment": mark_safe(fragment()), **extra}  # noqa: S308
+            return {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "fragment": mark_safe(fragment()),  # noqa: S308
+                    "submit_url": _submit_url(benchmark), **extra}
 
         if _anonymous(request) and TAB_BY_SLUG[tab].cached:
             html = cache.cached(benchmark, ("page", *variant), lambda: render_to_string(
@@ -87,6 +88,13 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     return response
 
 
+def _submit_url(benchmark: Benchmark) -> str | None:
+    """The upload form with this benchmark chosen; none for a results-only entry (nothing to score on)."""
+    if not scorable_benchmarks().filter(pk=benchmark.pk).exists():
+        return None
+    return f"{reverse('evaluation:new')}?{urlencode({'benchmark': benchmark.slug})}"
+
+
 @require_GET
 def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     benchmark = _benchmark(slug)
@@ -96,12 +104,4 @@ def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     else:
         response = HttpResponse(exports.rows_json(benchmark, rows), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-leaderboard.{fmt}"'
-    return response
-
-
-@require_GET
-def plotly_js(request: HttpRequest) -> FileResponse:
-    """plotly.js from the plotly package, so no CDN is needed; cached by browsers for a day."""
-    response = FileResponse(PLOTLY_JS.open("rb"), content_type="application/javascript")
-    patch_cache_control(response, public=True, max_age=86400)
     return response

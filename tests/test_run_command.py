@@ -1,4 +1,5 @@
-"""The README's run command brings the app up on SQLite with the demo data, from nothing."""
+"""The README's run command brings the app up on SQLite with the demo data, from nothing, and says so
+only once the server answers."""
 
 from __future__ import annotations
 
@@ -36,15 +37,13 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
         [str(ROOT / "scripts" / "run")], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     try:
+        # The "up" message comes only once the server answers: the first request after it succeeds.
         deadline = time.monotonic() + 240
-        while True:
-            try:
-                status, home = fetch(f"http://127.0.0.1:{port}/")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("the run command did not serve the home page:\n" + (tmp_path / "run.log").read_text()[-4000:])
-                time.sleep(1)
+        while "The platform is up at" not in (tmp_path / "run.log").read_text():
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("the run command never said it was up:\n" + (tmp_path / "run.log").read_text()[-4000:])
+            time.sleep(0.2)
+        status, home = fetch(f"http://127.0.0.1:{port}/")
         assert status == 200
         assert "AdaptMM demo" in home
         assert "<strong>151</strong> samples" in home

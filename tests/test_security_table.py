@@ -130,6 +130,7 @@ TABLE: dict[str, Row] = {
     # Accounts and API documentation.
     "login": Row(expect=PUBLIC, gold_ok=frozenset(ROLES)),
     "logout": Row(method="post", expect=_all(302)),
+    "favicon": Row(expect=_all(302)),
     "schema": Row(expect=PUBLIC),
     "api-docs": Row(expect=PUBLIC),
     "tools": Row(expect=PUBLIC),
@@ -154,7 +155,6 @@ TABLE: dict[str, Row] = {
     "api-benchmark-detail": Row(args=lambda w: SLUG, expect=PUBLIC),
     "api-benchmark-leaderboard": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:home": Row(expect=PUBLIC),
-    "leaderboard:plotly_js": Row(expect=PUBLIC, gold_ok=frozenset(ROLES)),
     "leaderboard:export_csv": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:export_json": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:board": Row(args=lambda w: SLUG, expect=PUBLIC),

@@ -28,3 +28,8 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Static files under hashed names (cached for ever by browsers), each with a gzip copy WhiteNoise sends to
+# browsers that accept it: plotly.js goes out as 1.4 MB instead of 4.8 MB. Needs `collectstatic` (the
+# Dockerfile runs it); a {% static %} name missing from the manifest is an error, not a broken link.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}  # noqa: F405

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.utils.timezone import get_current_timezone, is_aware
 from django.utils.safestring import mark_safe
 
+from evaluation.templatetags.figures import usd
 from leaderboard.figures import Fig
 
 register = template.Library()
@@ -47,9 +48,7 @@ def num(value: float | None, digits: int = 1) -> str:
 
 @register.filter
 def money(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
+    return usd(value)  # the one cost format of every page (evaluation/templatetags/figures.py)
 
 
 @register.filter
@@ -119,7 +118,7 @@ def overview_row(row: Any, model_url: str | None, tz: Any = None) -> str:
         date = "–"
     classes = ("reported" if row.reported else "") + (" demo" if row.is_demo else "")
     return (
-        f'<tr class="{classes}" data-key="{escape(row.key)}">\n'
+        f'<tr class="{classes}" id="row-{escape(row.key)}" data-key="{escape(row.key)}">\n'
         f'      <td class="num">{row.rank}</td>\n'
         f'      <th scope="row" class="model">{model}{badges}{note}</th>\n'
         f'      <td>{escape(row.organisation) or "–"}</td>\n'

@@ -1,0 +1,37 @@
+"""One unit per kind of figure, on every page that shows results (docs/leaderboard.md, "Units").
+
+Shares (accuracy, key-step coverage, tool effectiveness, and their intervals) are percentages with one
+decimal (the submission page writes the ``%`` in each cell, the leaderboard once in the header); MCC is a coefficient in [-1, 1] with two decimals; cost is in
+US dollars per 10,000 samples. The leaderboard's tags use the same functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+register = template.Library()
+NA = "–"
+
+
+@register.filter
+def share(fraction: Any) -> str:
+    """0.6667 -> "66.7%" (a share in [0, 1] as a percentage, one decimal)."""
+    if fraction is None or fraction == "":
+        return NA
+    return f"{float(fraction) * 100:.1f}%"
+
+
+@register.filter
+def coefficient(value: Any) -> str:
+    return NA if value is None or value == "" else f"{float(value):.2f}"
+
+
+@register.filter
+def usd(value: Any) -> str:
+    """$12.40, or three significant digits under a dollar ($0.0123)."""
+    if value is None or value == "":
+        return NA
+    value = float(value)
+    return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
