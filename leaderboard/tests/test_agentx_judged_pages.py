@@ -85,8 +85,10 @@ def test_the_remote_judge_scores_the_six_figures_and_a_rescore_asks_nothing(clie
     assert first["reference"]["steps"][0] == {"task": "Read the prices.", "thought": "Thinking 1.",
                                               "tool": {"name": "OCR", "args": {"input": "image.jpg"}, "output": "out 1"}}
     assert first["reference"]["answer"] == "5" and first["prediction"]["answer"] == "<answer>5</answer>"
-    # the estimate shown before scoring counted these questions too
-    assert sub.judge_estimate["questions"] >= 3 + 2 + 2  # trace for 3 tasks, steps and tool for 2
+    # the spend counts them: every request sent, the Agent-X ones among them
+    agentx_requests = [r for r in remote.requests if "Agent-X" in r["messages"][0]["content"]]
+    assert len(agentx_requests) == 3  # one batch per kind
+    assert sub.results["judge_usage"]["requests"] == len(remote.requests)
     page = client.get("/b/agentx/agentx/").content.decode()
     assert _judged_cells(page) == MEANS
     assert "needs an LLM judge</td>" not in page
@@ -179,3 +181,20 @@ def test_a_private_submissions_per_task_values_are_its_owners_and_staffs(client,
     assert sorted(_task_rows(client.get(url).content.decode())) == ["0", "1", "2"]
     # another benchmark's number under this slug is not found
     assert client.get(f"/b/agentx/m/{sub.pk + 1000}/agentx/").status_code == 404
+
+
+def test_the_estimate_counts_the_agentx_questions(agentx, remote, settings) -> None:
+    from evaluation.judge_estimate import judge_estimate
+    from evaluation.judges.openai_judge import OpenAIJudge
+
+    settings.JUDGE_OPENAI_BASE_URL = ""  # scored offline: nothing cached, nothing asked
+    sub = _submit(agentx, _user("ada"))
+    judge = OpenAIJudge(model="judge-model", base_url=remote.url, api_key="test")
+    with_figures = judge_estimate(submission=sub, judge=judge)
+    Benchmark.objects.filter(pk=agentx.pk).update(figures=[])
+    without = judge_estimate(submission=Submission.objects.select_related("benchmark").get(pk=sub.pk), judge=judge)
+    # trace questions for the 3 tasks, step and tool questions for the 2 with steps; a batch per kind
+    assert with_figures["questions"] - without["questions"] == 3 + 2 + 2
+    assert with_figures["requests"] - without["requests"] == 3
+    assert with_figures["input_tokens"] > without["input_tokens"]
+    assert not remote.requests  # an estimate asks nothing
