@@ -56,6 +56,13 @@ class JudgeServer(ThreadingHTTPServer):
 
 
 def _verdict(system: str, q: dict) -> dict:
+    # Agent-X's judged kinds (bench_agentx_judge.py)
+    if '"faithfulness"' in system:
+        return {"faithfulness": 1, "factual_precision": 1, "semantic_accuracy": 1}
+    if '"grounding"' in system:
+        return {"grounding": [1] * len(q["pairs"]), "context": [1] * len(q["pairs"])}
+    if '"tool_accuracy"' in system:
+        return {"tool_accuracy": [1] * len(q["calls"])}
     if '"equivalent"' in system:
         return {"equivalent": False}
     if '"matched"' in system:

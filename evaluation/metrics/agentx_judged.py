@@ -26,6 +26,7 @@ Plain data, no judge and no Django here: ``evaluation.judges`` answers the quest
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,11 +156,33 @@ class AgentXTask:
         return step_q, tool_q, trace_q
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+BOX_KEYS = ("bbox", "box", "region", "bbox_2d", "coordinates")
+
+
+def step_box(args: Mapping[str, Any]) -> tuple[float, float, float, float] | None:
+    """A call's box: ``box_from_args``'s forms, or (Agent-X's steps often write it so) a string of
+    exactly four numbers under one of ``BOX_KEYS`` ("12, 30, 80, 95" or "[12, 30, 80, 95]")."""
+    box = box_from_args(args)
+    if box is not None:
+        return box
+    for key in BOX_KEYS:
+        v = args.get(key)
+        if isinstance(v, (list, tuple)) and len(v) == 4 and all(type(x) in (int, float) for x in v):
+            x1, y1, x2, y2 = (float(x) for x in v)
+        elif isinstance(v, str) and len(nums := _NUMBER.findall(v)) == 4:
+            x1, y1, x2, y2 = (float(x) for x in nums)
+        else:
+            continue
+        return (min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2))
+    return None
+
+
 def step_box_iou(reference: AgentXStep, predicted: AgentXStep) -> float | None:
     """IoU of the two calls' boxes when both name one, else None."""
     if reference.tool is None or predicted.tool is None:
         return None
-    a, b = box_from_args(reference.args), box_from_args(predicted.args)
+    a, b = step_box(reference.args), step_box(predicted.args)
     return None if a is None or b is None else iou(a, b)
 
 

@@ -18,6 +18,7 @@ from evaluation.metrics.agentx_judged import (
     AgentXTraceQuestion,
     is_unit,
     judged_means,
+    step_box,
     task_judged,
 )
 from evaluation.tests.test_judges_openai import AGENTX_TRACE, _judge, server  # noqa: F401 - fixture
@@ -58,6 +59,14 @@ def test_grounding_averages_the_judged_score_with_the_boxes_iou_where_both_name_
     # a predicted step that names no box: the judged score alone
     plain = AgentXStep(thought="Mark it.", task="Box the car", tool="DrawBoundingBox", args={})
     assert task_judged(task((DRAW,), (plain,)), [(0.5, 1.0)], [1.0], (1.0, 1.0, 1.0))["grounding_score"] == 0.5
+
+
+def test_boxes_written_as_strings_of_four_numbers_count_too() -> None:
+    ref = AgentXStep(task="Box it", tool="DrawBoundingBox", args={"image": "img0", "bbox": "0, 0, 10, 10"})
+    got = AgentXStep(task="Box it", tool="DrawBoundingBox", args={"coordinates": "[0, 5, 10, 10]"})
+    assert step_box(ref.args) == (0.0, 0.0, 10.0, 10.0)
+    assert task_judged(task((ref,), (got,)), [(0.0, 1.0)], [1.0], (1.0, 1.0, 1.0))["grounding_score"] == 0.25
+    assert step_box({"bbox": "near the top"}) is None and step_box({"bbox": "1, 2, 3"}) is None
 
 
 def test_tool_accuracy_is_the_mean_over_calls_and_zero_when_a_needed_call_is_missing() -> None:
