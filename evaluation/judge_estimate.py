@@ -4,7 +4,7 @@
 The file is scored once with a stand-in judge that answers as the offline judge and writes down
 every question it is asked (the questions a scorer asks depend on the rules, not on the judge's
 verdicts); nothing is stored but the estimate. Tokens are estimated as the judge's rate gate
-does (4 characters a token, 12 output tokens a question).
+does (4 characters a token, 12 output tokens a question, more for Agent-X's longer verdicts).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.conf import settings
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
 from evaluation.judges import OfflineJudge, input_hash
-from evaluation.judges.openai_judge import _OUTPUT_TOKENS_PER_QUESTION, OpenAIJudge, estimate_tokens
+from evaluation.judges.openai_judge import OpenAIJudge, estimate_tokens, output_tokens_per_question
 from evaluation.metrics import score_submission
 from evaluation.models import Submission
 from evaluation.validation import iter_prediction_objects
@@ -88,6 +88,6 @@ def judge_estimate(*, submission: Submission, judge: OpenAIJudge) -> dict[str, A
         out["cached"] += len(cached)
         out["requests"] += requests
         out["input_tokens"] += requests * estimate_tokens(judge._prompts[kind]) + sum(n // 4 + 1 for n in todo)
-        out["output_tokens"] += _OUTPUT_TOKENS_PER_QUESTION * len(todo)
+        out["output_tokens"] += output_tokens_per_question(kind) * len(todo)
     out["cost_usd"] = judge.cost_usd(out["input_tokens"], out["output_tokens"])
     return out

@@ -120,6 +120,13 @@ _RETRIABLE_STATUS = frozenset({408, 409, 429})
 _PAUSE_STATUS = frozenset({429, 503})  # the server asks everyone to slow down
 _MAX_PAUSE = 300.0  # a Retry-After longer than this is read as this
 _OUTPUT_TOKENS_PER_QUESTION = 12  # for the tokens-per-minute estimate: {"id": 3, "valid": true}
+# Agent-X's verdicts are longer: three named scores, or two lists of a few scores.
+_OUTPUT_TOKENS_BY_KIND = {"agentx_trace": 32, "agentx_steps": 32, "agentx_tool_accuracy": 20}
+
+
+def output_tokens_per_question(kind: str) -> int:
+    """The output tokens one verdict of ``kind`` is reckoned at (rate gate, budget, estimate)."""
+    return _OUTPUT_TOKENS_BY_KIND.get(kind, _OUTPUT_TOKENS_PER_QUESTION)
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -368,7 +375,7 @@ class OpenAIJudge:
             content = orjson.dumps({"questions": [{"id": i, **p} for i, (_, p, _) in enumerate(items)]}).decode()
         prompt = self._prompts[kind]
         est_in = estimate_tokens(prompt) + estimate_tokens(content)
-        est_out = _OUTPUT_TOKENS_PER_QUESTION * len(items)
+        est_out = output_tokens_per_question(kind) * len(items)
         reserve = self.cost_usd(est_in, est_out)
         with self._usage_lock:
             if self.budget_usd and self.usage["cost_usd"] + self._reserved_usd + reserve > self.budget_usd:
