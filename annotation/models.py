@@ -50,6 +50,13 @@ class Benchmark(models.Model):
     def __str__(self) -> str:
         return f"{self.name} {self.version}"
 
+    @property
+    def version_label(self) -> str:
+        """"v1.0" for a version number; a worded version as it is ("paper v1", the results-only entries of
+        leaderboard/data/), which a "v" before it would turn into "vpaper v1"."""
+        version = self.version.strip()
+        return f"v{version}" if version[:1].isdigit() else version
+
 
 class Domain(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="domains")

@@ -78,7 +78,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("tool_eff", "Tool eff. %", "higher", _fig("tool_eff"), "Valid tool calls over all calls"),
     Column("tokens", "Tokens", "lower", lambda r: r.tokens, "Mean input + output tokens per sample"),
     Column("cost", "$ / 10K", "lower", lambda r: r.cost_10k, "Average cost of 10,000 samples"),
-    Column("rank", "Rank score", "higher", lambda r: r.rank_score, "RouterArena's accuracy-cost score, b = 0.1"),
+    Column("rank", "Rank score", "higher", lambda r: r.rank_score, "RouterArena's accuracy-cost score, b = 0.1: "
+           "0 for a row whose cost is at the upper bound of the cost range (the dearest), whatever its accuracy"),
 )
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
 DEFAULT_SORT = "adaptive"
