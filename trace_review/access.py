@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q
 
-from annotation.models import Benchmark, Role
+from annotation.models import Benchmark, BenchmarkRole, Role
 from annotation.workbench.access import roles_of
 from evaluation.models import SubmissionStatus
 from trace_review.models import TraceReviewBatch
@@ -41,3 +41,12 @@ def can_manage(user: User, benchmark: Benchmark) -> bool:
 def sees_everything(user: User) -> bool:
     """Staff see agreement over every submission's traces; others over public submissions only."""
     return bool(user.is_authenticated and user.is_staff)
+
+
+def uses_trace_review(user: User) -> bool:
+    """Whom the site's navigation offers "Trace review": the people who take traces (a benchmark's
+    annotators and reviewers), its admins (who make the batches) and superusers. Anyone signed in may
+    open /review/, but without a role it lists nothing to do (docs/trace_review.md)."""
+    if not user.is_authenticated:
+        return False
+    return user.is_superuser or BenchmarkRole.objects.filter(user=user).exists()
