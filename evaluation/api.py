@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -22,6 +23,8 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark
 from evaluation import selectors, services
 from evaluation.converters import FORMAT_CHOICES
+from evaluation.model_meta import (LICENSE_TOO_LONG, PARAMETERS_HELP, WEIGHTS_INVALID, parse_parameters,
+                                   validate_http_url, validate_release_date)
 from evaluation.models import Submission, SubmissionStatus, Weights
 
 log = logging.getLogger(__name__)
@@ -46,17 +49,49 @@ def upload_too_large(request: Any) -> str | None:
     return None
 
 
-class SubmissionCreateInput(serializers.Serializer):
-    file = serializers.FileField(allow_empty_file=True)
+class ParametersInput(serializers.Field):
+    """A parameter count: a number (billions) or a string such as "7B", "1.5b", "500M"."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, allow_null=True, help_text=PARAMETERS_HELP, **kwargs)
+
+    def to_internal_value(self, data: Any) -> float | None:
+        try:
+            return parse_parameters(data)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if data == "":  # a blank multipart field means "not stated", as in the web form
+            return True, None
+        return super().validate_empty_values(data)
+
+
+class ModelDetailsInput(serializers.Serializer):
+    """The model's details; at upload (with the file) and in PATCH (each optional)."""
+
     model_name = serializers.CharField(max_length=200)
     organisation = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    model_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
-    paper_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
-    weights = serializers.ChoiceField(choices=Weights.choices, required=False, allow_blank=True)
-    parameters_billions = serializers.FloatField(required=False, allow_null=True, min_value=0.0)
+    model_url = serializers.URLField(max_length=500, required=False, allow_blank=True, validators=[validate_http_url],
+                                     help_text="code or model card; http(s)")
+    paper_url = serializers.URLField(max_length=500, required=False, allow_blank=True, validators=[validate_http_url])
+    weights = serializers.ChoiceField(choices=Weights.choices, required=False, allow_blank=True,
+                                      error_messages={"invalid_choice": WEIGHTS_INVALID.format("{input}")})
+    parameters_billions = ParametersInput()
+    license = serializers.CharField(max_length=100, required=False, allow_blank=True,
+                                    error_messages={"max_length": LICENSE_TOO_LONG})
+    release_date = serializers.DateField(required=False, allow_null=True, validators=[validate_release_date],
+                                         help_text="YYYY-MM-DD")
+    description = serializers.CharField(required=False, allow_blank=True)
+
+
+class SubmissionCreateInput(ModelDetailsInput):
+    file = serializers.FileField(allow_empty_file=True)
     price_input_per_mtok = serializers.FloatField(required=False, allow_null=True, min_value=0.0)
     price_output_per_mtok = serializers.FloatField(required=False, allow_null=True, min_value=0.0)
-    description = serializers.CharField(required=False, allow_blank=True)
     is_public = serializers.BooleanField(required=False, default=False)
     format = serializers.ChoiceField(choices=FORMAT_CHOICES, required=False, default="jsonl",
                                      help_text="the file's shape; an author's format is converted on the way in")
@@ -87,6 +122,8 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "paper_url": sub.paper_url,
         "weights": sub.weights,
         "parameters_billions": sub.parameters_billions,
+        "license": sub.license,
+        "release_date": sub.release_date,
         "price_input_per_mtok": sub.price_input_per_mtok,
         "price_output_per_mtok": sub.price_output_per_mtok,
         "description": sub.description,
@@ -109,6 +146,7 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "judge": sub.judge_name,
         "created_at": sub.created_at,
         "finished_at": sub.finished_at,
+        "first_finished_at": sub.first_finished_at,
         "scored_at": sub.scored_at,
         **submission_urls(request, sub),
         "predictions_url": reverse("api-submission-predictions", args=[sub.pk], request=request),
@@ -170,8 +208,17 @@ class SubmissionListApi(APIView):
                           **submission_urls(request, s)} for s in subs])
 
 
-class SubmissionUpdateInput(serializers.Serializer):
-    is_public = serializers.BooleanField()
+class SubmissionUpdateInput(ModelDetailsInput):
+    """Publish or unpublish, and/or change the model's details (no re-score); every field optional."""
+
+    model_name = serializers.CharField(max_length=200, required=False)
+    is_public = serializers.BooleanField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError(
+                {"detail": ["nothing to change: send is_public and/or any of " + ", ".join(services.EDITABLE_METADATA)]})
+        return attrs
 
 
 class SubmissionDetailApi(APIView):
@@ -183,15 +230,26 @@ class SubmissionDetailApi(APIView):
         return Response(submission_payload(visible_or_404(request, pk), request))
 
     @extend_schema(request=SubmissionUpdateInput, responses={200: dict, 409: dict},
-                   summary="Publish (is_public true) or unpublish a submission; only a done one can be published")
+                   summary="Publish (is_public true) or unpublish a submission (only a done one can be published), "
+                           "and/or change its model details without a re-score")
     def patch(self, request: Request, pk: int) -> Response:
         sub = visible_or_404(request, pk)
         data = SubmissionUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        public = changes.pop("is_public", None)
         try:
-            services.submission_set_public(submission=sub, public=data.validated_data["is_public"])
+            with transaction.atomic():
+                if changes:
+                    services.submission_metadata_update(submission=sub, **changes)
+                if public is not None:
+                    services.submission_set_public(submission=sub, public=public)
         except services.PublishRefused as exc:
             return Response({"detail": exc.message, "code": "not_done"}, status=409)
+        except DjangoValidationError as exc:
+            sub.refresh_from_db()
+            return Response(exc.message_dict if hasattr(exc, "message_dict") else {"detail": exc.messages},
+                            status=400)
         return Response(submission_payload(sub, request))
 
     @extend_schema(summary="Delete (soft: hidden everywhere, kept for audit)", responses={204: None})

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from config.storages import private_storage, random_name
 from evaluation.converters import FORMAT_CHOICES
+from evaluation.model_meta import format_parameters, validate_http_url, validate_parameters, validate_release_date
 
 
 class JudgeVerdict(models.Model):
@@ -74,10 +75,12 @@ class Submission(models.Model):
     # Model metadata (comes with the upload, not in the file).
     model_name = models.CharField(max_length=200)
     organisation = models.CharField(max_length=200, blank=True)
-    model_url = models.URLField(max_length=500, blank=True)
-    paper_url = models.URLField(max_length=500, blank=True)
+    model_url = models.URLField(max_length=500, blank=True, validators=[validate_http_url])  # code or model card
+    paper_url = models.URLField(max_length=500, blank=True, validators=[validate_http_url])
     weights = models.CharField(max_length=6, choices=Weights.choices, default=Weights.UNKNOWN, blank=True)
-    parameters_billions = models.FloatField(null=True, blank=True)
+    parameters_billions = models.FloatField(null=True, blank=True, validators=[validate_parameters])
+    license = models.CharField(max_length=100, blank=True)  # as the model card states it: "Apache-2.0", "proprietary"
+    release_date = models.DateField(null=True, blank=True, validators=[validate_release_date])
     price_input_per_mtok = models.FloatField(null=True, blank=True)   # USD per million input tokens
     price_output_per_mtok = models.FloatField(null=True, blank=True)  # USD per million output tokens
     description = models.TextField(blank=True)
@@ -127,6 +130,9 @@ class Submission(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When it was first done; a re-score moves finished_at (and hides the row meanwhile), not this. The
+    # leaderboard as of a date and the progress chart place a model by it (docs/leaderboard.md).
+    first_finished_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -168,6 +174,11 @@ class Submission(models.Model):
     def is_converting(self) -> bool:
         """Validating an author-format upload not yet converted: progress counts rows or items read."""
         return self.status == SubmissionStatus.VALIDATING and self.format != "jsonl" and not self.file
+
+    @property
+    def parameters_label(self) -> str:
+        """"7B", "1.5B", "500M"; empty when not stated."""
+        return format_parameters(self.parameters_billions)
 
     @property
     def prices(self) -> tuple[float, float] | None:

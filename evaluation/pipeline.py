@@ -32,6 +32,7 @@ import orjson
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
 from django.db.models import F, JSONField, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
@@ -313,8 +314,8 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
             now = timezone.now()
             Submission.objects.filter(pk=pk).update(
                 status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=scored.judge,
-                finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
-                errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
+                finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
+                heartbeat_at=now, attempts=0, failure_reason="", errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
                 coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=report.n_predictions,
                 progress_total=report.n_predictions,
             )
@@ -626,8 +627,8 @@ def _score(submission_id: int, token: str) -> None:
             now = timezone.now()
             Submission.objects.filter(pk=submission_id).update(
                 status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=report.judge,
-                finished_at=now, scored_at=now, heartbeat_at=now, attempts=0, failure_reason="",
-                progress_done=F("n_predictions"), progress_total=F("n_predictions"),
+                finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
+                heartbeat_at=now, attempts=0, failure_reason="", progress_done=F("n_predictions"), progress_total=F("n_predictions"),
             )
             transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
             transaction.on_commit(lambda: guessability_refresh_for(submission_id=submission_id))

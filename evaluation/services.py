@@ -67,8 +67,14 @@ class PublishRefused(Exception):
 
 
 METADATA_FIELDS = (
-    "organisation", "model_url", "paper_url", "weights", "parameters_billions",
+    "organisation", "model_url", "paper_url", "weights", "parameters_billions", "license", "release_date",
     "price_input_per_mtok", "price_output_per_mtok", "description",
+)
+# What the owner may change after the upload without a re-score. Not the prices: the scorer turned them
+# into the stored costs, so changing them means scoring again (a new submission).
+EDITABLE_METADATA = (
+    "model_name", "organisation", "model_url", "paper_url", "weights", "parameters_billions", "license",
+    "release_date", "description",
 )
 
 
@@ -254,6 +260,35 @@ def submission_set_public(*, submission: Submission, public: bool) -> Submission
         raise PublishRefused(publish_refusal(submission=submission))
     submission.is_public, submission.updated_at = public, now
     _refresh_guessability(submission)
+    return submission
+
+
+def submission_metadata_update(*, submission: Submission, **changes: Any) -> Submission:
+    """Change the model's details (``EDITABLE_METADATA``) of an upload of any status; scores are untouched.
+
+    Raises Django's ``ValidationError`` (with a message per field) and changes nothing when a value is
+    refused. A done submission's heartbeat moves, so the leaderboard's cache fingerprint and its board
+    entry notice the change at once (the heartbeat only tells the sweeper about active stages).
+    """
+    unknown = set(changes) - set(EDITABLE_METADATA)
+    if unknown:
+        raise TypeError(f"not editable: {sorted(unknown)}")
+    if "model_name" in changes:
+        changes["model_name"] = (changes["model_name"] or "").strip()
+    before = {name: getattr(submission, name) for name in changes}
+    for name, value in changes.items():
+        setattr(submission, name, value)
+    try:
+        submission.full_clean(exclude=["file", "source_file"])
+    except Exception:
+        for name, value in before.items():  # the caller's object stays as stored
+            setattr(submission, name, value)
+        raise
+    fields = [*changes, "updated_at"]
+    if submission.status == SubmissionStatus.DONE:
+        submission.heartbeat_at = timezone.now()
+        fields.append("heartbeat_at")
+    submission.save(update_fields=fields)
     return submission
 
 

@@ -18,8 +18,9 @@ from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from evaluation import queueing, selectors, services
 from evaluation.api import REJECTION_STATUS, upload_too_large
-from evaluation.forms import SubmissionForm
+from evaluation.forms import ModelDetailsForm, SubmissionForm
 from evaluation.metrics.types import MODES
+from evaluation.model_meta import format_parameters
 from evaluation.models import Submission
 
 DETAIL_ROWS = 200  # dev-split rows shown on the page; the API pages through all of them
@@ -137,6 +138,29 @@ def submission_publish(request: HttpRequest, pk: int) -> HttpResponse:
     except services.PublishRefused as exc:
         messages.error(request, exc.message)
     return redirect(sub)
+
+
+@login_required
+def submission_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """The owner changes the model's details (not the file, not the prices); the scores stay as they are."""
+    sub = _visible(request, pk)
+    names = services.EDITABLE_METADATA
+    if request.method != "POST":
+        initial = {name: getattr(sub, name) for name in names}
+        initial["parameters_billions"] = format_parameters(sub.parameters_billions)
+        form = ModelDetailsForm(initial=initial)
+        return render(request, "evaluation/submission_edit.html", {"sub": sub, "form": form})
+    form = ModelDetailsForm(request.POST)
+    if form.is_valid():
+        try:
+            services.submission_metadata_update(submission=sub, **{n: form.cleaned_data[n] for n in names})
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            messages.success(request, "Model details saved; the scores are unchanged.")
+            return redirect(sub)
+    return render(request, "evaluation/submission_edit.html", {"sub": sub, "form": form}, status=400)
 
 
 @login_required

@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model-url", default="")
     p.add_argument("--paper-url", default="")
     p.add_argument("--weights", choices=["open", "closed"], default=None)
-    p.add_argument("--params", type=float, help="parameter count, in billions")
+    p.add_argument("--params", default="", help='parameter count: "7B", "1.5B", "500M", or a number of billions')
+    p.add_argument("--license", default="", help='the model\'s licence, e.g. "Apache-2.0"')
+    p.add_argument("--release-date", default="", help="YYYY-MM-DD")
     p.add_argument("--prices", nargs=2, type=float, metavar=("IN", "OUT"),
                    help="USD per million input and output tokens")
     p.add_argument("--description", default="")
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     fields = {
         "model_name": args.model, "organisation": args.organisation, "model_url": args.model_url,
         "paper_url": args.paper_url, "weights": args.weights or "", "description": args.description,
-        "parameters_billions": "" if args.params is None else str(args.params),
+        "parameters_billions": args.params, "license": args.license, "release_date": args.release_date,
         "price_input_per_mtok": str(args.prices[0]) if args.prices else "",
         "price_output_per_mtok": str(args.prices[1]) if args.prices else "",
         "is_public": "true" if args.public else "false",

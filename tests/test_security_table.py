@@ -147,6 +147,7 @@ TABLE: dict[str, Row] = {
     "evaluation:file": Row(args=lambda w: {"pk": w.private.pk}, expect=OWNED),
     "evaluation:publish": Row(args=lambda w: {"pk": w.private.pk}, method="post", data=lambda w: {"public": "1"},
                               expect={**OWNED, "owner": 302, "staff": 302}),
+    "evaluation:edit": Row(args=lambda w: {"pk": w.private.pk}, expect=OWNED),  # the model details (no re-score)
     "evaluation:delete": Row(args=lambda w: {"pk": w.private.pk}, method="post",
                              expect={**OWNED, "owner": 302, "staff": 302}),
     "evaluation:health": Row(expect=STAFF),  # the pipeline's health page (staff_member_required)

@@ -21,6 +21,13 @@ def user():
 
 
 @pytest.fixture
+def web(client, user):
+    """Django's test client signed in as ``user``."""
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def api(user) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")

@@ -154,11 +154,14 @@ def test_the_standalone_client_uploads_with_a_progress_bar_and_waits_for_the_res
     token = Token.objects.create(user=user).key
     good = tmp_path / "good.jsonl"
     good.write_bytes(good_file())
-    done = run_client(live_server, token, good, "--prices", "1", "2", "--wait")
+    done = run_client(live_server, token, good, "--prices", "1", "2", "--params", "1.5B", "--license", "MIT",
+                      "--release-date", "2025-01-31", "--wait")
     assert done.returncode == 0, done.stderr
     assert "upload  [####" in done.stderr and "100.0%" in done.stderr
     assert json.loads(done.stdout)["modes"]["text"]["accuracy"]["overall"]["count"] == 4
-    assert Submission.objects.get().prices == (1.0, 2.0)
+    sub = Submission.objects.get()
+    assert sub.prices == (1.0, 2.0)
+    assert (sub.parameters_billions, sub.license, str(sub.release_date)) == (1.5, "MIT", "2025-01-31")
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes((BAD_FILES / "negative_tokens.jsonl").read_bytes())
     failed = run_client(live_server, token, bad, "--wait")
