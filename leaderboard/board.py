@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
@@ -25,6 +25,7 @@ class Row:
     organisation: str = ""
     weights: str = ""
     date: datetime | None = None
+    first_finished: datetime | None = None  # when it was first on the board (the as-of view and progress chart)
     submission_id: int | None = None
     is_demo: bool = False
     reported: bool = False
@@ -39,6 +40,11 @@ class Row:
     tokens: float | None = None
     cost: float | None = None  # mean $ per sample in the headline mode
     rank_score: float | None = None
+    parameters_billions: float | None = None
+    license: str = ""
+    release_date: date | None = None
+    model_url: str = ""
+    paper_url: str = ""
     rank: int = 0
     note: str = ""  # the paired test against the row above, in words
     significant: bool | None = None
@@ -86,6 +92,35 @@ DEFAULT_SORT = "adaptive"
 TESTED = ("text", "adaptive", "oracle", "mcc")  # orderings whose neighbours get a paired test
 
 
+# The size filter's choices (key -> label); "unknown" is the rows without a stated parameter count
+# (the authors' reported rows among them). The bounds are in ``size_matches`` and ``selectors.SIZE_CONDITIONS``.
+SIZES = {"lt10": "under 10B", "10-70": "10B to 70B", "gt70": "over 70B", "unknown": "size not stated"}
+
+
+def size_matches(size: str, billions: float | None) -> bool:
+    """Ranges: under 10B is < 10; 10B to 70B is 10 <= p <= 70; over 70B is > 70 (so 10B and 70B sit in the middle)."""
+    if not size:
+        return True
+    if size == "unknown":
+        return billions is None
+    if billions is None:
+        return False
+    return {"lt10": billions < 10, "10-70": 10 <= billions <= 70, "gt70": billions > 70}[size]
+
+
+def parse_day(raw: str) -> date | None:
+    """A calendar day as YYYY-MM-DD, else None."""
+    try:
+        return date.fromisoformat(raw) if len(raw) == 10 else None
+    except ValueError:
+        return None
+
+
+def end_of_day(day: date) -> datetime:
+    """The first instant after ``day`` (UTC): a row finished before it was on the board that day."""
+    return datetime.combine(day + timedelta(days=1), time.min, tzinfo=timezone.utc)
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     sort: str = DEFAULT_SORT
@@ -95,6 +130,9 @@ class Query:
     page: int = 1
     demo: bool = True  # show simulated demo entries
     reported: bool = True  # show the authors' reported rows
+    size: str = ""  # a key of SIZES, or "" for every size
+    as_of: date | None = None  # the board as it stood at the end of this day (UTC)
+    as_of_invalid: str = ""  # an ``as_of`` that is not a date (the page says so and shows today's board)
 
     @classmethod
     def parse(cls, params: Any) -> Query:
@@ -110,9 +148,13 @@ class Query:
             page = max(1, int(params.get("page", 1)))
         except (TypeError, ValueError):
             page = 1
+        size = params.get("size", "")
+        raw_day = str(params.get("as_of", "") or "").strip()[:40]
+        as_of = parse_day(raw_day) if raw_day else None
         return cls(sort=sort, desc=desc, weights=weights if weights in ("open", "closed") else "",
                    q=str(params.get("q", ""))[:100].strip(), page=page, demo=params.get("demo", "1") != "0",
-                   reported=params.get("reported", "1") != "0")
+                   reported=params.get("reported", "1") != "0", size=size if size in SIZES else "",
+                   as_of=as_of, as_of_invalid=raw_day if raw_day and as_of is None else "")
 
     def params(self, **changes: Any) -> dict[str, str]:
         """Query-string parameters of this query with ``changes``, defaults left out."""
@@ -131,17 +173,27 @@ class Query:
             out["demo"] = "0"
         if not q.reported:
             out["reported"] = "0"
+        if q.size:
+            out["size"] = q.size
+        if q.as_of:
+            out["as_of"] = q.as_of.isoformat()
         if q.page > 1:
             out["page"] = str(q.page)
         return out
 
 
 def filter_rows(rows: Sequence[Row], query: Query) -> list[Row]:
+    """The rows the query keeps. As of a date, only submissions first finished by its end (reported rows
+    carry no date, so they are left out)."""
     needle = query.q.lower()
+    until = end_of_day(query.as_of) if query.as_of else None
     return [r for r in rows
             if (not query.weights or r.weights == query.weights)
             and (not needle or needle in r.model_name.lower() or needle in r.organisation.lower())
-            and (query.demo or not r.is_demo) and (query.reported or not r.reported)]
+            and (query.demo or not r.is_demo) and (query.reported or not r.reported)
+            and size_matches(query.size, r.parameters_billions)
+            and (until is None or (not r.reported and (r.first_finished or r.date) is not None
+                                   and (r.first_finished or r.date) < until))]
 
 
 def sort_rows(rows: Sequence[Row], sort: str, desc: bool) -> list[Row]:

@@ -16,7 +16,9 @@ CSV_HEADER = (
     ["rank", "model", "organisation", "weights", "date", "submission_id", "source", "simulated_demo"]
     + [f"{f}{s}" for f in FIGURES for s in ("", "_low", "_high")]
     + ["tokens", "cost_per_10k_usd", "rank_score", "headline_mode", "citation"]
+    + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
 )
+MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
 
 
 AGENTX_KEYS = tuple(k for k, _, _ in agentx_tab.EXACT_COLUMNS) + agentx_tab.JUDGED_KEYS
@@ -66,7 +68,10 @@ def row_dict(row: board.Row) -> dict[str, Any]:
     for name in FIGURES:
         out[name] = getattr(row, name).as_dict()
     out.update(tokens=row.tokens, cost_per_10k_usd=row.cost_10k, rank_score=row.rank_score,
-               headline_mode=row.headline_mode or None, citation=row.citation or None)
+               headline_mode=row.headline_mode or None, citation=row.citation or None,
+               parameters_billions=row.parameters_billions, license=row.license or None,
+               release_date=row.release_date.isoformat() if row.release_date else None,
+               model_url=row.model_url or None, paper_url=row.paper_url or None)
     return out
 
 
@@ -91,6 +96,7 @@ def rows_csv(rows: list[board.Row], agentx: dict[int, dict] | None = None) -> st
         for name in FIGURES:
             flat += [d[name]["value"], d[name]["low"], d[name]["high"]]
         flat += [d["tokens"], d["cost_per_10k_usd"], d["rank_score"], d["headline_mode"], d["citation"]]
+        flat += [d[name] for name in MODEL_DETAILS]
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])
@@ -103,6 +109,7 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row]) -> dict[str, Any]:
         "benchmark": {"slug": benchmark.slug, "name": benchmark.name, "version": benchmark.version},
         "order": "adaptive accuracy, descending; rows without it last",
         "units": {"shares": "percent", "mcc": "[-1, 1]", "cost_per_10k_usd": "US dollars per 10,000 samples",
+                  "parameters_billions": "billions of parameters, as the submitter stated",
                   "intervals": "95 % bootstrap percentile intervals (1,000 resamples)"},
         "rows": [row_dict(r) for r in ordered(rows)],
     }

@@ -8,15 +8,16 @@ them with 10 and with 100). Overview rows come from the derived ``BoardEntry`` t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from django.db.models import Case, Count, F, Max, Min, Prefetch, Q, QuerySet, Value, When
-from django.db.models.functions import Lower
+from django.db.models.functions import Coalesce, Lower
 
 from annotation.models import Benchmark, Domain
 from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
-from leaderboard import board
+from leaderboard import board, progress
 from leaderboard.cache import fingerprint_annotations
 from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
 from leaderboard.models import BoardEntry, ReportedResult
@@ -28,6 +29,8 @@ ENTRY_FIELDS = (
     "text_acc", "text_lo", "text_hi", "adaptive_acc", "adaptive_lo", "adaptive_hi",
     "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "mcc_lo", "mcc_hi", "kcov", "kcov_lo", "kcov_hi", "kcov_n",
     "tool_eff", "tool_eff_lo", "tool_eff_hi", "tokens", "cost",
+    "submission__first_finished_at", "submission__parameters_billions", "submission__license",
+    "submission__release_date", "submission__model_url", "submission__paper_url",
 )
 
 
@@ -50,11 +53,17 @@ def domains_of(benchmark: Benchmark) -> list[tuple[str, str]]:
     return list(Domain.objects.filter(benchmark=benchmark).order_by("position", "slug").values_list("slug", "name"))
 
 
-def public_entries(benchmark: Benchmark) -> QuerySet[BoardEntry]:
-    return BoardEntry.objects.filter(
+def public_entries(benchmark: Benchmark, as_of: date | None = None) -> QuerySet[BoardEntry]:
+    """The public rows; ``as_of`` keeps those first finished by the end of that day (UTC), see
+    docs/leaderboard.md for what "as it stood" means."""
+    rows = BoardEntry.objects.filter(
         benchmark=benchmark, submission__status="done", submission__is_public=True,
         submission__deleted_at__isnull=True,
-    ).order_by("finished_at", "submission_id")
+    )
+    if as_of is not None:  # rows finished before the column existed fall back to their last finish
+        rows = rows.alias(first=Coalesce("submission__first_finished_at", "finished_at")).filter(
+            first__lt=board.end_of_day(as_of))
+    return rows.order_by("finished_at", "submission_id")
 
 
 def _score(head: float | None, cost: float | None, bounds: tuple[float, float] | None) -> float | None:
@@ -76,7 +85,10 @@ def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.R
         text=fig("text"), adaptive=fig("adaptive"), oracle=fig("oracle"),
         mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]), kcov=Fig(v["kcov"], v["kcov_lo"], v["kcov_hi"], v["kcov_n"]),
         tool_eff=Fig(v["tool_eff"], v["tool_eff_lo"], v["tool_eff_hi"]), tokens=v["tokens"], cost=v["cost"],
-        rank_score=score,
+        rank_score=score, first_finished=v["submission__first_finished_at"],
+        parameters_billions=v["submission__parameters_billions"], license=v["submission__license"],
+        release_date=v["submission__release_date"], model_url=v["submission__model_url"],
+        paper_url=v["submission__paper_url"],
     )
 
 
@@ -131,11 +143,22 @@ SORT_EXPRESSIONS = {
 }
 
 
+# ``board.size_matches`` as conditions on the database.
+SIZE_CONDITIONS = {
+    "lt10": Q(submission__parameters_billions__lt=10),
+    "10-70": Q(submission__parameters_billions__gte=10, submission__parameters_billions__lte=70),
+    "gt70": Q(submission__parameters_billions__gt=70),
+    "unknown": Q(submission__parameters_billions__isnull=True),
+}
+
+
 def _entry_filter(query: board.Query) -> Q:
-    """``board.filter_rows`` for board entries, as a condition on the database."""
+    """``board.filter_rows`` for board entries, as a condition on the database (``as_of`` is in ``public_entries``)."""
     cond = Q()
     if query.weights:
         cond &= Q(submission__weights=query.weights)
+    if query.size:
+        cond &= SIZE_CONDITIONS[query.size]
     if query.q:
         cond &= Q(submission__model_name__icontains=query.q) | Q(submission__organisation__icontains=query.q)
     if not query.demo:
@@ -180,7 +203,7 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     known = [r for r in reported if column.value(r) is not None]
     tested = query.sort in board.TESTED
     fields = (*ENTRY_FIELDS, "correct", "invoked") if tested else ENTRY_FIELDS
-    public = public_entries(benchmark)
+    public = public_entries(benchmark, query.as_of)
     cond = _entry_filter(query)
     fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
 
@@ -235,6 +258,19 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     rows, number, pages, count = _merge_page(total, positions, query.page, fetch_rows)
     rows = board.ranked(rows, (number - 1) * board.PAGE_SIZE + 1)
     return board.Page(board.annotate_neighbours(rows, query.sort, vectors), number, pages, count)
+
+
+def progress_points(benchmark: Benchmark) -> list[progress.Point]:
+    """Every public submission with a headline accuracy: when it was first scored, weights, score (one query)."""
+    entries_sync(benchmark)
+    out = []
+    for first, weights, name, mode, text, adaptive, oracle in public_entries(benchmark).values_list(
+            Coalesce("submission__first_finished_at", "finished_at"), "submission__weights", "submission__model_name",
+            "headline_mode", "text_acc", "adaptive_acc", "oracle_acc"):
+        score = {"text": text, "adaptive": adaptive, "oracle": oracle}.get(mode)
+        if first is not None and score is not None:
+            out.append(progress.Point(first, weights, score, name))
+    return out
 
 
 def leaders(benchmark: Benchmark, n: int = 3) -> list[board.Row]:

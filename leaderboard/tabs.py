@@ -15,6 +15,7 @@ from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
 from leaderboard.guessable import guessability_context
 from leaderboard.pareto import UNITS, pareto_view
+from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import routers_context
 from leaderboard.services import MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
@@ -35,6 +36,7 @@ TABS: tuple[Tab, ...] = (
     Tab("process", "Reasoning process", "leaderboard/tabs/process.html"),
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html"),
+    Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", cached=False),  # reads the
     # samples' guessable flags, written just after a submission finishes: the fingerprint does not see them
@@ -79,7 +81,8 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
     return {"query": query, "page": page, "headers": headers, "pages": pages,
             "body": overview_body(page.rows, lambda pk: f"{model_base}{pk}/"),
             "tested": query.sort in board.TESTED,
-            "filter_url": base,
+            "filter_url": base, "sizes": board.SIZES,
+            "current_url": url(query.params(as_of=None, page=1)),  # the same view, today
             "any_reported": any(r.reported for r in page.rows)}
 
 
@@ -88,6 +91,10 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return overview_context(benchmark, params)
     if tab == "routers":
         return routers_context(benchmark, params)
+    if tab == "progress":
+        rows = progress_rows(selectors.progress_points(benchmark))
+        return {"rows": rows, "chart": progress_figure(rows), "group_labels": GROUP_LABELS,
+                "split": any(r.group != "all" for r in rows)}
     sources = selectors.tab_sources(benchmark)
     if tab == "domains":
         domains, rows = selectors.domain_table(benchmark, sources)
