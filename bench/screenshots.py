@@ -55,10 +55,11 @@ def _first_href(selector: str, start: str) -> Callable[[object, str], str]:
 
 
 def _compare(page: object, base: str) -> str:
-    page.goto(f"{base}/b/{DEMO}/compare/")  # type: ignore[attr-defined]
-    values = page.locator("select[name=a] option").evaluate_all(  # type: ignore[attr-defined]
-        "os => os.map(o => o.value).filter(Boolean)")
-    return f"/b/{DEMO}/compare/?a={values[0]}&b={values[1]}"
+    # The overview's first two models: they share the adaptive mode, so the comparison has figures.
+    page.goto(f"{base}/b/{DEMO}/")  # type: ignore[attr-defined]
+    hrefs = page.locator("#overview-table th.model a").evaluate_all("as => as.map(a => a.getAttribute('href'))")  # type: ignore[attr-defined]
+    a, b = (h.rstrip("/").rsplit("/", 1)[-1] for h in hrefs[:2])
+    return f"/b/{DEMO}/compare/?a={a}&b={b}"
 
 
 def _next_trace(page: object, base: str) -> str:
