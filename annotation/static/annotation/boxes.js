@@ -211,7 +211,7 @@
     }
 
     key(e) {
-      if (isTyping(document.activeElement)) return;
+      if (isTyping(document.activeElement) || document.querySelector("dialog[open]")) return; // a panel over the image has the keys
       const ctrl = e.ctrlKey || e.metaKey;
       if (e.key === " ") { this.space = true; if (document.activeElement === this.svg) e.preventDefault(); return; }
       if (ctrl && (e.key === "z" || e.key === "Z")) { e.preventDefault(); if (e.shiftKey) this.redo(); else this.undo(); return; }
