@@ -161,6 +161,17 @@ def test_the_model_column_stays_in_view_and_the_chosen_columns_survive_a_reload(
                        const hit = document.elementFromPoint(r.left + 8, r.top + r.height / 2);
                        return r.left >= w.left - 1 && el.contains(hit); }"""), selector
 
+    # A window too short for the table: the box scrolls down, and the header row stays on top of it.
+    page.set_viewport_size({"width": 1440, "height": 300})
+    wrap = page.locator("#overview-table").evaluate_handle("t => t.closest('.table-wrap')")
+    assert wrap.evaluate("w => w.scrollHeight > w.clientHeight")
+    wrap.evaluate("w => { w.scrollIntoView(); w.scrollTop = 100000; }")
+    header = page.locator('#overview-table thead th:has(a[data-sort="mcc"])')
+    assert header.evaluate(
+        """th => { const r = th.getBoundingClientRect(), w = th.closest('.table-wrap').getBoundingClientRect();
+                   return Math.abs(r.top - w.top) <= 1 && th.contains(document.elementFromPoint(r.left + 8, r.top + r.height / 2)); }""")
+    page.set_viewport_size({"width": 1440, "height": 900})
+
     # Hide the text accuracy: gone from the header and from every row, and still gone after a reload.
     page.locator('.col-chooser[data-for="overview-table"] input[value="text"]').uncheck()
     text = page.locator('#overview-table thead th:has(a[data-sort="text"])')
