@@ -1,8 +1,9 @@
 """The router track of a benchmark (docs/routers.md): its fixed split and the router submissions.
 
 The pool itself (which models, their per-sample correctness and cost) is read from the
-evaluation app's public scored submissions each time (``routers.pool``); what must never move is
-stored here: the split of the benchmark's samples, drawn once by a fixed seed.
+evaluation app's public scored submissions each time (``routers.pool``), unless it was imported from a
+release's files (its cells are stored here); what must never move is stored here too: the split of the
+benchmark's samples, drawn once by a fixed seed, and each pool version.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Candidates are the benchmark's public, scored submissions that are priced in the track's mode
 (every prediction in that mode has a cost); of several submissions of one model name the latest
 counts. Q and C come from their ``PredictionResult`` rows over the benchmark's non-aux samples; a
-sample a model did not answer counts as wrong at $0.
+sample a model did not answer counts as wrong at $0. An imported pool (``RouterTrack.imported``,
+import_router_matrix) is instead its version's own cells, over the samples they cover.
 """
 
 from __future__ import annotations

@@ -217,6 +217,13 @@ CASES = {
                   "Y.npz row 2 (sample 'q18'), column 1 (model 'Alpha'): 0.5 is not 0 or 1"),
     "a negative cost": (lambda f: np.save(f / "C.npy", bad_c()),
                         "C.npy row 5 (sample 'q15'), column 2 (model 'Beta'): -1.0 is not a cost ($ >= 0)"),
+    "no C.npy": (lambda f: (f / "C.npy").unlink(), "C.npy: not found"),
+    "ids as Python objects": (lambda f: np.savez(f / "Y.npz", Y=np.zeros((20, 2)), sample_ids=np.array(ROWS, dtype=object)),
+                              "Y.npz: an array holds Python objects"),
+    "registry not JSON": (lambda f: (f / "registry.json").write_text("models: Alpha"), "registry.json: not JSON"),
+    "no model list": (lambda f: write_json(f, {"sample_ids": ROWS}), "registry.json: no model list"),
+    "an empty model name": (lambda f: write_json(f, {"models": ["Alpha", ""], "sample_ids": ROWS}),
+                            "registry.json models[1]: model '' is not a non-empty string"),
     "bad bounds": (lambda f: (f / "cost_bounds.json").write_text('{"cmin": 0.02, "cmax": 0.01}'),
                    "cost_bounds.json: cmin 0.02 and cmax 0.01 must satisfy 0 < cmin < cmax"),
 }

@@ -149,10 +149,23 @@ def break_files(root: Path, case: str) -> str:
         (root / "evals/Beta/Beta_MMStar.tsv").write_text("index\tprediction\n0\tA\n")
         return ("evals/Beta/Beta_MMStar.tsv: needs the columns index and one of is_correct, hit, score; "
                 "it has index, prediction")
+    if case == "a bad price":
+        (root / "prices.csv").write_text("model,input_per_million,output_per_million\nAlpha,2.5,10\nBeta,free,0.4\n")
+        return "prices.csv row 2, field 'input_per_million': 'free' is not a price ($ >= 0)"
+    if case == "a bad token count":
+        path = root / "tokens.csv"
+        lines = path.read_text().splitlines()
+        lines[1] = lines[1].rsplit(",", 1)[0] + ",-5"
+        path.write_text("\n".join(lines) + "\n")
+        return "tokens.csv row 1, field 'output_tokens': '-5' is not a token count"
+    if case == "a model folder without files":
+        (root / "evals/Gamma").mkdir()
+        return "evals/Gamma/: no evaluation file (.csv, .tsv, .xlsx, .json)"
     raise AssertionError(case)
 
 
-@pytest.mark.parametrize("case", [*CASES, "not 0 or 1", "a missing row", "an unknown dataset", "no correctness column"])
+@pytest.mark.parametrize("case", [*CASES, "not 0 or 1", "a missing row", "an unknown dataset", "no correctness column",
+                                  "a bad price", "a bad token count", "a model folder without files"])
 def test_every_problem_is_named_and_nothing_is_imported(bench, tmp_path, case):
     if case in CASES:
         root, message = write_archive(tmp_path / "rel", **CASES[case][0]), CASES[case][1]
