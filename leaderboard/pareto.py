@@ -16,7 +16,12 @@ from leaderboard.models import BoardEntry
 from leaderboard.selectors import TabSource
 
 UNITS = {"usd": "$ per sample", "tokens": "tokens per sample"}
-MARKERS = {"open": ("circle", "Open weights"), "closed": ("square", "Closed weights"), "": ("diamond", "Weights not stated")}
+# weights -> (Plotly symbol, legend name, the shape's word for the caption)
+MARKERS = {"open": ("circle", "Open weights", "circles"), "closed": ("square", "Closed weights", "squares"),
+           "": ("diamond", "Weights not stated", "diamonds")}
+REPORTED_MARKER = ("triangle-up", "Reported by the authors", "triangles")
+# The papers' process tables give tokens per sample for the adaptive mode (leaderboard/data/*.json "notes").
+REPORTED_TOKENS_MODE = "adaptive"
 
 
 @dataclass
@@ -28,29 +33,42 @@ class ParetoView:
     baselines: list[dict[str, Any]] = field(default_factory=list)
     unplotted: list[str] = field(default_factory=list)  # rows without a cost in this unit, or at zero cost
     figure: dict[str, Any] = field(default_factory=dict)
+    caption: str = ""  # what each marker and line of the figure is: only those the legend has
+    empty_note: str = ""  # why there is no chart, said where the chart would be
 
 
 def _x(src: TabSource, mode: str, unit: str) -> float | None:
+    if src.reported:  # a paper's figures: tokens per sample for one mode, never a cost in dollars
+        tokens = path(src.results, "process", "tokens")
+        return tokens if unit == "tokens" and mode == REPORTED_TOKENS_MODE else None
     if unit == "tokens":
         return path(src.results, "modes", mode, "process", "mean_tokens", "value")
     return path(src.results, "modes", mode, "cost", "mean_cost_usd", "value")
+
+
+def _accuracy(src: TabSource, mode: str) -> float | None:
+    """A share in [0, 1]; a reported row's is the paper's "All" figure, in percent (as on the overview)."""
+    if src.reported:
+        pair = path(src.results, "accuracy", mode, "overall")
+        return pair[1] / 100 if pair and pair[1] is not None else None
+    return path(src.results, "modes", mode, "accuracy", "overall", "value")
 
 
 def pareto_view(sources: list[TabSource], mode: str, unit: str) -> ParetoView:
     view = ParetoView(mode=mode, unit=unit)
     by_name: dict[str, TabSource] = {}
     points: list[Point] = []
+    reported_unplotted = 0
     for src in sources:
-        if src.reported:
-            continue
-        acc = path(src.results, "modes", mode, "accuracy", "overall", "value")
+        acc = _accuracy(src, mode)
         if acc is None:
             continue
         x = _x(src, mode, unit)
         if x is None:
             view.unplotted.append(src.model_name)
+            reported_unplotted += src.reported
             continue
-        name = f"{src.model_name} (#{src.submission_id})"
+        name = f"{src.model_name} ({src.key})"  # unique: two rows may share a model name
         by_name[name] = src
         points.append(Point(name, acc, x))
     frontier = pareto_frontier(points)
@@ -59,11 +77,18 @@ def pareto_view(sources: list[TabSource], mode: str, unit: str) -> ParetoView:
         src = by_name[p.name]
         view.points.append({"name": src.model_name, "submission_id": src.submission_id, "weights": src.weights,
                             "accuracy": 100 * p.accuracy, "cost": p.cost, "is_demo": src.is_demo,
-                            "on_frontier": p.name in on_frontier})
+                            "reported": src.reported, "on_frontier": p.name in on_frontier})
     view.frontier = [{"name": by_name[p.name].model_name, "accuracy": 100 * p.accuracy, "cost": p.cost}
                      for p in frontier]
-    view.baselines = _baselines(by_name, mode, unit)
+    # Routing needs per-sample results: submissions only.
+    view.baselines = _baselines({n: s for n, s in by_name.items() if not s.reported}, mode, unit)
     view.figure = figure(view)
+    view.caption = caption(view)
+    if not any(p["cost"] > 0 for p in view.points) and reported_unplotted:
+        view.empty_note = (f"Nothing to plot: the results reported by the authors give no {UNITS[unit]} for the "
+                           f"{mode} mode" + ("" if (unit, mode) == ("tokens", REPORTED_TOKENS_MODE) else
+                                             f" (they give tokens per sample for the {REPORTED_TOKENS_MODE} mode "
+                                             "of the open-weight models)") + ".")
     return view
 
 
@@ -93,32 +118,77 @@ def _baselines(by_name: dict[str, TabSource], mode: str, unit: str) -> list[dict
     return out
 
 
+def _label_positions(xs: list[float]) -> list[str]:
+    """Above each star; the leftmost label runs right and the rightmost runs left, so neither leaves the chart."""
+    if len(xs) < 2:
+        return ["top center"] * len(xs)
+    lo, hi = min(xs), max(xs)
+    return ["top right" if x == lo else "top left" if x == hi else "top center" for x in xs]
+
+
 def figure(view: ParetoView) -> dict[str, Any]:
-    """A Plotly figure (plain JSON): log cost on x, accuracy on y, frontier as a step line."""
+    """A Plotly figure (plain JSON): log cost on x, accuracy on y, frontier as a step line.
+
+    The baselines are drawn first, as hollow stars: the Strongest and Cheapest sit exactly on a
+    submission's point, which stays visible inside its star instead of hidden under it."""
     unit = UNITS[view.unit]
     hover = "%{text}<br>accuracy %{y:.1f} %<br>" + ("%{x:.3g} tokens" if view.unit == "tokens" else "$%{x:.4g}") + \
         " per sample<extra></extra>"
     traces: list[dict[str, Any]] = []
-    for weights, (symbol, label) in MARKERS.items():
-        pts = [p for p in view.points if (p["weights"] or "") == weights and p["cost"] > 0]
-        if pts:
-            traces.append({"type": "scatter", "mode": "markers", "name": label, "x": [p["cost"] for p in pts],
-                           "y": [p["accuracy"] for p in pts], "text": [plot_text(p["name"]) for p in pts],
-                           "marker": {"symbol": symbol, "size": 11}, "hovertemplate": hover,
-                           "meta": {"role": "points"}})
+    # Baselines on the same spot (with two models the Strongest is often the Oracle too) share one star
+    # and one label, instead of labels printed over each other.
+    spots: dict[tuple[float, float], list[str]] = {}
+    for b in view.baselines:
+        if b["cost"] > 0:
+            spots.setdefault((b["cost"], b["accuracy"]), []).append(b["name"])
+    if spots:
+        xs = [x for x, _y in spots]
+        traces.append({"type": "scatter", "mode": "markers+text", "name": "Routing baselines",
+                       "x": xs, "y": [y for _x, y in spots],
+                       "text": [plot_text(" = ".join(names)) for names in spots.values()],
+                       "textposition": _label_positions(xs), "cliponaxis": False,
+                       "marker": {"symbol": "star-open", "size": 22, "line": {"width": 2}},
+                       "hovertemplate": hover, "meta": {"role": "baselines"}})
     front = [p for p in view.frontier if p["cost"] > 0]
     if front:
         traces.append({"type": "scatter", "mode": "lines", "name": "Pareto frontier", "x": [p["cost"] for p in front],
                        "y": [p["accuracy"] for p in front], "text": [plot_text(p["name"]) for p in front],
                        "line": {"shape": "hv", "dash": "dot"}, "hovertemplate": hover, "meta": {"role": "frontier"}})
-    base = [b for b in view.baselines if b["cost"] > 0]
-    if base:
-        traces.append({"type": "scatter", "mode": "markers+text", "name": "Routing baselines",
-                       "x": [b["cost"] for b in base], "y": [b["accuracy"] for b in base],
-                       "text": [plot_text(b["name"]) for b in base], "textposition": "top center",
-                       "marker": {"symbol": "star", "size": 14}, "hovertemplate": hover, "meta": {"role": "baselines"}})
+    groups = [(m, [p for p in view.points if not p["reported"] and (p["weights"] or "") == w]) for w, m in MARKERS.items()]
+    groups.append((REPORTED_MARKER, [p for p in view.points if p["reported"]]))
+    for (symbol, label, _word), pts in groups:
+        pts = [p for p in pts if p["cost"] > 0]
+        if pts:
+            traces.append({"type": "scatter", "mode": "markers", "name": label, "x": [p["cost"] for p in pts],
+                           "y": [p["accuracy"] for p in pts], "text": [plot_text(p["name"]) for p in pts],
+                           "marker": {"symbol": symbol, "size": 11, "line": {"width": 1, "color": "#fff"}},
+                           "hovertemplate": hover, "meta": {"role": "points"}})
     return {"data": traces, "layout": {
-        "xaxis": {"type": "log", "title": {"text": f"Cost ({unit}, log scale)"}},
+        # plain decimals: an SI prefix on dollars ("100μ") reads as a unit
+        "xaxis": {"type": "log", "title": {"text": f"Cost ({unit}, log scale)"}, "exponentformat": "none"},
         "yaxis": {"title": {"text": f"{view.mode.capitalize()} accuracy (%)"}},
-        "legend": {"orientation": "h", "y": -0.25}, "margin": {"t": 20, "r": 10}, "hovermode": "closest",
+        # room above the plot for the labels of the stars at the top (drawn outside the axes)
+        "legend": {"orientation": "h", "y": -0.25}, "margin": {"t": 40, "r": 30, "l": 60}, "hovermode": "closest",
     }}
+
+
+def caption(view: ParetoView) -> str:
+    """The figure's key in words, built from the traces it has, so it names nothing the legend lacks."""
+    words = {label: word for _s, label, word in (*MARKERS.values(), REPORTED_MARKER)}
+    parts, extra = [], []
+    for trace in view.figure.get("data", []):
+        role, name = trace["meta"]["role"], trace["name"]
+        if role == "points":
+            parts.append(f"{words[name]}: {name[0].lower()}{name[1:]}")
+        elif role == "frontier":
+            extra.append("the dotted step line is the Pareto frontier")
+        elif role == "baselines":
+            extra.append("hollow stars are the routing baselines (the Strongest and Cheapest sit on a model's point)")
+    if not parts:
+        return ""
+    def sentence(items: list[str]) -> str:
+        joined = "; ".join(items)
+        return joined[0].upper() + joined[1:] + "."
+
+    text = sentence(parts) + (" " + sentence(extra) if extra else "")
+    return text + " Hover a point for its model and values."
