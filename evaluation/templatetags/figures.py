@@ -1,8 +1,9 @@
-"""One unit per kind of figure, on every page that shows results (docs/leaderboard.md, "Units").
+"""One unit per kind of figure, on every page that shows results (docs/submissions.md, "Units on the page").
 
 Shares (accuracy, key-step coverage, tool effectiveness, and their intervals) are percentages with one
-decimal (the submission page writes the ``%`` in each cell, the leaderboard once in the header); MCC is a coefficient in [-1, 1] with two decimals; cost is in
-US dollars per 10,000 samples. The leaderboard's tags use the same functions.
+decimal (the submission page writes the ``%`` in each cell, the leaderboard once in the header); MCC is
+a coefficient in [-1, 1] with two decimals; cost is in US dollars per 10,000 samples; a rank score is on
+the board's 0-100 scale. The leaderboard's tags use the same functions.
 """
 
 from __future__ import annotations
@@ -21,6 +22,19 @@ def share(fraction: Any) -> str:
     if fraction is None or fraction == "":
         return NA
     return f"{float(fraction) * 100:.1f}%"
+
+
+@register.filter
+def points(value: Any) -> str:
+    """A score in [0, 1] on the leaderboard's 0-100 scale (rank score), or a difference of shares in
+    percentage points: 0.7762 -> "77.6"."""
+    return NA if value is None or value == "" else f"{float(value) * 100:.1f}"
+
+
+@register.filter
+def per_10k(value: Any) -> str:
+    """A cost per sample as US dollars per 10,000 samples."""
+    return NA if value is None or value == "" else usd(float(value) * 10_000)
 
 
 @register.filter

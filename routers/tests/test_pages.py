@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -104,7 +105,10 @@ def test_router_page_shows_shares_per_model_and_domain(benchmark, client, django
     page = Client().get(f"/b/{helpers.SLUG}/routers/{mid.pk}/").content.decode()
     assert "scored on pool version 1" in page
     share = page[page.index('id="share-table"'):]
-    assert "<th scope=\"row\">Mid</th><td class=\"num\">1.000</td>" in share
+    assert "<th scope=\"row\">Mid</th><td class=\"num\">100.0%</td>" in share  # shares in %, as everywhere
+    figures = page[page.index('id="router-figures"'):page.index("</dl>")]
+    assert re.search(r"<dt>Accuracy</dt><dd>\d+\.\d% \(95 % interval \d+\.\d%–\d+\.\d%\)", figures)
+    assert re.search(r"<dt>Rank score</dt><dd>\d+\.\d <", figures) and "per sample" not in figures
     domains = page[page.index('id="domain-share-table"'):]
     odd = sum(helpers.UIDS.index(u) % 2 for u in TEST)  # chart questions are the odd ones, in domain "ocr"
     assert ("ocr" in domains) == (odd > 0) and ("real_world" in domains) == (odd < len(TEST))

@@ -135,6 +135,9 @@ def test_human_verified_figures_appear_once_every_prediction_is_judged(world, pe
     assert not modes["text"].complete  # the batch was adaptive only
     page = client.get(url).content.decode()
     assert 'data-figure="accuracy"' in page and "100.0" in page
+    # every share in percent, like the accuracy above it (tool effectiveness 1.0 -> 100.0, not 1.000)
+    tool = page[page.index('data-figure="tool_eff"'):].split("</tr>")[0]
+    assert "Tool effectiveness %" in tool and '<td class="num">100.0</td>' in tool and "1.000" not in tool
     model_page = client.get(f"/b/{world.benchmark.slug}/m/{world.beta.pk}/").content.decode()
     assert url in model_page
 
