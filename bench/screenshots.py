@@ -84,6 +84,7 @@ SHOTS: tuple[Shot, ...] = (
     Shot("cost", None, f"/b/{DEMO}/cost/"),
     Shot("routers", None, f"/b/{DEMO}/routers/"),
     Shot("guessability", None, f"/b/{DEMO}/guessability/"),
+    Shot("progress", None, f"/b/{DEMO}/progress/"),
     Shot("agentx", None, "/b/agent-x-demo/agentx/"),
     Shot("model", None, _first_href("#overview-table th.model a", f"/b/{DEMO}/")),
     Shot("compare", None, _compare),

@@ -35,6 +35,15 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () { draw(document); });
-  document.addEventListener("htmx:afterSettle", function (evt) { draw(evt.detail.elt.parentNode || document); });
+  // On a phone the tabs are one row that scrolls sideways (board.css): centre the current one in it.
+  function showCurrentTab() {
+    var current = document.querySelector(".tabs a.current");
+    var row = current && current.closest("ul");
+    if (row && row.scrollWidth > row.clientWidth) {
+      row.scrollLeft = current.offsetLeft - row.offsetLeft - (row.clientWidth - current.offsetWidth) / 2;
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { draw(document); showCurrentTab(); });
+  document.addEventListener("htmx:afterSettle", function (evt) { draw(evt.detail.elt.parentNode || document); showCurrentTab(); });
 })();
