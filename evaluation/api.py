@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -49,6 +49,8 @@ def upload_too_large(request: Any) -> str | None:
     return None
 
 
+@extend_schema_field({"oneOf": [{"type": "number"}, {"type": "string"}], "nullable": True,
+                      "example": "7B"})
 class ParametersInput(serializers.Field):
     """A parameter count: a number (billions) or a string such as "7B", "1.5b", "500M"."""
 
