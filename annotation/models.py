@@ -7,6 +7,8 @@ A sample has at most one approved annotation: that one counts for scoring and ex
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -33,6 +35,11 @@ class Benchmark(models.Model):
     cost_max = models.FloatField(null=True, blank=True)
     # Cross-validation: how many annotators work on each sample independently.
     annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    # Moves (F() + 1, ``evaluation.services.benchmark_results_bump``) in the same transaction as every
+    # change to the benchmark's public results: a submission finishing, published, unpublished, deleted or
+    # re-scored, reported rows loaded. The leaderboard keys its cache and its derived rows on it, so a
+    # cached page costs one indexed read however many submissions there are.
+    results_version = models.PositiveBigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -49,6 +56,13 @@ class Benchmark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} {self.version}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # A full save of an instance read before a bump must not write its older results_version back.
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
+                                       if not f.primary_key and f.name != "results_version"]
+        super().save(*args, **kwargs)
 
     @property
     def version_label(self) -> str:

@@ -1,12 +1,15 @@
-"""The leaderboard's overview page with 1,000 finished public submissions.
+"""The leaderboard's overview page with 1,000 and with 10,000 finished public submissions.
 
-Builds, in a fresh SQLite database under a temporary VAR_DIR: the demo benchmark (151 samples),
-one simulated submission scored through the real pipeline, and 999 copies of it (each with its
-453 prediction rows and its own prices, weights and accuracies, so sorting has work to do).
+Runs itself once per size (``--sizes 1000,10000``, each in its own process and database under
+VAR_DIR/n<size>) and prints the figures side by side with their ratio: a cached page must cost
+the same whatever the size. Each run builds, in a SQLite database: the demo benchmark (151
+samples), one simulated submission scored through the real pipeline, and N - 1 copies of it (each
+with its 453 prediction rows and its own prices, weights and accuracies, so sorting has work to do).
 Then it measures, for GET /b/adaptmm-demo/ (the overview, 50 rows a page, sorted by adaptive
 accuracy, with paired tests between neighbours):
 
-1. the one-off build of the derived board entries (leaderboard.services.entries_sync);
+1. the one-off build of the board (leaderboard.services.board_refresh: the derived entries, then the
+   whole board's ranks, tie groups, rank intervals and neighbour tests, as after a submission finishes);
 2. median server time through Django's handler (test client), uncached: the cache cleared
    before each request, so selectors, neighbour tests and template all run;
 3. median server time, cached (the fragment served from the per-benchmark cache);
@@ -18,9 +21,10 @@ accuracy, with paired tests between neighbours):
    else a small asyncio HTTP/1.1 client in this process. Client and server share this machine's
    cores; the CPU each used per request is printed too, so the figure can be read against load.
 
-    .venv/bin/python bench/bench_leaderboard.py [--submissions 1000] [--concurrency 16] [--duration 10]
+    .venv/bin/python bench/bench_leaderboard.py [--sizes 1000,10000] [--concurrency 16] [--duration 10]
         [--workers 2] [--threads 1] [--repeat 3] [--client wrk|python]
-    VAR_DIR=/tmp/lb-bench .venv/bin/python bench/bench_leaderboard.py   # keep (and reuse) the built database
+    VAR_DIR=/tmp/lb-bench .venv/bin/python bench/bench_leaderboard.py   # keep (and reuse) the built databases
+    .venv/bin/python bench/bench_leaderboard.py --submissions 1000      # one size only
 """
 
 from __future__ import annotations
@@ -43,6 +47,52 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="bench-leaderboard-"))
+CHILD = "--one" in sys.argv  # one size, in this process; without it the script runs one child per size
+RESULT = "BENCH-RESULT "
+
+
+def parent() -> None:
+    import json
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--submissions", type=int, default=None, help="one size only")
+    known, passthrough = parser.parse_known_args()
+    sizes = [known.submissions] if known.submissions else [int(x) for x in known.sizes.split(",")]
+    base = Path(os.environ["VAR_DIR"])
+    results = {}
+    for n in sizes:
+        (base / f"n{n}").mkdir(parents=True, exist_ok=True)
+        print(f"=== {n:,} submissions (VAR_DIR={base / f'n{n}'}) ===", flush=True)
+        proc = subprocess.Popen([sys.executable, __file__, "--one", "--submissions", str(n), *passthrough],
+                                env={**os.environ, "VAR_DIR": str(base / f"n{n}")}, stdout=subprocess.PIPE, text=True)
+        for line in proc.stdout:
+            if line.startswith(RESULT):
+                results[n] = json.loads(line[len(RESULT):])
+            else:
+                print(line, end="", flush=True)
+        if proc.wait():
+            raise SystemExit(f"the run with {n} submissions failed")
+    if len(results) < 2:
+        return
+    first, last = sizes[0], sizes[-1]
+    rows = [("board build once (s)", "build_s"), ("overview, uncached, median (ms)", "uncached_ms"),
+            ("overview, cached, test client (ms)", "cached_ms"), ("requests/s, cached, gunicorn", "rps"),
+            ("server CPU per cached request (ms)", "cpu_ms"), ("page size (bytes)", "bytes")]
+    print(f"\n{'figure':38} {first:>12,} {last:>12,} {'ratio':>8}")
+    for label, k in rows:
+        a, b = results[first][k], results[last][k]
+        print(f"{label:38} {a:>12.2f} {b:>12.2f} {b / a if a else float('nan'):>8.2f}")
+    print(f"targets at {last:,}: cached requests/s >= 80 % of the {first:,} figure "
+          f"({'met' if results[last]['rps'] >= 0.8 * results[first]['rps'] else 'MISSED'}); uncached median <= 50 ms "
+          f"({'met' if results[last]['uncached_ms'] <= 50 else 'MISSED'}); load average at the end "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+
+
+if not CHILD:
+    if __name__ == "__main__":
+        parent()
+    raise SystemExit(0)
 # The database through DATABASE_URL, as deployed: config.settings.base then keeps connections open
 # (conn_max_age=60), where its URL-less SQLite default opens one per request (--db-per-request).
 PER_REQUEST = "--db-per-request" in sys.argv
@@ -82,7 +132,8 @@ def build(n: int) -> None:
     from evaluation.simulator import Profile, simulate
 
     if Submission.objects.filter(benchmark__slug="adaptmm-demo").count() >= n:
-        return  # VAR_DIR given and already built: reuse it
+        services.benchmark_results_bump(benchmark_id=Benchmark.objects.get(slug="adaptmm-demo").pk)
+        return  # VAR_DIR given and already built: reuse it (built again below, as after a finish)
     demo_benchmark_load()
     benchmark = Benchmark.objects.get(slug="adaptmm-demo")
     owner = get_user_model().objects.create_user("bench", is_staff=True)
@@ -116,6 +167,7 @@ def build(n: int) -> None:
             PredictionResult.objects.bulk_create(batch, batch_size=2000)
             batch = []
     PredictionResult.objects.bulk_create(batch, batch_size=2000)
+    services.benchmark_results_bump(benchmark_id=benchmark.pk)  # as a finishing submission does
 
 
 def median_ms(client: Client, runs: int, *, uncached: bool) -> float:
@@ -231,12 +283,12 @@ def wrk_load(port: int, concurrency: int, duration: float) -> tuple[int, int]:
     return done - bad, bad + socket_errors
 
 
-def throughput(args: argparse.Namespace) -> list[float]:
+def throughput(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     client = args.client or ("wrk" if shutil.which("wrk") else "python")
     port = free_port()
     server = start_gunicorn(port, args.workers, args.threads)
     kind = f"{args.threads} threads each (gthread)" if args.threads > 1 else "sync"
-    rates = []
+    rates, cpu = [], []
     try:
         pids = worker_pids(server.pid)
         for _ in range(3):  # every worker builds and caches the page before the measurement
@@ -256,6 +308,7 @@ def throughput(args: argparse.Namespace) -> list[float]:
             client_cpu = time.process_time() + sum(os.times()[2:4]) - before_client
             rate = done / args.duration
             rates.append(rate)
+            cpu.append(1000 * server_cpu / max(done, 1))
             print(f"  run {run + 1}: {rate:.0f} requests/s ({done} in {args.duration:g} s, {errors} errors); "
                   f"CPU per request: server {1000 * server_cpu / max(done, 1):.2f} ms, "
                   f"client {1000 * client_cpu / max(done, 1):.2f} ms; {elapsed:.1f} s wall; "
@@ -271,7 +324,7 @@ def throughput(args: argparse.Namespace) -> list[float]:
           f"{args.workers} workers ({kind}), {args.concurrency} keep-alive connections from {client}, "
           f"client and server on the same {os.cpu_count()} cores; database connections "
           f"{'opened per request' if args.db_per_request else 'kept (DATABASE_URL, conn_max_age=60)'}")
-    return rates
+    return rates, cpu
 
 
 def main() -> None:
@@ -285,9 +338,10 @@ def main() -> None:
     parser.add_argument("--client", choices=("wrk", "python"), default=None)
     parser.add_argument("--db-per-request", action="store_true",
                         help="SQLite without DATABASE_URL: a new connection (and a cold page cache) per request")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
-    from leaderboard.services import entries_sync
+    from leaderboard.services import board_refresh
 
     call_command("migrate", verbosity=0)
     t = time.perf_counter()
@@ -295,8 +349,9 @@ def main() -> None:
     print(f"built {args.submissions} submissions in {time.perf_counter() - t:.1f} s")
     benchmark = Benchmark.objects.get(slug="adaptmm-demo")
     t = time.perf_counter()
-    written = entries_sync(benchmark)
-    print(f"board entries built once: {written} in {time.perf_counter() - t:.2f} s")
+    board_refresh(benchmark_id=benchmark.pk)
+    build_s = time.perf_counter() - t
+    print(f"board built once (entries, ranks, intervals, neighbour tests): {build_s:.2f} s")
     print(f"Python {sys.version.split()[0]}, {load_average()}")
     client = Client()
     median_ms(client, 3, uncached=True)  # warm up imports and templates
@@ -310,10 +365,16 @@ def main() -> None:
     print(f"overview, uncached: median {statistics.median(uncached):.1f} ms (runs {min(uncached):.1f}-{max(uncached):.1f})")
     print(f"overview, cached:   median {statistics.median(cached):.2f} ms (runs {min(cached):.2f}-{max(cached):.2f})")
 
+    page_bytes = len(client.get(URL).content)
     from django.db import connections
 
     connections.close_all()
-    throughput(args)
+    rates, cpu = throughput(args)
+    import json
+
+    print(RESULT + json.dumps({"build_s": build_s, "uncached_ms": statistics.median(uncached),
+                               "cached_ms": statistics.median(cached), "rps": statistics.median(rates),
+                               "cpu_ms": statistics.median(cpu), "bytes": page_bytes}), flush=True)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,13 @@ from evaluation.judges import Judge, JudgeBudgetExceeded, JudgeError, OfflineJud
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
 from evaluation.reports import record_fields, report_to_json, scorer_version
-from evaluation.services import attempts_exhausted_reason, submission_fail, submission_heartbeat, submission_notify
+from evaluation.services import (
+    attempts_exhausted_reason,
+    benchmark_results_bump,
+    submission_fail,
+    submission_heartbeat,
+    submission_notify,
+)
 from evaluation.validation import (ValidationReport, iter_prediction_objects, iter_validated, tool_call_checker,
                                   validate_predictions)
 
@@ -319,6 +325,7 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
                 coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=report.n_predictions,
                 progress_total=report.n_predictions,
             )
+            benchmark_results_bump(benchmark_id=benchmark.pk)
             transaction.on_commit(lambda: submission_notify(submission_id=pk))
             transaction.on_commit(lambda: guessability_refresh_for(submission_id=pk))
 
@@ -630,6 +637,7 @@ def _score(submission_id: int, token: str) -> None:
                 finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
                 heartbeat_at=now, attempts=0, failure_reason="", progress_done=F("n_predictions"), progress_total=F("n_predictions"),
             )
+            benchmark_results_bump(benchmark_id=benchmark.pk)
             transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
             transaction.on_commit(lambda: guessability_refresh_for(submission_id=submission_id))
 

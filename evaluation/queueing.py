@@ -48,6 +48,18 @@ def submission_enqueue(*, submission_id: int, status: str, countdown: float | No
     return True
 
 
+def results_changed_publish(*, benchmark_id: int) -> None:
+    """Tell the apps that derive figures from a benchmark's public results (settings.RESULTS_CHANGED_TASKS,
+    by name: the leaderboard's ``board_refresh``) that they changed. Called on commit of the bump; a
+    broker that is down loses nothing, the reader that finds its figures behind the version rebuilds them."""
+    for name in settings.RESULTS_CHANGED_TASKS:
+        try:
+            task_by_name(name).apply_async(args=[benchmark_id], queue=settings.SUBMISSIONS_QUEUE, retry=True,
+                                           retry_policy=_PUBLISH_RETRY)
+        except Exception as exc:  # noqa: BLE001 - as in submission_enqueue: "not sent", logged
+            log.warning("benchmark %s: could not publish %s (%s); its readers will catch up", benchmark_id, name, exc)
+
+
 def queue_depth(name: str) -> int | None:
     """Messages waiting on a queue (not those a worker holds), or None if the broker cannot say."""
     try:

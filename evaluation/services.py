@@ -25,7 +25,7 @@ from annotation.models import Benchmark
 from evaluation import selectors
 from evaluation.guessability import guessability_refresh_for
 from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Submission, SubmissionStatus, SweepRun
-from evaluation.queueing import submission_enqueue
+from evaluation.queueing import results_changed_publish, submission_enqueue
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +201,15 @@ def _delete_quietly(stored: Any) -> None:
         log.exception("could not delete the orphan upload %s", stored.name)
 
 
+def benchmark_results_bump(*, benchmark_id: int) -> None:
+    """Move the benchmark's ``results_version``: its public results changed (a submission finished, was
+    published, unpublished, deleted or re-scored; reported rows loaded; a row renamed). Call it inside the
+    transaction that makes the change, so the two commit together; on commit the readers that derive
+    figures from the results (the leaderboard's rows, ranks and cached pages) are told."""
+    Benchmark.objects.filter(pk=benchmark_id).update(results_version=F("results_version") + 1)
+    transaction.on_commit(lambda: results_changed_publish(benchmark_id=benchmark_id))
+
+
 def submission_heartbeat(*, submission_id: int, **fields: Any) -> None:
     Submission.objects.filter(pk=submission_id).update(heartbeat_at=timezone.now(), **fields)
 
@@ -255,7 +264,11 @@ def submission_set_public(*, submission: Submission, public: bool) -> Submission
     rows = Submission.objects.filter(pk=submission.pk)
     if public:
         rows = rows.filter(status=SubmissionStatus.DONE)
-    if not rows.update(is_public=public, updated_at=now):
+    with transaction.atomic():
+        moved = rows.update(is_public=public, updated_at=now)
+        if moved:
+            benchmark_results_bump(benchmark_id=submission.benchmark_id)
+    if not moved:
         submission.refresh_from_db()
         raise PublishRefused(publish_refusal(submission=submission))
     submission.is_public, submission.updated_at = public, now
@@ -300,7 +313,9 @@ def submission_delete(*, submission: Submission) -> Submission:
     """Soft delete: hidden from its owner and the leaderboard; the file and scores stay for audit."""
     submission.deleted_at = timezone.now()
     submission.is_public = False
-    submission.save(update_fields=["deleted_at", "is_public", "updated_at"])
+    with transaction.atomic():
+        submission.save(update_fields=["deleted_at", "is_public", "updated_at"])
+        benchmark_results_bump(benchmark_id=submission.benchmark_id)
     _refresh_guessability(submission)
     return submission
 
@@ -315,6 +330,8 @@ def submission_rescore(*, submission: Submission, enqueue: bool = True) -> bool:
             status=SubmissionStatus.QUEUED, attempts=0, claim_token="", heartbeat_at=timezone.now(), progress_done=0,
             progress_total=0, failure_reason="", errors=[], errors_truncated=False, finished_at=None,
         )
+        if moved:  # it leaves the board until scored again
+            benchmark_results_bump(benchmark_id=submission.benchmark_id)
         if moved and enqueue:
             pk = submission.pk
             transaction.on_commit(lambda: submission_enqueue(submission_id=pk, status=SubmissionStatus.QUEUED))

@@ -80,4 +80,5 @@ class LeaderboardApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         benchmark = get_object_or_404(Benchmark, slug=slug)
-        return Response(exports.rows_payload(benchmark, selectors.board_rows(benchmark)))
+        rows = selectors.board_rows(benchmark)  # brings the stored ranks up to date first
+        return Response(exports.rows_payload(benchmark, rows, selectors.standings(benchmark)))

@@ -13,7 +13,8 @@ from typing import Any
 
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
 from evaluation.metrics.mode_selection import cell
-from leaderboard.figures import NONE, Fig
+from evaluation.metrics.stats import PairedTest
+from leaderboard.figures import NONE, Fig, p_text
 
 PAGE_SIZE = 50
 
@@ -45,9 +46,14 @@ class Row:
     release_date: date | None = None
     model_url: str = ""
     paper_url: str = ""
-    rank: int = 0
+    rank: int = 0  # position in this view
     note: str = ""  # the paired test against the row above, in words
     significant: bool | None = None
+    # On the whole board by the column sorted by (tested orderings only; services.ranks_build): the rank
+    # shared with its tie group and the 95 % bootstrap range of its rank. None: not ranked.
+    shared_rank: int | None = None
+    rank_low: int | None = None
+    rank_high: int | None = None
 
     @property
     def cost_10k(self) -> float | None:
@@ -220,42 +226,107 @@ def _bools(bits: str) -> list[bool]:
     return [b == "1" for b in bits]
 
 
-def paired_note(sort: str, upper: Vectors, lower: Vectors) -> tuple[str, bool | None]:
-    """The paired test of metrics.md section 8 between two neighbours, for the column sorted by."""
+def mcc_cells(v: Vectors) -> list[int]:
+    """Per sample, the mode-selection cell of the text answer and the adaptive tool use; -1 where either
+    is missing (or the vectors do not line up)."""
+    text, invoked = v.correct.get("text", ""), v.invoked
+    if not text or len(text) != len(invoked):
+        return []
+    return [-1 if "-" in (t, i) else cell(t == "1", i == "1") for t, i in zip(text, invoked)]
+
+
+TEST_NAMES = {"mcc": "paired bootstrap"}  # the others: exact McNemar
+
+
+def paired_test(sort: str, upper: Vectors, lower: Vectors) -> PairedTest | None:
+    """The paired test of metrics.md section 8 between two rows for the column sorted by, or None
+    when their per-sample vectors do not allow one."""
     if sort == "mcc":
-        ta, ia, tb, ib = upper.correct.get("text", ""), upper.invoked, lower.correct.get("text", ""), lower.invoked
-        if not (ta and ia and tb and ib) or len({len(ta), len(ia), len(tb), len(ib)}) != 1:
-            return "", None
-        both = [i for i in range(len(ta)) if "-" not in (ta[i], ia[i], tb[i], ib[i])]
+        ca, cb = mcc_cells(upper), mcc_cells(lower)
+        if not ca or len(ca) != len(cb):
+            return None
+        both = [i for i in range(len(ca)) if ca[i] >= 0 and cb[i] >= 0]
         if not both:
-            return "", None
-        test = paired_bootstrap_mcc([cell(ta[i] == "1", ia[i] == "1") for i in both],
-                                    [cell(tb[i] == "1", ib[i] == "1") for i in both])
-        name = "paired bootstrap"
-    else:
-        a, b = upper.correct.get(sort, ""), lower.correct.get(sort, "")
-        if not a or not b or len(a) != len(b):
-            return "", None
-        test = mcnemar_exact(_bools(a), _bools(b))
-        name = "exact McNemar"
-    if test.significant:
-        return f"differs significantly from the row above ({name}, p = {test.p_value:.3f})", True
-    return f"not significantly different from the row above ({name}, p = {test.p_value:.2f})", False
+            return None
+        return paired_bootstrap_mcc([ca[i] for i in both], [cb[i] for i in both])
+    a, b = upper.correct.get(sort, ""), lower.correct.get(sort, "")
+    if not a or not b or len(a) != len(b):
+        return None
+    return mcnemar_exact(_bools(a), _bools(b))
 
 
-def annotate_neighbours(rows: Sequence[Row], sort: str, vectors: dict[int, Vectors]) -> list[Row]:
-    """Say, on each row, whether it differs significantly from the row above (tested orderings only)."""
+def neighbour_note(sort: str, p_value: float, significant: bool) -> tuple[str, bool]:
+    name = TEST_NAMES.get(sort, "exact McNemar")
+    if significant:
+        return f"differs significantly from the row above ({name}, {p_text(p_value)})", True
+    return f"not significantly different from the row above ({name}, {p_text(p_value)})", False
+
+
+def paired_note(sort: str, upper: Vectors, lower: Vectors) -> tuple[str, bool | None]:
+    test = paired_test(sort, upper, lower)
+    return ("", None) if test is None else neighbour_note(sort, test.p_value, test.significant)
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A row's stored place on the whole board by one ordering (leaderboard.models.EntryRank)."""
+
+    shared_rank: int
+    rank_low: int | None
+    rank_high: int | None
+    above: int | None
+    p_above: float | None
+    significant_above: bool | None
+
+
+def _stored_test(sort: str, upper: Row, lower: Row, standings: dict[int, Standing]) -> tuple[str, bool | None] | None:
+    """The neighbours' test from the stored ranks when they are neighbours on the whole board too (in
+    either direction); None when they are not (a filtered view) and the test must be run here."""
+    for this, other in ((lower, upper), (upper, lower)):
+        s = standings.get(this.submission_id)
+        if s is not None and s.above == other.submission_id:
+            return ("", None) if s.p_above is None else neighbour_note(sort, s.p_above, bool(s.significant_above))
+    return None
+
+
+def annotate_neighbours(rows: Sequence[Row], sort: str, vectors: dict[int, Vectors] | Callable[[], dict[int, Vectors]],
+                        standings: dict[int, Standing] | None = None) -> list[Row]:
+    """Say, on each row, whether it differs significantly from the row above (tested orderings only),
+    and give it its whole-board rank, tie group and rank interval from ``standings``.
+
+    Tests come from ``standings`` where the two rows are neighbours on the whole board; the others
+    (filtered views) run here, on ``vectors`` (a dict, or a function returning it, called only then)."""
     if sort not in TESTED:
         return list(rows)
-    out = [rows[0]] if rows else []
-    for upper, lower in zip(rows, rows[1:]):
+    standings = standings or {}
+    loaded: dict[int, Vectors] | None = vectors if isinstance(vectors, dict) else None
+
+    def vecs() -> dict[int, Vectors]:
+        nonlocal loaded
+        if loaded is None:
+            loaded = vectors()  # type: ignore[operator]
+        return loaded
+
+    out = []
+    for i, lower in enumerate(rows):
         note, sig = "", None
-        if upper.reported or lower.reported:
+        upper = rows[i - 1] if i else None
+        if upper is None:
+            pass
+        elif upper.reported or lower.reported:
             note = "not tested: reported figures come without per-sample results" if (
                 getattr(upper, sort).known and getattr(lower, sort).known) else ""
-        elif upper.submission_id in vectors and lower.submission_id in vectors and getattr(lower, sort).known:
-            note, sig = paired_note(sort, vectors[upper.submission_id], vectors[lower.submission_id])
-        out.append(replace(lower, note=note, significant=sig))
+        elif getattr(lower, sort).known:
+            stored = _stored_test(sort, upper, lower, standings)
+            if stored is not None:
+                note, sig = stored
+            elif upper.submission_id in vecs() and lower.submission_id in vecs():
+                # the better row first, as ranks_build tests it (a bootstrap's draws depend on the order)
+                a, b = (lower, upper) if getattr(upper, sort).value < getattr(lower, sort).value else (upper, lower)
+                note, sig = paired_note(sort, vecs()[a.submission_id], vecs()[b.submission_id])
+        s = standings.get(lower.submission_id) if lower.submission_id is not None else None
+        ranks = {"shared_rank": s.shared_rank, "rank_low": s.rank_low, "rank_high": s.rank_high} if s else {}
+        out.append(replace(lower, note=note, significant=sig, **ranks) if (upper or ranks) else lower)
     return out
 
 

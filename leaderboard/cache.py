@@ -1,88 +1,45 @@
-"""Per-benchmark caching of the leaderboard's fragments and rows.
+"""Per-benchmark caching of the leaderboard's pages, fragments and rows.
 
-Keys carry a per-benchmark version token and a fingerprint of the benchmark's submissions
-(count, which are public, latest pipeline heartbeat) and reported rows, so a page is never served stale even
-where nobody calls ``invalidate_benchmark``; calling it (when a submission finishes, is
-published, unpublished or deleted) drops every cached page of the benchmark at once, also on
-backends where the fingerprint query is all that would otherwise notice.
+Keys carry the benchmark's ``results_version`` (a counter in the database, moved in the same
+transaction as every change to its public results: ``evaluation.services.benchmark_results_bump``)
+and its ``updated_at``, both read with the benchmark in the one query a cached request makes. So a
+page is never served stale, and a cached request costs the same with ten or ten thousand
+submissions (it used to aggregate every submission of the benchmark for a fingerprint).
 
 Only fragments that are the same for every visitor are cached: the page around them (header
-with the signed-in user, CSRF token) is rendered per request.
+with the signed-in user, CSRF token) is rendered per request, or, for visitors without a session,
+cached with a slot for the token (leaderboard.views).
 """
 
 from __future__ import annotations
 
 import hashlib
-import uuid
 import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, TypeVar
 
 from django.core.cache import cache
-from django.db import connections, router
-from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
+from django.db import connections, router, transaction
 
 from annotation.models import Benchmark
-from evaluation.models import Submission
-from leaderboard.models import ReportedResult
+from evaluation.services import benchmark_results_bump
 
-TIMEOUT = 15 * 60  # a safety net; invalidation and the fingerprint do the real work
+TIMEOUT = 15 * 60  # a safety net; the version does the real work
 T = TypeVar("T")
 
 
-def _version_key(benchmark_id: int) -> str:
-    return f"lb:version:{benchmark_id}"
-
-
 def invalidate_benchmark(benchmark_id: int) -> None:
-    """Drop every cached leaderboard page and row list of one benchmark (call after a submission
-    finishes, is re-scored, published, unpublished or deleted, and after reported results load)."""
-    cache.set(_version_key(benchmark_id), uuid.uuid4().hex, None)
-
-
-def _version(benchmark_id: int) -> str:
-    key = _version_key(benchmark_id)
-    token = cache.get(key)
-    if token is None:
-        cache.add(key, uuid.uuid4().hex, None)
-        token = cache.get(key) or "0"
-    return token
-
-
-def fingerprint_annotations() -> dict[str, Any]:
-    """Subqueries that change whenever a benchmark's public rows may change (for ``annotate``).
-
-    They read only columns SQLite stores before the submission's large ``results`` document
-    (visibility, status, heartbeat), through the benchmark index: the pipeline moves
-    ``heartbeat_at`` at every stage, publishing flips ``is_public``, deleting sets ``deleted_at``.
-    """
-    subs = Submission.objects.filter(benchmark=OuterRef("pk")).order_by().values("benchmark")
-    public = Q(is_public=True, deleted_at__isnull=True, status="done")
-    reported = ReportedResult.objects.filter(benchmark=OuterRef("pk")).order_by().values("benchmark")
-    return {
-        "fp_count": Subquery(subs.annotate(c=Count("pk")).values("c")),
-        "fp_public": Subquery(subs.annotate(s=Sum("pk", filter=public)).values("s")),
-        "fp_heartbeat": Subquery(subs.annotate(m=Max("heartbeat_at")).values("m")),
-        "fp_reported": Subquery(reported.annotate(m=Max("updated_at")).values("m")),
-    }
+    """Drop every cached page of one benchmark and rebuild its rows, for changes no service bumps for
+    (an edit in the admin, a raw update): moves its ``results_version``."""
+    with transaction.atomic():
+        benchmark_results_bump(benchmark_id=benchmark_id)
 
 
 @lru_cache(maxsize=1)
-def _fingerprint_sql() -> str:
-    b, sub, rep = Benchmark._meta.db_table, Submission._meta.db_table, ReportedResult._meta.db_table
-    cols = ", ".join(f"b.{f.column}" for f in Benchmark._meta.concrete_fields)
-    # One scan of the benchmark's submissions (through its index) for the three figures; written
-    # as SQL because this runs on every cached request and the ORM's compilation alone cost more
-    # than the query.
-    return (
-        f"SELECT {cols}, s.fp_count, s.fp_public, s.fp_heartbeat, "
-        f"(SELECT MAX(r.updated_at) FROM {rep} r WHERE r.benchmark_id = b.id) AS fp_reported "
-        f"FROM {b} b LEFT JOIN (SELECT benchmark_id, COUNT(*) AS fp_count, "
-        f"SUM(CASE WHEN is_public AND deleted_at IS NULL AND status = 'done' THEN id ELSE 0 END) AS fp_public, "
-        f"MAX(heartbeat_at) AS fp_heartbeat FROM {sub} WHERE benchmark_id = (SELECT id FROM {b} WHERE slug = %s) "
-        f"GROUP BY benchmark_id) s ON s.benchmark_id = b.id WHERE b.slug = %s"
-    )
+def _benchmark_sql() -> str:
+    cols = ", ".join(f'"{f.column}"' for f in Benchmark._meta.concrete_fields)
+    return f'SELECT {cols} FROM "{Benchmark._meta.db_table}" WHERE slug = %s'
 
 
 _converters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -101,15 +58,15 @@ def _benchmark_converters(conn: Any) -> list[tuple[Any, list]]:
     return found
 
 
-def benchmark_with_fingerprint(slug: str) -> Benchmark | None:
-    """The benchmark and, in the same query, its fingerprint (``fp_*`` attributes).
+def benchmark_for_page(slug: str) -> Benchmark | None:
+    """The benchmark by its slug, with its ``results_version``: the one query of a cached request.
 
-    Read with a cursor and ``Model.from_db``: a RawQuerySet's per-query set-up cost as much as the
+    Read with a cursor and ``Model.from_db``: a QuerySet's per-query set-up cost as much as the
     query on this path, which every cached request takes.
     """
     conn = connections[router.db_for_read(Benchmark)]
     with conn.cursor() as cursor:
-        cursor.execute(_fingerprint_sql(), [slug, slug])
+        cursor.execute(_benchmark_sql(), [slug])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -119,21 +76,15 @@ def benchmark_with_fingerprint(slug: str) -> Benchmark | None:
             value = func(value, col, conn)
         values.append(value)
     fields = Benchmark._meta.concrete_fields
-    benchmark = Benchmark.from_db(conn.alias, [f.attname for f in fields], values)
-    benchmark.fp_count, benchmark.fp_public, benchmark.fp_heartbeat, benchmark.fp_reported = row[len(fields):]
-    return benchmark
-
-
-def fingerprint(benchmark: Benchmark) -> str:
-    parts = [getattr(benchmark, name, None) for name in ("fp_count", "fp_public", "fp_heartbeat", "fp_reported")]
-    parts.append(benchmark.updated_at)
-    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+    return Benchmark.from_db(conn.alias, [f.attname for f in fields], values)
 
 
 def key(benchmark: Benchmark, *parts: Any) -> str:
     raw = "|".join(str(p) for p in parts)
     digest = hashlib.sha1(raw.encode()).hexdigest()[:20]
-    return f"lb:{benchmark.pk}:{_version(benchmark.pk)}:{fingerprint(benchmark)}:{digest}"
+    # updated_at too: an edit of the benchmark itself (name, cost bounds) shows at once
+    stamp = benchmark.updated_at.timestamp() if benchmark.updated_at else 0
+    return f"lb:{benchmark.pk}:{benchmark.results_version}:{stamp}:{digest}"
 
 
 def cached(benchmark: Benchmark, parts: tuple, build: Callable[[], T]) -> T:

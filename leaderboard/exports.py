@@ -1,4 +1,10 @@
-"""The leaderboard's rows as CSV and JSON (the same rows the overview shows, in its default order)."""
+"""The leaderboard's rows as CSV and JSON (the same rows the overview shows, in its default order).
+
+Each submission row carries its whole-board standing per tested ordering (``ranks``: the rank shared
+with its tie group, the 95 % bootstrap rank interval, the paired test against the entry above),
+stored when the results changed (leaderboard.services.ranks_build). The CSV has the default
+ordering's (adaptive accuracy). p-values are numbers here, at full precision.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +23,17 @@ CSV_HEADER = (
     + [f"{f}{s}" for f in FIGURES for s in ("", "_low", "_high")]
     + ["tokens", "cost_per_10k_usd", "rank_score", "headline_mode", "citation"]
     + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
+    + ["tied_rank", "rank_low", "rank_high", "p_vs_above", "significant_vs_above"]
 )
 MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
+Standings = dict[str, dict[int, board.Standing]]
+
+
+def _standing(s: board.Standing | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"rank": s.shared_rank, "low": s.rank_low, "high": s.rank_high, "p_vs_above": s.p_above,
+            "significant_vs_above": s.significant_above}
 
 
 AGENTX_KEYS = tuple(k for k, _, _ in agentx_tab.EXACT_COLUMNS) + agentx_tab.JUDGED_KEYS
@@ -58,7 +73,7 @@ def ordered(rows: list[board.Row]) -> list[board.Row]:
     return board.ranked(board.sort_rows(rows, board.DEFAULT_SORT, True))
 
 
-def row_dict(row: board.Row) -> dict[str, Any]:
+def row_dict(row: board.Row, standings: Standings | None = None) -> dict[str, Any]:
     """One row with every figure and its interval (percent for shares; MCC in [-1, 1])."""
     out: dict[str, Any] = {
         "rank": row.rank, "model": row.model_name, "organisation": row.organisation, "weights": row.weights or None,
@@ -72,6 +87,7 @@ def row_dict(row: board.Row) -> dict[str, Any]:
                parameters_billions=row.parameters_billions, license=row.license or None,
                release_date=row.release_date.isoformat() if row.release_date else None,
                model_url=row.model_url or None, paper_url=row.paper_url or None)
+    out["ranks"] = {m: _standing((standings or {}).get(m, {}).get(row.submission_id)) for m in board.TESTED}
     return out
 
 
@@ -83,35 +99,40 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def rows_csv(rows: list[board.Row], agentx: dict[int, dict] | None = None) -> str:
+def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: dict[int, dict] | None = None) -> str:
     """``agentx``: Agent-X's figures by submission (``agentx_figures``), as extra columns."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(CSV_HEADER + ([f"agentx_{k}{s}" for k in AGENTX_KEYS for s in ("", "_low", "_high")]
                                   if agentx is not None else []))
     for row in ordered(rows):
-        d = row_dict(row)
+        d = row_dict(row, standings)
         flat = [d["rank"], d["model"], d["organisation"], d["weights"], d["date"], d["submission_id"], d["source"],
                 d["simulated_demo"]]
         for name in FIGURES:
             flat += [d[name]["value"], d[name]["low"], d[name]["high"]]
         flat += [d["tokens"], d["cost_per_10k_usd"], d["rank_score"], d["headline_mode"], d["citation"]]
         flat += [d[name] for name in MODEL_DETAILS]
+        r = d["ranks"][board.DEFAULT_SORT] or {}
+        flat += [r.get("rank"), r.get("low"), r.get("high"), r.get("p_vs_above"), r.get("significant_vs_above")]
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])
     return buf.getvalue()
 
 
-def rows_payload(benchmark: Benchmark, rows: list[board.Row]) -> dict[str, Any]:
+def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standings | None = None) -> dict[str, Any]:
     agentx = agentx_figures(benchmark)
     out = {
         "benchmark": {"slug": benchmark.slug, "name": benchmark.name, "version": benchmark.version},
         "order": "adaptive accuracy, descending; rows without it last",
         "units": {"shares": "percent", "mcc": "[-1, 1]", "cost_per_10k_usd": "US dollars per 10,000 samples",
                   "parameters_billions": "billions of parameters, as the submitter stated",
-                  "intervals": "95 % bootstrap percentile intervals (1,000 resamples)"},
-        "rows": [row_dict(r) for r in ordered(rows)],
+                  "intervals": "95 % bootstrap percentile intervals (1,000 resamples)",
+                  "ranks": "per ordering (text, adaptive, oracle accuracy; mcc), on the whole board: rank shared by "
+                           "neighbours that do not differ significantly (paired test, p < 0.05), the 95 % bootstrap "
+                           "interval of the rank (low, high), and the test against the entry above"},
+        "rows": [row_dict(r, standings) for r in ordered(rows)],
     }
     if agentx is not None:  # the Agent-X tab's figures of each submission row (percent, 95 % intervals)
         for d in out["rows"]:
@@ -119,5 +140,5 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row]) -> dict[str, Any]:
     return out
 
 
-def rows_json(benchmark: Benchmark, rows: list[board.Row]) -> bytes:
-    return orjson.dumps(rows_payload(benchmark, rows), option=orjson.OPT_INDENT_2)
+def rows_json(benchmark: Benchmark, rows: list[board.Row], standings: Standings | None = None) -> bytes:
+    return orjson.dumps(rows_payload(benchmark, rows, standings), option=orjson.OPT_INDENT_2)

@@ -91,3 +91,8 @@ def path(results: Any, *keys: str) -> Any:
             return None
         node = node.get(key)
     return node
+
+
+def p_text(p: float) -> str:
+    """A p-value as people read it: ``p < 0.001`` below a thousandth (never "p = 0.000"), else three decimals."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"

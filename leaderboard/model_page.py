@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Category, Sample, Split
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
@@ -20,12 +20,45 @@ from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.models import PredictionResult, Submission
 from evaluation.validation import iter_prediction_objects
 from leaderboard.figures import Fig, count_fig, mean_fig, path, plot_text, rate_fig
-from leaderboard.models import BoardEntry
-from leaderboard.services import MODES, entries_sync, public_submissions
+from leaderboard.board import TEST_NAMES, TESTED
+from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.services import MODES, board_ensure, public_submissions
 
 
 def public_submission(benchmark: Benchmark, pk: int) -> Submission | None:
     return public_submissions(benchmark).select_related("owner").filter(pk=pk).first()
+
+
+RANK_LABELS = {"text": "Text accuracy", "adaptive": "Adaptive accuracy", "oracle": "Oracle accuracy",
+               "mcc": "Mode-selection MCC"}
+
+
+@dataclass(frozen=True, slots=True)
+class StandingRow:
+    metric: str
+    label: str
+    rank: int  # shared with its tie group
+    low: int | None
+    high: int | None
+    of: int  # entries ranked by this figure
+    tied: int  # entries sharing the rank, this one included
+    p_above: float | None
+    significant_above: bool | None
+    test: str
+
+
+def standing_rows(benchmark: Benchmark, submission: Submission) -> list[StandingRow]:
+    """The submission's stored whole-board ranks per tested ordering (services.ranks_build): three queries."""
+    board_ensure(benchmark)
+    mine = {r.metric: r for r in EntryRank.objects.filter(submission=submission)}
+    if not mine:
+        return []
+    counts = EntryRank.objects.filter(benchmark=benchmark).aggregate(
+        **{f"n_{m}": Count("pk", filter=Q(metric=m)) for m in mine},
+        **{f"t_{m}": Count("pk", filter=Q(metric=m, shared_rank=r.shared_rank)) for m, r in mine.items()})
+    return [StandingRow(m, RANK_LABELS[m], r.shared_rank, r.rank_low, r.rank_high, counts[f"n_{m}"],
+                        counts[f"t_{m}"], r.p_above, r.significant_above, TEST_NAMES.get(m, "exact McNemar"))
+            for m in TESTED if (r := mine.get(m)) is not None]
 
 
 METRICS = (  # (label, section, key, scale, digits)
@@ -182,7 +215,7 @@ class ModeTest:
 
 def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any]:
     """Paired tests (metrics.md section 8) on the samples both were scored on, per mode, and MCC."""
-    entries_sync(benchmark)
+    board_ensure(benchmark)
     ea, eb = (BoardEntry.objects.get(submission=a), BoardEntry.objects.get(submission=b))
     tests: list[ModeTest] = []
     for mode in MODES:

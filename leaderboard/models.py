@@ -89,3 +89,44 @@ class ReportedResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} (reported) on {self.benchmark_id}"
+
+
+class BoardState(models.Model):
+    """Which ``Benchmark.results_version`` a benchmark's board entries and ranks were built for.
+
+    Readers compare the two in one indexed query instead of checking every submission; when they
+    differ (a task not yet run, a broker that was down) the reader rebuilds first.
+    """
+
+    benchmark = models.OneToOneField("annotation.Benchmark", on_delete=models.CASCADE, primary_key=True,
+                                     related_name="+")
+    version = models.PositiveBigIntegerField(default=0)
+    built_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"board of benchmark {self.benchmark_id} at version {self.version}"
+
+
+class EntryRank(models.Model):
+    """One public submission's place on its whole board by one tested column, computed when the
+    benchmark's results change (``services.board_refresh``), never per view: its position in the
+    column's order, the rank it shares with its tie group, its bootstrap rank interval and the paired
+    test against the entry above it (docs/metrics.md section 8, "Honest ranks")."""
+
+    submission = models.ForeignKey("evaluation.Submission", on_delete=models.CASCADE, related_name="+")
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    metric = models.CharField(max_length=8)  # text | adaptive | oracle (accuracy) | mcc
+    position = models.PositiveIntegerField()  # 1-based, value descending, then finished, then id
+    shared_rank = models.PositiveIntegerField()
+    rank_low = models.PositiveIntegerField(null=True)
+    rank_high = models.PositiveIntegerField(null=True)
+    above = models.IntegerField(null=True)  # the submission id of the entry above in this order
+    p_above = models.FloatField(null=True)
+    significant_above = models.BooleanField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "metric"], name="entry_rank_unique_metric")]
+        indexes = [models.Index(fields=["benchmark", "metric", "shared_rank"], name="entry_rank_group_idx")]
+
+    def __str__(self) -> str:
+        return f"rank {self.shared_rank} of submission {self.submission_id} by {self.metric}"

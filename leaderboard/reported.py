@@ -13,7 +13,7 @@ from django.db import transaction
 
 from annotation.models import Benchmark, Category, Domain
 from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
-from leaderboard.cache import invalidate_benchmark
+from evaluation.services import benchmark_results_bump
 from leaderboard.models import ReportedResult
 
 DATA = Path(__file__).resolve().parent / "data" / "adaptmmbench_reported.json"
@@ -43,5 +43,5 @@ def reported_results_load(*, path: Path = DATA) -> tuple[Benchmark, int]:
             ReportedResult.objects.update_or_create(benchmark=benchmark, model_name=model["name"], defaults={
                 "organisation": model.get("organisation", ""), "weights": model.get("weights", ""),
                 "position": position, "figures": figures, "citation": meta["citation"], "source": data["source"]})
-        transaction.on_commit(lambda: invalidate_benchmark(benchmark.pk))
+        benchmark_results_bump(benchmark_id=benchmark.pk)
     return benchmark, len(data["models"])

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from annotation.models import Benchmark
-from leaderboard.figures import plot_text
+from leaderboard.figures import p_text, plot_text
 from routers.selectors import KINDS, neighbour_tests, router_board
 
 SORTS = {  # key: (label, row value, higher is better)
@@ -55,7 +55,7 @@ def _test_text(t: Any) -> str:  # t: evaluation.metrics.stats.PairedTest or None
     if t is None:
         return ""
     sign = "+" if t.statistic >= 0 else "−"
-    return f"{sign}{abs(100 * t.statistic):.1f} pts, p = {t.p_value:.2g}{' (significant)' if t.significant else ''}"
+    return f"{sign}{abs(100 * t.statistic):.1f} pts, {p_text(t.p_value)}{' (significant)' if t.significant else ''}"
 
 
 def display(r: Any) -> dict[str, str]:  # r: routers.selectors.BoardRow

@@ -18,10 +18,9 @@ from annotation.models import Benchmark, Domain
 from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
 from leaderboard import board, progress
-from leaderboard.cache import fingerprint_annotations
 from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
-from leaderboard.models import BoardEntry, ReportedResult
-from leaderboard.services import MODES, entries_sync, public_submissions
+from leaderboard.models import BoardEntry, EntryRank, ReportedResult
+from leaderboard.services import MODES, board_ensure, public_submissions
 
 ENTRY_FIELDS = (
     "submission_id", "submission__model_name", "submission__organisation", "submission__weights",
@@ -36,12 +35,11 @@ ENTRY_FIELDS = (
 
 def home_benchmarks() -> QuerySet[Benchmark]:
     domains = Domain.objects.annotate(sample_count=Count("categories__samples")).order_by("position")
-    # The fingerprint keys the cached leaders of each benchmark: without it a submission unpublished
-    # or deleted stayed among the home page's leaders until the cache expired.
+    # Each benchmark's results_version keys its cached leaders (leaderboard.cache), so a submission
+    # unpublished or deleted leaves the home page's leaders at once.
     return Benchmark.objects.annotate(
         sample_count=Count("samples", distinct=True),
         dev_count=Count("samples", filter=Q(samples__split="dev"), distinct=True),
-        **fingerprint_annotations(),
     ).prefetch_related(Prefetch("domains", queryset=domains))
 
 
@@ -114,14 +112,30 @@ def _reported_row(rep: ReportedResult) -> board.Row:
 def board_rows(benchmark: Benchmark) -> list[board.Row]:
     """Every public row of the benchmark (submissions, then reported results), with rank scores.
 
-    Rows are built once with their score (no copies): this runs for 1,000 submissions per uncached page.
+    Rows are built once with their score (no copies): the exports and the API list every row.
     """
-    entries_sync(benchmark)
+    board_ensure(benchmark)
     values = list(public_entries(benchmark).values(*ENTRY_FIELDS))
     fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
     bounds = fixed or cost_bounds([v["cost"] for v in values if v["cost"] is not None])
     rows = [_entry_row(v, bounds) for v in values]
     return rows + [_reported_row(r) for r in ReportedResult.objects.filter(benchmark=benchmark)]
+
+
+def standings(benchmark: Benchmark, metric: str | None = None,
+              submission_ids: list[int] | None = None) -> dict[str, dict[int, board.Standing]]:
+    """The stored whole-board ranks ({metric: {submission id: Standing}}; one query), of one ordering
+    and some submissions, or all. Call after ``board_ensure`` (the selectors that read rows do)."""
+    rows = EntryRank.objects.filter(benchmark=benchmark)
+    if metric is not None:
+        rows = rows.filter(metric=metric)
+    if submission_ids is not None:
+        rows = rows.filter(submission_id__in=submission_ids)
+    out: dict[str, dict[int, board.Standing]] = {}
+    for metric_, sid, *rest in rows.values_list("metric", "submission_id", "shared_rank", "rank_low", "rank_high",
+                                                "above", "p_above", "significant_above"):
+        out.setdefault(metric_, {})[sid] = board.Standing(*rest)
+    return out
 
 
 def board_vectors(submission_ids: list[int]) -> dict[int, board.Vectors]:
@@ -196,13 +210,13 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     rows follow the entries they tie with, rows without a value go last. The reported rows (a paper's
     dozen) are placed by counting the entries that sort before each, in the same query as the total.
     """
-    entries_sync(benchmark)
+    board_ensure(benchmark)
     column = board.COLUMN_BY_KEY[query.sort]
     reported = board.sort_rows(board.filter_rows(
         [_reported_row(r) for r in ReportedResult.objects.filter(benchmark=benchmark)], query), query.sort, query.desc)
     known = [r for r in reported if column.value(r) is not None]
     tested = query.sort in board.TESTED
-    fields = (*ENTRY_FIELDS, "correct", "invoked") if tested else ENTRY_FIELDS
+    fields = ENTRY_FIELDS
     public = public_entries(benchmark, query.as_of)
     cond = _entry_filter(query)
     fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
@@ -245,24 +259,27 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
 
     positions = [(i + n, r) for i, (n, r) in enumerate(zip(before_known, known))]
     positions += [(total + len(known) + j, r) for j, r in enumerate(reported[len(known):])]
-    vectors: dict[int, board.Vectors] = {}
 
     def fetch_rows(offset: int, limit: int) -> list[board.Row]:
-        out = []
-        for v in fetch(offset, limit):
-            if tested:
-                vectors[v["submission_id"]] = board.Vectors(correct=v["correct"], invoked=v["invoked"])
-            out.append(_entry_row(v, bounds))
-        return out
+        return [_entry_row(v, bounds) for v in fetch(offset, limit)]
 
     rows, number, pages, count = _merge_page(total, positions, query.page, fetch_rows)
     rows = board.ranked(rows, (number - 1) * board.PAGE_SIZE + 1)
-    return board.Page(board.annotate_neighbours(rows, query.sort, vectors), number, pages, count)
+    if not tested:
+        return board.Page(rows, number, pages, count)
+    # Tests and ranks were computed when the results changed (services.ranks_build); the page's 50 rows
+    # read theirs. Only neighbours that are not neighbours on the whole board (a filtered view) are
+    # tested here, on vectors read just for them.
+    ids = [r.submission_id for r in rows if r.submission_id is not None]
+    # The stored ranks are today's board's: a board as of a past date has its neighbours tested here.
+    stored = standings(benchmark, query.sort, ids).get(query.sort, {}) if query.as_of is None else {}
+    return board.Page(board.annotate_neighbours(rows, query.sort, lambda: board_vectors(ids), stored),
+                      number, pages, count)
 
 
 def progress_points(benchmark: Benchmark) -> list[progress.Point]:
     """Every public submission with a headline accuracy: when it was first scored, weights, score (one query)."""
-    entries_sync(benchmark)
+    board_ensure(benchmark)
     out = []
     for first, weights, name, mode, text, adaptive, oracle in public_entries(benchmark).values_list(
             Coalesce("submission__first_finished_at", "finished_at"), "submission__weights", "submission__model_name",
@@ -299,7 +316,7 @@ class TabSource:
 
 
 def tab_sources(benchmark: Benchmark) -> list[TabSource]:
-    entries_sync(benchmark)
+    board_ensure(benchmark)
     subs = public_submissions(benchmark).select_related("board_entry").only(
         "pk", "model_name", "organisation", "weights", "is_demo", "results", "board_entry__domain_table",
     ).order_by("finished_at", "pk")

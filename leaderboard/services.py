@@ -1,9 +1,11 @@
-"""Writes of the leaderboard: its derived BoardEntry rows (and the reported results, in reported.py).
+"""Writes of the leaderboard: its derived BoardEntry and EntryRank rows (reported results: reported.py).
 
-A board entry is rebuilt from its submission's ``results`` and ``PredictionResult`` rows whenever
-the submission was scored after the entry was built. ``entries_sync`` is called by the selectors
-before they read, so a finished or re-scored submission shows up even if nobody told the
-leaderboard; ``leaderboard.cache.invalidate_benchmark`` additionally drops the cached pages.
+``board_refresh`` brings a benchmark's board up to its ``results_version``: it rebuilds the entries
+whose submission moved through the pipeline (``entries_sync``) and the whole board's rank statistics
+(``ranks_build``: positions, tie groups, bootstrap rank intervals, neighbour tests). It runs as the
+task ``board_refresh`` when the version moves (a submission finishes, is published, unpublished,
+deleted or re-scored: ``evaluation.services.benchmark_results_bump``); readers call
+``board_ensure``, one indexed query, which refreshes first only if that task has not run yet.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
+from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
-from leaderboard.models import BoardEntry
+from leaderboard.board import Vectors, mcc_cells, paired_test
+from leaderboard.models import BoardEntry, BoardState, EntryRank
 
 MODES = ("text", "adaptive", "oracle")
 CHUNK = 200  # submissions whose prediction rows are read (and entries written) per round of queries
@@ -169,3 +173,99 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
             BoardEntry.objects.bulk_create(entries, ignore_conflicts=True)
         written += len(entries)
     return written
+
+
+# ------------------------------------------------------------------------------------ ranks
+
+# The orderings whose neighbours are tested and ranked: the BoardEntry field each sorts by (descending).
+RANKED = {"text": "text_acc", "adaptive": "adaptive_acc", "oracle": "oracle_acc", "mcc": "mcc"}
+
+
+def _ordered_ids(benchmark: Benchmark, field: str) -> list[int]:
+    """Public entries with a value, in the overview's unfiltered descending order (ties: finished, id).
+
+    Read from the database with the overview's own ORDER BY, so both agree on where NULL dates go."""
+    from leaderboard.selectors import public_entries
+
+    return list(public_entries(benchmark).filter(**{f"{field}__isnull": False})
+                .order_by(F(field).desc(), "finished_at", "submission_id").values_list("submission_id", flat=True))
+
+
+def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: dict[int, Any]) -> list[EntryRank]:
+    tests: list[Any] = [None] * len(ids)
+    if metric == "mcc":
+        for i in range(1, len(ids)):
+            tests[i] = paired_test(metric, vectors[ids[i - 1]], vectors[ids[i]])
+    else:
+        bits = [vectors[sid].correct.get(metric, "") for sid in ids]
+        if bits and len({len(b) for b in bits}) == 1 and bits[0]:
+            tests = neighbour_mcnemar([[c == "1" for c in b] for b in bits])
+        else:  # vectors of different lengths (the benchmark changed under some entries): pair by pair
+            for i in range(1, len(ids)):
+                tests[i] = paired_test(metric, vectors[ids[i - 1]], vectors[ids[i]])
+    sig = [t.significant if t is not None else None for t in tests]
+    shared = shared_ranks(sig)
+    # Rank intervals over the entries with vectors of the common length (all of them, normally).
+    if metric == "mcc":
+        rows = {sid: mcc_cells(vectors[sid]) for sid in ids}
+    else:
+        rows = {sid: [c == "1" for c in vectors[sid].correct.get(metric, "")] for sid in ids}
+    lengths = [len(r) for r in rows.values() if r]
+    common = max(set(lengths), key=lengths.count) if lengths else 0
+    ranked = [sid for sid in ids if common and len(rows[sid]) == common]
+    compute = rank_intervals_mcc if metric == "mcc" else rank_intervals
+    intervals = dict(zip(ranked, compute([rows[sid] for sid in ranked]))) if ranked else {}
+    out = []
+    for i, sid in enumerate(ids):
+        iv, test = intervals.get(sid), tests[i]
+        out.append(EntryRank(
+            submission_id=sid, benchmark_id=benchmark.pk, metric=metric, position=i + 1, shared_rank=shared[i],
+            rank_low=iv.low if iv else None, rank_high=iv.high if iv else None,
+            above=ids[i - 1] if i else None, p_above=test.p_value if test else None,
+            significant_above=test.significant if test else None))
+    return out
+
+
+def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
+    """Every public entry's EntryRank per ranked ordering (not saved): a few queries and NumPy work
+    proportional to entries x samples x 1,000 resamples (docs/performance.md)."""
+    from leaderboard.selectors import public_entries
+
+    vectors = {sid: Vectors(correct=c, invoked=inv) for sid, c, inv in
+               public_entries(benchmark).order_by().values_list("submission_id", "correct", "invoked")}
+    out: list[EntryRank] = []
+    for metric, field in RANKED.items():
+        out += _metric_ranks(benchmark, metric, [i for i in _ordered_ids(benchmark, field) if i in vectors], vectors)
+    return out
+
+
+def board_refresh(*, benchmark_id: int) -> int | None:
+    """Build the board's entries and ranks for the benchmark's current ``results_version`` and return that
+    version (None: no such benchmark). Idempotent: two queries when they are current. Two refreshes of
+    one benchmark take turns on its BoardState row."""
+    version = Benchmark.objects.filter(pk=benchmark_id).values_list("results_version", flat=True).first()
+    if version is None or BoardState.objects.filter(benchmark_id=benchmark_id, version=version).exists():
+        return version
+    benchmark = Benchmark.objects.get(pk=benchmark_id)
+    entries_sync(benchmark)
+    try:
+        BoardState.objects.get_or_create(benchmark_id=benchmark_id, defaults={"version": 0})
+    except IntegrityError:  # created by a concurrent refresh meanwhile
+        pass
+    with transaction.atomic():
+        state = BoardState.objects.select_for_update().get(benchmark_id=benchmark_id)
+        if state.version == version:  # built by the refresh that held the lock before us
+            return version
+        ranks = ranks_build(benchmark)
+        EntryRank.objects.filter(benchmark_id=benchmark_id).delete()
+        EntryRank.objects.bulk_create(ranks, batch_size=2000)
+        state.version = version
+        state.save(update_fields=["version", "built_at"])
+    return version
+
+
+def board_ensure(benchmark: Benchmark) -> None:
+    """Readers' check (one indexed query, against the version in the database, not the one ``benchmark``
+    was read with): refresh here if the task has not caught up with it."""
+    if not BoardState.objects.filter(benchmark_id=benchmark.pk, version=F("benchmark__results_version")).exists():
+        board_refresh(benchmark_id=benchmark.pk)

@@ -26,7 +26,7 @@ class Tab:
     slug: str
     label: str
     template: str
-    cached: bool = True  # the Routers tab reads router submissions, which the cache's fingerprint does not see
+    cached: bool = True  # the Routers tab reads router submissions, which the version does not follow
 
 
 TABS: tuple[Tab, ...] = (
@@ -39,7 +39,7 @@ TABS: tuple[Tab, ...] = (
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", cached=False),  # reads the
-    # samples' guessable flags, written just after a submission finishes: the fingerprint does not see them
+    # samples' guessable flags, written just after a submission finishes, after the version moved
     Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
@@ -55,6 +55,19 @@ def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None
     url = reverse("leaderboard:board", args=[benchmark.slug]) if tab == "overview" else reverse(
         "leaderboard:tab", args=[benchmark.slug, tab])
     return f"{url}?{urlencode(params)}" if params else url
+
+
+def page_window(current: int, pages: int, around: int = 2) -> list[int]:
+    """Page links to show: the first, the last and ``around`` either side of the current one, 0 for a gap.
+
+    A link per page made the page (cached or not) grow with the board: 200 links at 10,000 entries."""
+    keep = sorted({1, pages, *range(max(1, current - around), min(pages, current + around) + 1)})
+    out: list[int] = []
+    for n in keep:
+        if out and n > out[-1] + 1:
+            out.append(0)
+        out.append(n)
+    return out
 
 
 def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
@@ -76,11 +89,13 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
             "url": url(query.params(sort=col.key, desc=desc, page=1)),
             "aria_sort": ("descending" if query.desc else "ascending") if active else "none",
         })
-    pages = [{"number": n, "url": url(query.params(page=n)), "current": n == page.number}
-             for n in range(1, page.pages + 1)] if page.pages > 1 else []
+    pages = [{"number": n, "url": url(query.params(page=n)), "current": n == page.number} if n else {"gap": True}
+             for n in page_window(page.number, page.pages)] if page.pages > 1 else []
+    tested = query.sort in board.TESTED
+    ranked = tested and query.as_of is None  # whole-board ranks are today's (as of a date: positions)
     return {"query": query, "page": page, "headers": headers, "pages": pages,
-            "body": overview_body(page.rows, lambda pk: f"{model_base}{pk}/"),
-            "tested": query.sort in board.TESTED,
+            "body": overview_body(page.rows, lambda pk: f"{model_base}{pk}/", ranked),
+            "tested": tested, "ranked": ranked,
             "filter_url": base, "sizes": board.SIZES,
             "current_url": url(query.params(as_of=None, page=1)),  # the same view, today
             "any_reported": any(r.reported for r in page.rows)}

@@ -33,8 +33,8 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/home.html", {"entries": entries})
 
 
-def _benchmark(slug: str):  # noqa: ANN202 - a Benchmark with fingerprint annotations
-    benchmark = cache.benchmark_with_fingerprint(slug)
+def _benchmark(slug: str) -> Benchmark:
+    benchmark = cache.benchmark_for_page(slug)
     if benchmark is None:
         raise Http404("No such benchmark")
     return benchmark
@@ -98,10 +98,11 @@ def _submit_url(benchmark: Benchmark) -> str | None:
 @require_GET
 def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     benchmark = _benchmark(slug)
-    rows = selectors.board_rows(benchmark)
+    rows, standings = selectors.board_rows(benchmark), selectors.standings(benchmark)
     if fmt == "csv":
-        response = HttpResponse(exports.rows_csv(rows, exports.agentx_figures(benchmark)), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(exports.rows_csv(rows, standings, exports.agentx_figures(benchmark)),
+                                content_type="text/csv; charset=utf-8")
     else:
-        response = HttpResponse(exports.rows_json(benchmark, rows), content_type="application/json")
+        response = HttpResponse(exports.rows_json(benchmark, rows, standings), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-leaderboard.{fmt}"'
     return response

@@ -20,7 +20,7 @@ from leaderboard import agentx_tab, cache, chain_runs, model_page
 from leaderboard.services import public_submissions
 
 def _benchmark(slug: str):  # noqa: ANN202
-    benchmark = cache.benchmark_with_fingerprint(slug)
+    benchmark = cache.benchmark_for_page(slug)
     if benchmark is None:
         raise Http404("No such benchmark")
     return benchmark
@@ -44,6 +44,7 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "benchmark": benchmark, "submission": submission, "modes": modes, "metrics": metrics,
         "mode_selection": ms, "mcc": model_page.Fig(ms["mcc"], (ms.get("interval") or {}).get("low"),
                                                     (ms.get("interval") or {}).get("high")) if ms else None,
+        "standings": model_page.standing_rows(benchmark, submission),
         "categories": model_page.category_rows(benchmark, results, modes),
         "breakdown": model_page.error_breakdown(submission),
         "samples": model_page.dev_samples(submission),

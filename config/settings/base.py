@@ -262,6 +262,10 @@ SCORING_WARMUP = env_bool("SCORING_WARMUP", True)
 SCORING_WARMUP_DAYS = env_int("SCORING_WARMUP_DAYS", 30, minimum=0)
 # The Celery queue the pipeline's tasks go to (tests give their worker a private one).
 SUBMISSIONS_QUEUE = env_str("SUBMISSIONS_QUEUE", "celery")
+# Tasks told (by name, with the benchmark's id) when a benchmark's public results change, on commit of
+# evaluation.services.benchmark_results_bump: the leaderboard rebuilds its rows and rank statistics then,
+# not when a visitor asks (docs/leaderboard.md, "Derived rows and caching").
+RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh",)
 # The sweeper's own queue, consumed by a small worker of its own (scripts/run, docker-compose.yml):
 # it runs when no pipeline worker is up and is not stuck behind a backlog of submissions.
 SUBMISSIONS_SWEEP_QUEUE = env_str("SUBMISSIONS_SWEEP_QUEUE", "sweeper")

@@ -18,7 +18,8 @@ from .mode_selection import confusion, mcc
 from .parse import parse_prediction
 from .questions import AnswerQuestion, KeyStepQuestion, StepScoreQuestion, ToolCallQuestion
 from .scoring import PreparedBenchmark, ScoringError, score_submission
-from .stats import bootstrap_mcc, bootstrap_mean, bootstrap_rate, mcnemar_exact, paired_bootstrap_mcc
+from .ranks import RankInterval, neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
+from .stats import bootstrap_mcc, bootstrap_mean, bootstrap_rate, mcnemar_exact, mcnemar_from_counts, paired_bootstrap_mcc
 from .toolchain import effective_chain, normalized_edit_distance, toolset_prf
 from .types import (
     Prediction,
@@ -32,12 +33,12 @@ from .types import (
 
 __all__ = [
     "AnswerQuestion", "KeyStepQuestion", "Point", "Prediction", "PredictionFormatError",
-    "PredictionResult", "PreparedBenchmark", "Sample", "ScoringError", "Step",
+    "PredictionResult", "PreparedBenchmark", "RankInterval", "Sample", "ScoringError", "Step",
     "StepScoreQuestion", "SubmissionReport", "ToolCall", "ToolCallQuestion", "bootstrap_mcc",
     "bootstrap_mean", "bootstrap_rate", "compile_gold", "confusion", "effective_chain",
-    "extract_answer", "mcc", "mcnemar_exact", "normalize_text", "normalized_edit_distance",
+    "extract_answer", "mcc", "mcnemar_exact", "mcnemar_from_counts", "neighbour_mcnemar", "normalize_text", "normalized_edit_distance",
     "paired_bootstrap_mcc", "pareto_frontier", "parse_number", "parse_prediction",
-    "prediction_cost", "rank_score", "routing_baselines", "rule_is_final", "rule_match",
-    "score_submission",
+    "prediction_cost", "rank_intervals", "rank_intervals_mcc", "rank_score", "routing_baselines", "rule_is_final", "rule_match",
+    "score_submission", "shared_ranks",
     "toolset_prf",
 ]

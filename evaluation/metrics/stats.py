@@ -113,7 +113,11 @@ def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool],
         raise ValueError("paired test needs the same samples on both sides")
     b = sum(1 for x, y in zip(correct_a, correct_b) if x and not y)
     c = sum(1 for x, y in zip(correct_a, correct_b) if y and not x)
-    n = len(correct_a)
+    return mcnemar_from_counts(b, c, len(correct_a), alpha)
+
+
+def mcnemar_from_counts(b: int, c: int, n: int, alpha: float = 0.05) -> PairedTest:
+    """McNemar's exact test from the discordant counts: ``b`` samples only A got right, ``c`` only B, of n."""
     m = b + c
     if m == 0:
         p = 1.0

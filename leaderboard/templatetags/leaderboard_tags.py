@@ -12,7 +12,7 @@ from django.utils.timezone import get_current_timezone, is_aware
 from django.utils.safestring import mark_safe
 
 from evaluation.templatetags.figures import usd
-from leaderboard.figures import Fig
+from leaderboard.figures import Fig, p_text
 
 register = template.Library()
 
@@ -103,7 +103,28 @@ def _agreement(row: Any, kind: str) -> str:
             f'<span class="sr">{what}</span></a>')
 
 
-def overview_row(row: Any, model_url: str | None, tz: Any = None) -> str:
+UNRANKED = ('<span class="na" title="not ranked: reported figures come without per-sample results, '
+            'and rows without this figure have no place in its order">–</span>')
+
+
+def rank_cell(row: Any, tested: bool) -> str:
+    """The ``#`` cell. Sorted by a tested column: the whole-board rank the row shares with its tie group
+    and, under it, its 95 % bootstrap rank interval; otherwise the row's position in this view."""
+    if not tested:
+        return f'<td class="num rank">{row.rank}</td>'
+    if row.shared_rank is None:
+        return f'<td class="num rank">{UNRANKED}</td>'
+    interval = ""
+    if row.rank_low is not None:
+        interval = (f'<br><span class="rank-ci" title="95 % bootstrap interval of the rank">'
+                    f'{row.rank_low}–{row.rank_high}</span>')
+        attrs = f' data-rank-low="{row.rank_low}" data-rank-high="{row.rank_high}"'
+    else:
+        attrs = ""
+    return f'<td class="num rank" data-rank="{row.shared_rank}"{attrs}>{row.shared_rank}{interval}</td>'
+
+
+def overview_row(row: Any, model_url: str | None, tz: Any = None, tested: bool = False) -> str:
     """One overview ``<tr>``, formatted in Python: the overview's body is 50 of these, and the same markup
     through the template language (14 cells, six filters and a URL tag per row) cost more than the
     selector. Strings from the database are escaped (the standard library's ``html.escape``, which is
@@ -128,7 +149,7 @@ def overview_row(row: Any, model_url: str | None, tz: Any = None) -> str:
     classes = ("reported" if row.reported else "") + (" demo" if row.is_demo else "")
     return (
         f'<tr class="{classes}" id="row-{escape(row.key)}" data-key="{escape(row.key)}">\n'
-        f'      <td class="num">{row.rank}</td>\n'
+        f'      {rank_cell(row, tested)}\n'
         f'      <th scope="row" class="model">{model}{badges}{note}</th>\n'
         f'      <td>{escape(row.organisation) or "–"}</td>\n'
         f'      <td>{weights_label(row.weights)}</td>\n'
@@ -162,8 +183,14 @@ def _rank_zero_title(row: Any) -> str:
     return f' title="Rank score 0: {why} (docs/metrics.md, section 7)."'
 
 
-def overview_body(rows: Any, model_url: Any) -> str:
+def overview_body(rows: Any, model_url: Any, tested: bool = False) -> str:
     """The overview's ``<tbody>`` rows as one safe string; ``model_url(submission_id)`` links a model page."""
     tz = get_current_timezone() if settings.USE_TZ else None
     return mark_safe("    ".join(  # noqa: S308 - every database string in it is escaped by overview_row
-        overview_row(r, model_url(r.submission_id) if r.submission_id else None, tz) for r in rows))
+        overview_row(r, model_url(r.submission_id) if r.submission_id else None, tz, tested) for r in rows))
+
+
+@register.filter
+def pvalue(value: float | None) -> str:
+    """``p < 0.001`` or ``p = 0.042`` (leaderboard.figures.p_text); – when there is none."""
+    return "–" if value is None else p_text(value)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
+from evaluation import pipeline, services
 from evaluation.models import Submission
 from leaderboard.cache import invalidate_benchmark
 from leaderboard.tests import helpers
@@ -22,35 +22,70 @@ def _queries(client, url: str, **headers: str) -> int:  # noqa: ANN001
 
 def test_a_cached_page_costs_one_query(client, hand) -> None:
     first = _queries(client, "/b/hand/")
-    assert _queries(client, "/b/hand/") == 1 < first  # the benchmark with its fingerprint, nothing else
+    assert _queries(client, "/b/hand/") == 1 < first  # the benchmark with its results_version, nothing else
     assert _queries(client, "/b/hand/", HTTP_HX_REQUEST="true") == 1
 
 
-def test_publishing_or_unpublishing_shows_at_once(client, hand) -> None:
-    assert "Hidden" not in client.get("/b/hand/").content.decode()
-    from evaluation import services
+def _row_keys(client) -> set[str]:  # noqa: ANN001
+    import re
 
+    return set(re.findall(r'<tr [^>]*data-key="(s\d+)"', client.get("/b/hand/").content.decode()))
+
+
+def test_a_cached_request_makes_as_many_queries_with_1000_submissions_as_with_10(client, hand) -> None:
+    def cached_queries() -> tuple[int, int]:
+        client.get("/b/hand/")  # builds (and caches) the page
+        return _queries(client, "/b/hand/"), _queries(client, "/b/hand/", HTTP_HX_REQUEST="true")
+
+    helpers.clone(hand.alpha, 10 - 3)
+    assert Submission.objects.filter(benchmark=hand.benchmark, is_public=True, status="done").count() == 10
+    at_10 = cached_queries()
+    helpers.clone(hand.alpha, 1000 - 10, prefix="More")
+    at_1000 = cached_queries()
+    assert len(_row_keys(client)) == 50  # the first page of the 1,000, from the cache
+    assert at_1000 == at_10 == (1, 1)
+
+
+# Each of these fails if its service stops moving the benchmark's results_version (the cache's key).
+
+def test_a_finished_submission_shows_at_once(client, hand) -> None:
+    before = _row_keys(client)
+    delta = helpers.submit(hand.benchmark, helpers.ModelSpec("Delta", {"text": helpers.UIDS}))
+    assert _row_keys(client) == before | {f"s{delta.pk}"}
+
+
+def test_publishing_shows_at_once(client, hand) -> None:
+    assert f"s{hand.private.pk}" not in _row_keys(client)
     services.submission_set_public(submission=hand.private, public=True)
-    assert "Hidden" in client.get("/b/hand/").content.decode()
-    services.submission_delete(submission=hand.private)
-    assert "Hidden" not in client.get("/b/hand/").content.decode()
+    assert f"s{hand.private.pk}" in _row_keys(client)
 
 
-def test_a_rescore_replaces_the_row(client, hand) -> None:
-    client.get("/b/hand/")
-    results = hand.gamma.results
-    results["modes"]["text"]["accuracy"]["overall"].update(count=7, value=7 / 8, percent=87.5)
-    now = timezone.now()  # as the pipeline's final update does
-    Submission.objects.filter(pk=hand.gamma.pk).update(results=results, scored_at=now, heartbeat_at=now)
-    assert "87.5" in client.get("/b/hand/").content.decode()
+def test_unpublishing_hides_at_once(client, hand) -> None:
+    assert f"s{hand.beta.pk}" in _row_keys(client)
+    services.submission_set_public(submission=hand.beta, public=False)
+    assert f"s{hand.beta.pk}" not in _row_keys(client)
+
+
+def test_deleting_hides_at_once(client, hand) -> None:
+    assert f"s{hand.gamma.pk}" in _row_keys(client)
+    services.submission_delete(submission=hand.gamma)
+    assert f"s{hand.gamma.pk}" not in _row_keys(client)
+
+
+def test_a_rescore_takes_the_row_off_until_it_is_scored_again(client, hand) -> None:
+    assert f"s{hand.gamma.pk}" in _row_keys(client)
+    assert services.submission_rescore(submission=hand.gamma, enqueue=False)
+    assert f"s{hand.gamma.pk}" not in _row_keys(client)
+    pipeline.submission_process_sync(submission=hand.gamma)
+    assert f"s{hand.gamma.pk}" in _row_keys(client)
 
 
 def test_invalidate_benchmark_drops_the_cached_pages(client, hand) -> None:
     client.get("/b/hand/")
-    # A change the fingerprint cannot see (a raw update of a field it does not read) ...
+    # A change no service bumps the version for (a raw update, an edit in the admin) ...
     Submission.objects.filter(pk=hand.beta.pk).update(model_name="Beta renamed")
     assert "Beta renamed" not in client.get("/b/hand/").content.decode()
-    invalidate_benchmark(hand.benchmark.pk)  # ... shows once the pipeline says so
+    invalidate_benchmark(hand.benchmark.pk)  # ... shows once it is told
     assert "Beta renamed" in client.get("/b/hand/").content.decode()
 
 

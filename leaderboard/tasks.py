@@ -1,0 +1,17 @@
+"""The leaderboard's Celery task: rebuild a benchmark's board when its public results change.
+
+Sent by name (settings.RESULTS_CHANGED_TASKS) on commit of ``evaluation.services.benchmark_results_bump``,
+so evaluation never imports the leaderboard. Idempotent: a board already at the benchmark's
+``results_version`` returns at once, so duplicates and re-deliveries cost one query.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from leaderboard.services import board_refresh as board_refresh_service
+
+
+@shared_task(name="leaderboard.tasks.board_refresh", ignore_result=True, acks_late=True)
+def board_refresh(benchmark_id: int) -> None:
+    board_refresh_service(benchmark_id=benchmark_id)
