@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0008_benchmark_results_version'),
+        ('annotation', '0009_benchmark_results_version'),
         ('evaluation', '0009_submission_judge_estimate'),
         ('leaderboard', '0004_entry_kcov_interval'),
     ]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0007_benchmark_figures'),
+        ('annotation', '0008_review_notes'),
     ]
 
     operations = [
