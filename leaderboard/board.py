@@ -235,6 +235,16 @@ def mcc_cells(v: Vectors) -> list[int]:
     return [-1 if "-" in (t, i) else cell(t == "1", i == "1") for t, i in zip(text, invoked)]
 
 
+def mcc_pair_test(ca: list[int], cb: list[int]) -> PairedTest | None:
+    """The paired bootstrap of the MCC difference over the samples both have a cell for (``mcc_cells``)."""
+    if not ca or len(ca) != len(cb):
+        return None
+    both = [(x, y) for x, y in zip(ca, cb) if x >= 0 and y >= 0]
+    if not both:
+        return None
+    return paired_bootstrap_mcc([x for x, _ in both], [y for _, y in both])
+
+
 TEST_NAMES = {"mcc": "paired bootstrap"}  # the others: exact McNemar
 
 
@@ -242,13 +252,7 @@ def paired_test(sort: str, upper: Vectors, lower: Vectors) -> PairedTest | None:
     """The paired test of metrics.md section 8 between two rows for the column sorted by, or None
     when their per-sample vectors do not allow one."""
     if sort == "mcc":
-        ca, cb = mcc_cells(upper), mcc_cells(lower)
-        if not ca or len(ca) != len(cb):
-            return None
-        both = [i for i in range(len(ca)) if ca[i] >= 0 and cb[i] >= 0]
-        if not both:
-            return None
-        return paired_bootstrap_mcc([ca[i] for i in both], [cb[i] for i in both])
+        return mcc_pair_test(mcc_cells(upper), mcc_cells(lower))
     a, b = upper.correct.get(sort, ""), lower.correct.get(sort, "")
     if not a or not b or len(a) != len(b):
         return None

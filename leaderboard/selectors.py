@@ -126,11 +126,11 @@ def standings(benchmark: Benchmark, metric: str | None = None,
               submission_ids: list[int] | None = None) -> dict[str, dict[int, board.Standing]]:
     """The stored whole-board ranks ({metric: {submission id: Standing}}; one query), of one ordering
     and some submissions, or all. Call after ``board_ensure`` (the selectors that read rows do)."""
-    rows = EntryRank.objects.filter(benchmark=benchmark)
+    # by (submission, metric), the unique index, when the rows are named: the page's 50 of 10,000
+    rows = EntryRank.objects.filter(submission_id__in=submission_ids) if submission_ids is not None else (
+        EntryRank.objects.filter(benchmark=benchmark))
     if metric is not None:
         rows = rows.filter(metric=metric)
-    if submission_ids is not None:
-        rows = rows.filter(submission_id__in=submission_ids)
     out: dict[str, dict[int, board.Standing]] = {}
     for metric_, sid, *rest in rows.values_list("metric", "submission_id", "shared_rank", "rank_low", "rank_high",
                                                 "above", "p_above", "significant_above"):

@@ -20,7 +20,7 @@ from django.db.models import F, Q
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
 from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
-from leaderboard.board import Vectors, mcc_cells, paired_test
+from leaderboard.board import Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, BoardState, EntryRank
 
 MODES = ("text", "adaptive", "oracle")
@@ -191,11 +191,38 @@ def _ordered_ids(benchmark: Benchmark, field: str) -> list[int]:
                 .order_by(F(field).desc(), "finished_at", "submission_id").values_list("submission_id", flat=True))
 
 
-def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: dict[int, Any]) -> list[EntryRank]:
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A stored neighbour test (p, significant) by (metric, entry above, entry), still valid if neither
+    entry was rebuilt since it was computed: the test is a seeded function of the two vectors."""
+
+    tests: dict[tuple[str, int, int], tuple[float, bool]]
+    unchanged: set[int]
+
+
+def _kept_tests(benchmark: Benchmark) -> _Kept:
+    state = BoardState.objects.filter(benchmark=benchmark).values_list("built_at", flat=True).first()
+    if state is None:
+        return _Kept({}, set())
+    tests = {(m, above, sid): (p, bool(sig)) for m, above, sid, p, sig in EntryRank.objects.filter(
+        benchmark=benchmark, metric="mcc", p_above__isnull=False).values_list(
+        "metric", "above", "submission_id", "p_above", "significant_above")}
+    unchanged = set(BoardEntry.objects.filter(benchmark=benchmark, built_at__lt=state).values_list(
+        "submission_id", flat=True))
+    return _Kept(tests, unchanged)
+
+
+def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: dict[int, Any],
+                  kept: _Kept) -> list[EntryRank]:
     tests: list[Any] = [None] * len(ids)
     if metric == "mcc":
+        # A paired bootstrap costs ~3 ms a pair (1,000 multinomial draws): pairs whose entries did not
+        # change keep their test, so a finish recomputes two, not 10,000.
+        cells = [mcc_cells(vectors[sid]) for sid in ids]  # once per entry, not per pair
         for i in range(1, len(ids)):
-            tests[i] = paired_test(metric, vectors[ids[i - 1]], vectors[ids[i]])
+            above, sid = ids[i - 1], ids[i]
+            old = kept.tests.get((metric, above, sid)) if {above, sid} <= kept.unchanged else None
+            tests[i] = _Stored(*old) if old else mcc_pair_test(cells[i - 1], cells[i])
     else:
         bits = [vectors[sid].correct.get(metric, "") for sid in ids]
         if bits and len({len(b) for b in bits}) == 1 and bits[0]:
@@ -207,7 +234,7 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
     shared = shared_ranks(sig)
     # Rank intervals over the entries with vectors of the common length (all of them, normally).
     if metric == "mcc":
-        rows = {sid: mcc_cells(vectors[sid]) for sid in ids}
+        rows = dict(zip(ids, cells))
     else:
         rows = {sid: [c == "1" for c in vectors[sid].correct.get(metric, "")] for sid in ids}
     lengths = [len(r) for r in rows.values() if r]
@@ -233,10 +260,18 @@ def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
 
     vectors = {sid: Vectors(correct=c, invoked=inv) for sid, c, inv in
                public_entries(benchmark).order_by().values_list("submission_id", "correct", "invoked")}
+    kept = _kept_tests(benchmark)
     out: list[EntryRank] = []
     for metric, field in RANKED.items():
-        out += _metric_ranks(benchmark, metric, [i for i in _ordered_ids(benchmark, field) if i in vectors], vectors)
+        ids = [i for i in _ordered_ids(benchmark, field) if i in vectors]
+        out += _metric_ranks(benchmark, metric, ids, vectors, kept)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    p_value: float
+    significant: bool
 
 
 def board_refresh(*, benchmark_id: int) -> int | None:

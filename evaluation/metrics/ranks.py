@@ -81,7 +81,7 @@ def _matrix(rows: Sequence[Sequence[bool]], n: int) -> np.ndarray:
     for i, row in enumerate(rows):
         if len(row) != n:
             raise ValueError("every entry needs the same samples")
-        out[i] = np.fromiter((bool(x) for x in row), dtype=bool, count=n)
+        out[i] = np.asarray(row, dtype=bool)
     return out
 
 

@@ -141,9 +141,8 @@ def paired_bootstrap_mcc(cells_a: Sequence[int], cells_b: Sequence[int], *,
     if len(cells_a) != len(cells_b):
         raise ValueError("paired test needs the same samples on both sides")
     n = len(cells_a)
-    joint = np.zeros(16)
-    for x, y in zip(cells_a, cells_b):
-        joint[4 * x + y] += 1
+    joint = np.bincount(4 * np.asarray(cells_a, dtype=np.int64) + np.asarray(cells_b, dtype=np.int64),
+                        minlength=16).astype(np.float64) if n else np.zeros(16)
     ca = joint.reshape(4, 4).sum(axis=1)
     cb = joint.reshape(4, 4).sum(axis=0)
     point = float(_mcc_vec(ca[None, :])[0] - _mcc_vec(cb[None, :])[0])

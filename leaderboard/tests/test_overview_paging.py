@@ -12,6 +12,7 @@ import random
 from dataclasses import replace
 
 import pytest
+from django.utils import timezone
 
 from leaderboard import board, selectors
 from leaderboard.cache import invalidate_benchmark
@@ -57,9 +58,11 @@ def mixed(db, tmp_path):  # noqa: ANN201
         e.headline_mode = rng.choice(["adaptive", "text"])
         e.finished_at = rng.choice(dates)
         e.correct = {m: "".join(rng.choice("10-") for _ in e.correct[m]) for m in e.correct}
+        e.built_at = timezone.now()  # as a rebuilt entry has (ranks_build keeps the tests of unchanged ones)
     BoardEntry.objects.bulk_update(entries, ["text_acc", "text_lo", "text_hi", "adaptive_acc", "adaptive_lo",
                                              "adaptive_hi", "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "kcov",
-                                             "tool_eff", "tokens", "cost", "headline_mode", "finished_at", "correct"])
+                                             "tool_eff", "tokens", "cost", "headline_mode", "finished_at", "correct",
+                                             "built_at"])
     invalidate_benchmark(benchmark.pk)  # the ranks and stored neighbour tests follow the edited entries
     for i, (name, acc) in enumerate([("Paper A", 62.5), ("paper b", 50.0), ("Beta 3", 88.8), ("Paper D", None),
                                      ("Alpha 1", 25.0)]):

@@ -85,3 +85,21 @@ def test_p_values_below_a_thousandth_never_read_zero() -> None:
     assert p_text(0.0312) == "p = 0.031" and pvalue(0.0) == "p < 0.001" and pvalue(None) == "–"
     note, sig = board.neighbour_note("adaptive", 2.0 ** -40, True)
     assert sig and "p < 0.001" in note and "0.000" not in note
+
+
+def test_stored_tests_kept_across_a_finish_equal_tests_run_afresh(ranked) -> None:
+    from leaderboard import selectors
+    from leaderboard.models import EntryRank
+
+    benchmark, _ = ranked
+    selectors.board_rows(benchmark)  # built
+    helpers.submit(benchmark, helpers.ModelSpec("Late", {"adaptive": NON_AUX[:4], "text": NON_AUX[2:5]},
+                                                tools=NON_AUX[:3]))
+    selectors.board_rows(benchmark)  # rebuilt: unchanged pairs keep their MCC test, new pairs are run
+    vectors = selectors.board_vectors(list(EntryRank.objects.values_list("submission_id", flat=True)))
+    checked = 0
+    for r in EntryRank.objects.filter(benchmark=benchmark, above__isnull=False):
+        test = board.paired_test(r.metric, vectors[r.above], vectors[r.submission_id])
+        assert (r.p_above, r.significant_above) == ((test.p_value, test.significant) if test else (None, None))
+        checked += 1
+    assert checked == 3 * 4  # five entries; text, adaptive and MCC orderings (no oracle predictions here)
