@@ -280,8 +280,9 @@ def submission_metadata_update(*, submission: Submission, **changes: Any) -> Sub
     """Change the model's details (``EDITABLE_METADATA``) of an upload of any status; scores are untouched.
 
     Raises Django's ``ValidationError`` (with a message per field) and changes nothing when a value is
-    refused. A done submission's heartbeat moves, so the leaderboard's cache fingerprint and its board
-    entry notice the change at once (the heartbeat only tells the sweeper about active stages).
+    refused. A done submission's heartbeat moves, so its board entry is rebuilt, and its benchmark's
+    ``results_version`` with it, so the leaderboard's cached pages show the change at once (the heartbeat
+    only tells the sweeper about active stages).
     """
     unknown = set(changes) - set(EDITABLE_METADATA)
     if unknown:
@@ -298,10 +299,14 @@ def submission_metadata_update(*, submission: Submission, **changes: Any) -> Sub
             setattr(submission, name, value)
         raise
     fields = [*changes, "updated_at"]
-    if submission.status == SubmissionStatus.DONE:
+    done = submission.status == SubmissionStatus.DONE
+    if done:
         submission.heartbeat_at = timezone.now()
         fields.append("heartbeat_at")
-    submission.save(update_fields=fields)
+    with transaction.atomic():
+        submission.save(update_fields=fields)
+        if done:
+            benchmark_results_bump(benchmark_id=submission.benchmark_id)
     return submission
 
 
