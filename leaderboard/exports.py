@@ -22,8 +22,8 @@ CSV_HEADER = (
     ["rank", "model", "organisation", "weights", "date", "submission_id", "source", "simulated_demo"]
     + [f"{f}{s}" for f in FIGURES for s in ("", "_low", "_high")]
     + ["tokens", "cost_per_10k_usd", "rank_score", "headline_mode", "citation"]
-    + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
     + ["tied_rank", "rank_low", "rank_high", "p_vs_above", "significant_vs_above"]
+    + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
 )
 MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
 Standings = dict[str, dict[int, board.Standing]]
@@ -112,9 +112,9 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
         for name in FIGURES:
             flat += [d[name]["value"], d[name]["low"], d[name]["high"]]
         flat += [d["tokens"], d["cost_per_10k_usd"], d["rank_score"], d["headline_mode"], d["citation"]]
-        flat += [d[name] for name in MODEL_DETAILS]
         r = d["ranks"][board.DEFAULT_SORT] or {}
         flat += [r.get("rank"), r.get("low"), r.get("high"), r.get("p_vs_above"), r.get("significant_vs_above")]
+        flat += [d[name] for name in MODEL_DETAILS]
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])
