@@ -175,6 +175,11 @@ def test_details_show_on_the_model_page_and_in_the_files(client, sized) -> None:
     page = client.get(f"/b/hand/m/{sized.alpha.pk}/").content.decode()
     assert '<dd id="model-parameters">1.5B</dd>' in page and '<dd id="model-license">Apache-2.0</dd>' in page
     assert '<dd id="model-release">2025-02-01</dd>' in page and 'href="https://arxiv.org/abs/2502.00001"' in page
+    assert 'id="edit-details"' not in page  # anonymous
+    client.force_login(helpers.owner())
+    assert f'href="/submissions/{sized.alpha.pk}/edit/" id="edit-details"' in client.get(
+        f"/b/hand/m/{sized.alpha.pk}/").content.decode()
+    client.logout()
     rows = {r["submission_id"]: r for r in client.get("/api/v1/benchmarks/hand/leaderboard/").json()["rows"]}
     alpha = rows[sized.alpha.pk]
     assert (alpha["parameters_billions"], alpha["license"], alpha["release_date"]) == (1.5, "Apache-2.0", "2025-02-01")
