@@ -60,4 +60,6 @@ def test_the_progress_chart_draws_a_line_per_kind_of_weights(page) -> None:  # n
     page.wait_for_selector('#progress-chart[data-rendered="true"]', timeout=20_000)
     names = page.evaluate("document.getElementById('progress-chart').data.map(t => t.name)")
     assert names == ["All models", "Open weights", "Closed weights"]
+    shapes = page.evaluate("document.getElementById('progress-chart')._fullData.map(t => t.line.shape)")
+    assert shapes == ["hv", "hv", "hv"]  # a step: the best so far holds until a month beats it
     assert page.locator("#progress-chart .scatterlayer .trace .js-line").count() >= 1
