@@ -76,7 +76,7 @@ def parent() -> None:
     if len(results) < 2:
         return
     first, last = sizes[0], sizes[-1]
-    rows = [("board build once (s)", "build_s"), ("overview, uncached, median (ms)", "uncached_ms"),
+    rows = [("board build (s)", "build_s"), ("board rebuild per change (s)", "rebuild_s"), ("overview, uncached, median (ms)", "uncached_ms"),
             ("overview, cached, test client (ms)", "cached_ms"), ("requests/s, cached, gunicorn", "rps"),
             ("server CPU per cached request (ms)", "cpu_ms"), ("page size (bytes)", "bytes")]
     print(f"\n{'figure':38} {first:>12,} {last:>12,} {'ratio':>8}")
@@ -351,7 +351,14 @@ def main() -> None:
     t = time.perf_counter()
     board_refresh(benchmark_id=benchmark.pk)
     build_s = time.perf_counter() - t
-    print(f"board built once (entries, ranks, intervals, neighbour tests): {build_s:.2f} s")
+    print(f"board built (entries, ranks, intervals, neighbour tests): {build_s:.2f} s")
+    from evaluation.services import benchmark_results_bump
+
+    benchmark_results_bump(benchmark_id=benchmark.pk)  # what the task does after a finish: no entry moved,
+    t = time.perf_counter()  # every rank and interval again, the MCC tests of unchanged pairs kept
+    board_refresh(benchmark_id=benchmark.pk)
+    rebuild_s = time.perf_counter() - t
+    print(f"board rebuilt after a change (the task's work per finish, entries aside): {rebuild_s:.2f} s")
     print(f"Python {sys.version.split()[0]}, {load_average()}")
     client = Client()
     median_ms(client, 3, uncached=True)  # warm up imports and templates
@@ -372,7 +379,7 @@ def main() -> None:
     rates, cpu = throughput(args)
     import json
 
-    print(RESULT + json.dumps({"build_s": build_s, "uncached_ms": statistics.median(uncached),
+    print(RESULT + json.dumps({"build_s": build_s, "rebuild_s": rebuild_s, "uncached_ms": statistics.median(uncached),
                                "cached_ms": statistics.median(cached), "rps": statistics.median(rates),
                                "cpu_ms": statistics.median(cpu), "bytes": page_bytes}), flush=True)
 

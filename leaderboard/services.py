@@ -283,6 +283,10 @@ def board_refresh(*, benchmark_id: int) -> int | None:
         return version
     benchmark = Benchmark.objects.get(pk=benchmark_id)
     entries_sync(benchmark)
+    # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go, so
+    # readers take every entry as public without joining the submissions (selectors.public_entries).
+    BoardEntry.objects.filter(benchmark=benchmark).exclude(
+        submission_id__in=public_submissions(benchmark).values("pk")).delete()
     try:
         BoardState.objects.get_or_create(benchmark_id=benchmark_id, defaults={"version": 0})
     except IntegrityError:  # created by a concurrent refresh meanwhile
