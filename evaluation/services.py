@@ -22,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Benchmark
+from annotation.selectors import scorable_benchmarks
 from evaluation import selectors
 from evaluation.guessability import guessability_refresh_for
 from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Submission, SubmissionStatus, SweepRun
@@ -38,6 +39,12 @@ class SubmissionRejected(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+def results_only_message(benchmark: Benchmark) -> str:
+    """Why a benchmark entry that holds only a paper's reported results (no samples) takes no predictions."""
+    return (f"{benchmark.name} holds only the results its authors reported: it has no samples, so it cannot "
+            "score predictions. Choose a benchmark with samples.")
 
 
 class FileTooLarge(SubmissionRejected):
@@ -136,6 +143,8 @@ def submission_create(
     unknown = set(metadata) - set(METADATA_FIELDS)
     if unknown:
         raise TypeError(f"unknown metadata: {sorted(unknown)}")
+    if not scorable_benchmarks().filter(pk=benchmark.pk).exists():
+        raise SubmissionRejected(results_only_message(benchmark))
     if enforce_limits:
         submission_limits_check(owner=owner, benchmark=benchmark, size=file.size)
     submission = Submission(

@@ -76,8 +76,7 @@ def _preselected(path_slug: str | None, query_slug: str | None) -> tuple[dict, s
     other = get_object_or_404(Benchmark, slug=slug) if path_slug else Benchmark.objects.filter(slug=slug).first()
     if other is None:
         return {}, None
-    return {}, (f"{other.name} holds only the results its authors reported: it has no samples, so it cannot "
-                "score predictions. Choose a benchmark below.")
+    return {}, services.results_only_message(other)
 
 
 def _too_large(request: HttpRequest, message: str, view_kwargs: dict) -> HttpResponse:

@@ -96,3 +96,12 @@ def test_the_results_table_writes_every_share_in_percent_and_cost_per_10k(web, b
             assert re.fullmatch(r"\d+\.\d%|–", share), share
         assert re.fullmatch(r"\$[\d,.]+|–", cost), cost
     assert any(r[4] != "–" for r in rows) or any(r[3] != "–" for r in rows)  # at least one process share shown
+
+
+def test_the_api_refuses_a_results_only_benchmark_with_the_reason(api, paper_only, django_capture_on_commit_callbacks) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/v1/benchmarks/paper-only/submissions/",
+                            {"file": upload(good_file()), "model_name": "m"}, format="multipart")
+    assert response.status_code == 400
+    assert "Paper Only holds only the results its authors reported: it has no samples" in response.json()["detail"]
+    assert not Submission.objects.exists()  # refused before anything is stored
