@@ -27,6 +27,7 @@ from .mode_selection import EPSILON
 from .stats import LEVEL, RESAMPLES, SEED, PairedTest, mcnemar_from_counts
 
 CHUNK_CELLS = 2_000_000  # resamples x entries held at once (~8 MB of float32 statistics)
+ENTRY_BLOCK = 512  # entries whose cells are widened to float32 at once (512 x 30,000 samples: 61 MB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,22 +77,38 @@ def _rank_intervals(stat: object, m: int, n: int, resamples: int, seed: int, lev
     return _intervals(ranks, level, resamples, seed)
 
 
-def _matrix(rows: Sequence[Sequence[bool]], n: int) -> np.ndarray:
-    out = np.zeros((len(rows), n), dtype=np.float32)
+def _matrix(rows: Sequence[Sequence[bool] | str], n: int) -> np.ndarray:
+    """Entries x samples, one byte a cell. A row is a sequence of booleans or a string of ``0``/``1``
+    (the board's stored vectors), read without a Python object per cell: 10,000 entries on 30,000
+    samples are 300 MB here, where lists of booleans would be 2.4 GB."""
+    out = np.zeros((len(rows), n), dtype=bool)
     for i, row in enumerate(rows):
         if len(row) != n:
             raise ValueError("every entry needs the same samples")
-        out[i] = np.asarray(row, dtype=bool)
+        out[i] = (np.frombuffer(row.encode("ascii"), dtype=np.uint8) == ord("1")) if isinstance(row, str) else row
     return out
 
 
-def rank_intervals(correct: Sequence[Sequence[bool]], *, resamples: int = RESAMPLES, seed: int = SEED,
+def _by_entry_blocks(m: int, block_stat: object) -> object:
+    """A statistic for all m entries, computed ENTRY_BLOCK entries at a time, so only one block is ever
+    held as float32 (the cells stay one byte each); each entry's value is the same as in one product."""
+    def stat(d: np.ndarray) -> np.ndarray:
+        out = np.empty((d.shape[0], m), dtype=np.float32)
+        for start in range(0, m, ENTRY_BLOCK):
+            block = slice(start, start + ENTRY_BLOCK)
+            out[:, block] = block_stat(d, block)
+        return out
+    return stat
+
+
+def rank_intervals(correct: Sequence[Sequence[bool] | str], *, resamples: int = RESAMPLES, seed: int = SEED,
                    level: float = LEVEL) -> list[RankInterval]:
     """Rank interval of each entry by accuracy; ``correct[i][j]``: entry i right on sample j (a
-    missing prediction counts as wrong, as in accuracy)."""
+    missing prediction counts as wrong, as in accuracy); a row may be a string of ``0``/``1``."""
     n = len(correct[0]) if correct else 0
     matrix = _matrix(correct, n)
-    return _rank_intervals(lambda d: d @ matrix.T, len(correct), n, resamples, seed, level)
+    stat = _by_entry_blocks(len(correct), lambda d, block: d @ matrix[block].T.astype(np.float32))
+    return _rank_intervals(stat, len(correct), n, resamples, seed, level)
 
 
 def rank_intervals_mcc(cells: Sequence[Sequence[int]], *, resamples: int = RESAMPLES, seed: int = SEED,
@@ -99,17 +116,20 @@ def rank_intervals_mcc(cells: Sequence[Sequence[int]], *, resamples: int = RESAM
     """Rank interval of each entry by mode-selection MCC; ``cells[i][j]`` is entry i's cell on sample
     j (mode_selection's TP, FP, TN, FN codes) or -1 where it has no text or adaptive prediction."""
     n = len(cells[0]) if cells else 0
-    codes = np.array(cells, dtype=np.int8).reshape(len(cells), n)
-    tp, fp, tn, fn = ((codes == c).astype(np.float32).T for c in range(4))
+    codes = np.zeros((len(cells), n), dtype=np.int8)  # one byte a cell, filled row by row
+    for i, row in enumerate(cells):
+        if len(row) != n:
+            raise ValueError("every entry needs the same samples")
+        codes[i] = np.asarray(row, dtype=np.int8)
 
-    def stat(d: np.ndarray) -> np.ndarray:
-        a, b, c, e = (d @ x for x in (tp, fp, tn, fn))
+    def block_stat(d: np.ndarray, block: slice) -> np.ndarray:
+        a, b, c, e = (d @ (codes[block] == k).T.astype(np.float32) for k in range(4))  # TP, FP, TN, FN
         return (a * c - b * e) / (np.sqrt((a + b) * (a + e) * (c + b) * (c + e)) + EPSILON)
 
-    return _rank_intervals(stat, len(cells), n, resamples, seed, level)
+    return _rank_intervals(_by_entry_blocks(len(cells), block_stat), len(cells), n, resamples, seed, level)
 
 
-def neighbour_mcnemar(correct: Sequence[Sequence[bool]], alpha: float = 0.05) -> list[PairedTest | None]:
+def neighbour_mcnemar(correct: Sequence[Sequence[bool] | str], alpha: float = 0.05) -> list[PairedTest | None]:
     """Exact McNemar between each entry and the one before it (None for the first), in the order given.
 
     The discordant counts of all pairs come from one pass over the board (NumPy); the p-values
@@ -118,7 +138,7 @@ def neighbour_mcnemar(correct: Sequence[Sequence[bool]], alpha: float = 0.05) ->
     if not correct:
         return []
     n = len(correct[0])
-    matrix = _matrix(correct, n).astype(bool)
+    matrix = _matrix(correct, n)
     upper, lower = matrix[:-1], matrix[1:]
     b = (upper & ~lower).sum(axis=1)
     c = (lower & ~upper).sum(axis=1)

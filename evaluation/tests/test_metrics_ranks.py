@@ -65,3 +65,19 @@ def test_neighbour_mcnemar_is_the_pairwise_exact_test() -> None:
 def test_shared_ranks_start_a_group_at_each_significant_step() -> None:
     assert shared_ranks([None, False, True, False, None, True]) == [1, 1, 3, 3, 3, 6]
     assert shared_ranks([]) == []
+
+
+def test_the_boards_stored_strings_and_entry_blocks_give_the_same_ranks(monkeypatch) -> None:
+    """The board passes its stored "0"/"1" strings (one byte a cell) and the statistics are widened a
+    block of entries at a time: neither may change a rank, whatever the block size."""
+    from evaluation.metrics import ranks
+
+    board = _board(m=11)
+    strings = ["".join("1" if c else "0" for c in row) for row in board]
+    rng = random.Random(3)
+    cells = [[rng.choice((TP, FP, TN, FN, -1)) for _ in range(60)] for _ in range(11)]
+    whole = (rank_intervals(board), rank_intervals_mcc(cells), neighbour_mcnemar(board))
+    monkeypatch.setattr(ranks, "ENTRY_BLOCK", 4)  # 11 entries: blocks of 4, 4 and 3
+    assert (rank_intervals(strings), rank_intervals_mcc(cells), neighbour_mcnemar(strings)) == whole
+    assert rank_intervals(board) == whole[0]
+    assert len({(r.low, r.high) for r in whole[0]}) > 3  # a board whose entries' intervals differ
