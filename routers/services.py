@@ -186,6 +186,24 @@ def router_pool_import(*, benchmark: Benchmark, matrix: Matrix) -> tuple[RouterP
     return version, created
 
 
+def router_pool_import_drop(*, benchmark: Benchmark) -> RouterPoolVersion | None:
+    """Go back from an imported pool to the one built from the leaderboard's public priced submissions.
+
+    The imported versions and their cells stay (routers scored on them keep saying so until re-scored);
+    every router is re-scored on the leaderboard's pool, where a pick of a model that pool lacks fails
+    with its line named. None when the benchmark's pool was not imported.
+    """
+    with transaction.atomic():
+        track = RouterTrack.objects.select_for_update().filter(benchmark=benchmark).first()
+        if track is None or track.imported_id is None:
+            return None
+        track.imported = None
+        track.save(update_fields=["imported"])
+    data = pool_load(benchmark)
+    routers_rescore_stale(benchmark=benchmark, version=data.version)
+    return data.version
+
+
 def _fail(sub: RouterSubmission, reason: str, errors: list[dict[str, object]]) -> RouterSubmission:
     sub.status, sub.failure_reason, sub.errors = RouterStatus.FAILED, reason, errors
     sub.finished_at = sub.status_at = timezone.now()

@@ -161,6 +161,27 @@ def test_the_same_files_again_are_the_same_version_and_new_ones_rescore_routers(
     assert sub.results["cost_per_sample_usd"]["value"] == pytest.approx(sum(10 * cost("Beta", u) for u in TEST) / 4)
 
 
+def test_dropping_the_imported_pool_goes_back_to_the_leaderboards_and_rescores_routers(
+        bench, tmp_path, django_capture_on_commit_callbacks):
+    with pytest.raises(CommandError, match="not imported: nothing to drop"):
+        run("--leaderboard")
+    run("--matrices", str(write_release(tmp_path / "matrices")))
+    sub = submit(bench, [{"sample_id": u, "model": "Beta"} for u in TEST])
+    assert sub.pool["models"] == {"Alpha": None, "Beta": None}
+    with pytest.raises(CommandError, match="takes no files"):
+        run("--leaderboard", "--matrices", str(tmp_path / "matrices"))
+    with django_capture_on_commit_callbacks(execute=True):
+        out, _ = run("--leaderboard")
+    assert "built from the leaderboard's submissions again" in out and "1 models" in out
+    data = pool_load(bench)
+    assert list(data.submissions) == ["Big"] and data.version.origin == ""
+    sub.refresh_from_db()
+    # Re-scored on the leaderboard's pool, which has no Beta: the router's lines are named.
+    assert sub.status == "failed"
+    assert sub.errors[0] == {"line": 1, "field": "model", "message": "unknown model 'Beta': the pool's models are Big"}
+    assert RouterPoolCell.objects.count() == 40  # the imported version stays, as history
+
+
 def test_the_registry_may_be_arrays_inside_y_npz(bench, tmp_path):
     folder = write_release(tmp_path / "m", registry=None, bounds=None)
     y = np.load(folder / "Y.npz")["Y"]

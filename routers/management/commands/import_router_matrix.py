@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Benchmark
 from routers.matrix_import import MatrixRejected, read_evaluations, read_matrices
 from routers.pool import release_ids
-from routers.services import router_pool_import
+from routers.services import router_pool_import, router_pool_import_drop
 
 
 class Command(BaseCommand):
@@ -28,12 +28,23 @@ class Command(BaseCommand):
         parser.add_argument("--evals", type=Path, help="folder with one folder per model of VLMEvalKit evaluation files")
         parser.add_argument("--tokens", type=Path, help="CSV: model, sample_id, input_tokens, output_tokens")
         parser.add_argument("--prices", type=Path, help="CSV: model, input_per_million, output_per_million ($)")
+        parser.add_argument("--leaderboard", action="store_true",
+                            help="drop the imported pool: build the pool from the leaderboard's submissions again")
 
     def handle(self, *args: object, **opts: object) -> None:
         benchmark = Benchmark.objects.filter(slug=opts["slug"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark with slug {opts['slug']!r}")
         matrices, evals = opts["matrices"], opts["evals"]
+        if opts["leaderboard"]:
+            if matrices is not None or evals is not None or opts["y"] is not None:
+                raise CommandError("--leaderboard takes no files: it drops the imported pool")
+            version = router_pool_import_drop(benchmark=benchmark)
+            if version is None:
+                raise CommandError(f"the router pool of {benchmark.slug} is not imported: nothing to drop")
+            self.stdout.write(f"{benchmark.slug}: the router pool is built from the leaderboard's submissions again "
+                              f"(pool version {version.number}, {len(version.members)} models); routers re-scored")
+            return
         try:
             if evals is not None:
                 if matrices is not None or opts["y"] is not None:
