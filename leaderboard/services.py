@@ -11,7 +11,6 @@ deleted or re-scored: ``evaluation.services.benchmark_results_bump``); readers c
 from __future__ import annotations
 
 from array import array
-
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
