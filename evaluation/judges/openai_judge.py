@@ -21,11 +21,9 @@ crash or a failure later in the run never pays for them twice.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -47,6 +45,8 @@ from evaluation.metrics.agentx_judged import (
     AgentXTraceQuestion,
     is_unit,
 )
+
+from evaluation.endpoint_limits import PAUSE_STATUS, BudgetExceeded, Gate, Spending, estimate_tokens, is_retriable, retry_after_seconds
 
 from .base import PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS, JudgeBudgetExceeded, JudgeError, load_prompt
 from .cache import VerdictCache, input_hash
@@ -116,80 +116,15 @@ def _check_agentx_trace(data: dict[str, Any], q: AgentXTraceQuestion) -> dict[st
 
 
 Check = Callable[[dict[str, Any], Any], dict[str, Any]]
-_RETRIABLE_STATUS = frozenset({408, 409, 429})
-_PAUSE_STATUS = frozenset({429, 503})  # the server asks everyone to slow down
-_MAX_PAUSE = 300.0  # a Retry-After longer than this is read as this
 _OUTPUT_TOKENS_PER_QUESTION = 12  # for the tokens-per-minute estimate: {"id": 3, "valid": true}
 # Agent-X's verdicts are longer: three named scores, or two lists of a few scores.
 _OUTPUT_TOKENS_BY_KIND = {"agentx_trace": 32, "agentx_steps": 32, "agentx_tool_accuracy": 20}
+_Gate = Gate  # the name the judge's tests know it by
 
 
 def output_tokens_per_question(kind: str) -> int:
     """The output tokens one verdict of ``kind`` is reckoned at (rate gate, budget, estimate)."""
     return _OUTPUT_TOKENS_BY_KIND.get(kind, _OUTPUT_TOKENS_PER_QUESTION)
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """The wait a 429/503 asks for: ``retry-after-ms``, or ``Retry-After`` in seconds or as a date."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    when = email.utils.parsedate_to_datetime(value) if value else None
-    return None if when is None else max(0.0, when.timestamp() - time.time())
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count (4 characters a token), the same for the rate gate and the estimate."""
-    return len(text) // 4 + 1
-
-
-class _Gate:
-    """What every request thread of one judge passes before sending: a pause set by any thread
-    (Retry-After of a 429/503) holds them all, and the requests and estimated tokens of the last
-    60 s stay under their per-minute limits (0 = no limit)."""
-
-    def __init__(self, requests_per_minute: int = 0, tokens_per_minute: int = 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.rpm = requests_per_minute
-        self.tpm = tokens_per_minute
-        self.clock = clock
-        self.lock = threading.Lock()
-        self.resume_at = 0.0
-        self.sent: deque[tuple[float, int]] = deque()
-        self.tokens = 0
-
-    def pause(self, seconds: float) -> None:
-        with self.lock:
-            self.resume_at = max(self.resume_at, self.clock() + min(seconds, _MAX_PAUSE))
-
-    def enter(self, tokens: int) -> None:
-        while True:
-            with self.lock:
-                now = self.clock()
-                while self.sent and self.sent[0][0] <= now - 60:
-                    self.tokens -= self.sent.popleft()[1]
-                delay = self.resume_at - now
-                if delay <= 0 and self.sent and (
-                        (self.rpm and len(self.sent) >= self.rpm)
-                        or (self.tpm and self.tokens + tokens > self.tpm)):
-                    delay = self.sent[0][0] + 60 - now
-                if delay <= 0:
-                    self.sent.append((now, tokens))
-                    self.tokens += tokens
-                    return
-            time.sleep(min(delay, 1.0))
 
 
 class OpenAIJudge:
@@ -225,7 +160,7 @@ class OpenAIJudge:
         self.batch_size = batch_size
         self.cache = cache
         self._sleep = sleep
-        self.gate = _Gate(requests_per_minute, tokens_per_minute)
+        self.gate = Gate(requests_per_minute, tokens_per_minute)
         # Retries are ours (they also cover malformed answers), so the client makes none.
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=0
@@ -237,14 +172,15 @@ class OpenAIJudge:
         self.price_input = price_input
         self.price_output = price_output
         self.budget_usd = budget_usd
-        self._reserved_usd = 0.0
-        # What this judge has used so far (all threads): requests sent, questions answered, tokens.
+        # Spending against the budget is the shared machinery's (evaluation/endpoint_limits.py), as the
+        # harness's is; `usage` is this judge's report of it (all threads), plus the questions answered.
+        self.spending = Spending(price_input=price_input, price_output=price_output, budget_usd=budget_usd)
         self._usage_lock = threading.Lock()
         self.usage: dict[str, Any] = {"requests": 0, "questions": 0, "input_tokens": 0, "output_tokens": 0,
                                       "cost_usd": 0.0}
 
     def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.price_input + output_tokens * self.price_output) / 1e6
+        return self.spending.cost_usd(input_tokens, output_tokens)
 
     # ------------------------------------------------------------- four kinds
     def answer_equivalence(self, questions: Sequence[AnswerQuestion]) -> list[bool]:
@@ -332,7 +268,7 @@ class OpenAIJudge:
         """Verdicts by hash for one batch; a malformed answer splits it, other faults retry it."""
         last: Exception | None = None
         for attempt in range(self.max_retries + 1):
-            if attempt and not (isinstance(last, openai.APIStatusError) and last.status_code in _PAUSE_STATUS):
+            if attempt and not (isinstance(last, openai.APIStatusError) and last.status_code in PAUSE_STATUS):
                 self._sleep(self.backoff * 2 ** (attempt - 1))  # (a 429/503 paused the gate instead)
             started = time.monotonic()
             try:
@@ -349,12 +285,12 @@ class OpenAIJudge:
                 last = exc
                 continue
             except openai.APIStatusError as exc:
-                if exc.status_code < 500 and exc.status_code not in _RETRIABLE_STATUS:
+                if not is_retriable(exc.status_code):
                     raise JudgeError(
                         f"judge {self.name}: {kind} request refused with HTTP "
                         f"{exc.status_code}: {exc.message}"
                     ) from exc
-                if exc.status_code in _PAUSE_STATUS:
+                if exc.status_code in PAUSE_STATUS:
                     wait_s = retry_after_seconds(getattr(exc.response, "headers", None))
                     self.gate.pause(wait_s if wait_s is not None else self.backoff * 2 ** attempt)
                 last = exc
@@ -376,14 +312,15 @@ class OpenAIJudge:
         prompt = self._prompts[kind]
         est_in = estimate_tokens(prompt) + estimate_tokens(content)
         est_out = output_tokens_per_question(kind) * len(items)
-        reserve = self.cost_usd(est_in, est_out)
+        try:
+            reserve = self.spending.reserve(est_in, est_out, what=f"{kind} request")
+        except BudgetExceeded as exc:
+            raise JudgeBudgetExceeded(
+                f"judge {self.name}: the judge budget of ${self.budget_usd:g} would be exceeded "
+                f"(${self.usage['cost_usd']:.4f} spent on {self.usage['questions']} questions, "
+                f"the next {kind} request about ${self.cost_usd(est_in, est_out):.4f}); nothing more was asked"
+            ) from exc
         with self._usage_lock:
-            if self.budget_usd and self.usage["cost_usd"] + self._reserved_usd + reserve > self.budget_usd:
-                raise JudgeBudgetExceeded(
-                    f"judge {self.name}: the judge budget of ${self.budget_usd:g} would be exceeded "
-                    f"(${self.usage['cost_usd']:.4f} spent on {self.usage['questions']} questions, "
-                    f"the next {kind} request about ${reserve:.4f}); nothing more was asked")
-            self._reserved_usd += reserve
             self.usage["requests"] += 1
         self.gate.enter(est_in + est_out)
         try:
@@ -402,8 +339,8 @@ class OpenAIJudge:
             used_in = used_out = 0  # refused or lost: not billed (a timeout may be; it is not known)
             raise
         finally:
+            self.spending.settle(reserve, used_in, used_out)
             with self._usage_lock:
-                self._reserved_usd -= reserve
                 self.usage["input_tokens"] += used_in
                 self.usage["output_tokens"] += used_out
                 self.usage["cost_usd"] += self.cost_usd(used_in, used_out)

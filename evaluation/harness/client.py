@@ -1,0 +1,206 @@
+"""One chat-completions request of a run: the cache first, then the shared gate (requests and
+tokens per minute, Retry-After), retries with backoff, and the budget (evaluation/endpoint_limits).
+
+A request that still fails after its retries ends the (sample, mode) with a failure class:
+``timeout`` (the last attempt timed out) or ``provider_error`` (refused, 5xx, a broken answer). A
+4xx other than 408/409/429 is not retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, is_retriable,
+                                        retry_after_seconds)
+from evaluation.harness.cache import RequestCache, request_key
+
+log = logging.getLogger(__name__)
+IMAGE_TOKENS = 765  # what one image is reckoned at before the endpoint reports usage (a 1024 px tile grid)
+
+
+class Failure(Exception):
+    """The (sample, mode) ends without an answer, with this class (spec/runs.md)."""
+
+    def __init__(self, klass: str, detail: str) -> None:
+        super().__init__(detail)
+        self.klass = klass
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run sends and how: recorded on every line (``sampling``) and part of every cache key."""
+
+    model: str
+    base_url: str
+    api_key: str = ""
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int = 1024
+    timeout: float = 120.0
+    max_retries: int = 3
+    backoff: float = 0.5
+    requests_per_minute: int = 0
+    tokens_per_minute: int = 0
+    price_input: float = 0.0  # USD per million tokens
+    price_output: float = 0.0
+    budget_usd: float = 0.0
+
+    def sampling(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        return out
+
+
+@dataclass
+class Counters:
+    """What the run did, all threads: requests sent and replayed from the cache, tokens, retries."""
+
+    sent: int = 0
+    cached: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **values: int) -> None:
+        with self.lock:
+            for key, value in values.items():
+                setattr(self, key, getattr(self, key) + value)
+
+
+def estimate_request_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+    text, images = 0, 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            text += len(content)
+        elif isinstance(content, list):
+            for part in content:
+                if part.get("type") == "text":
+                    text += len(part.get("text", ""))
+                else:
+                    images += 1
+        for call in message.get("tool_calls") or ():
+            text += len(str(call))
+    if tools:
+        text += sum(len(str(t)) for t in tools)
+    return text // 4 + 1 + images * IMAGE_TOKENS
+
+
+class Endpoint:
+    def __init__(self, settings: Settings, *, cache: RequestCache | None = None,
+                 client: openai.OpenAI | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.gate = Gate(settings.requests_per_minute, settings.tokens_per_minute)
+        self.spending = Spending(price_input=settings.price_input, price_output=settings.price_output,
+                                 budget_usd=settings.budget_usd)
+        self.counters = Counters()
+        self._sleep = sleep
+        # Retries are ours (a 429 pauses every thread), so the client makes none.
+        self._client = client or openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "none",
+                                               timeout=settings.timeout, max_retries=0)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> tuple[dict[str, Any], bool]:
+        """(the answer as a plain dict, whether it came from the cache); raises Failure or BudgetExceeded."""
+        request: dict[str, Any] = {"model": self.settings.model, "messages": messages, "sampling": self.settings.sampling()}
+        if tools:
+            request["tools"] = tools
+        key = request_key(request)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.counters.add(cached=1)
+                return hit, True
+        answer = self._send(messages, tools)
+        if self.cache is not None:
+            self.cache.put(key, answer)  # kept as soon as it is paid for
+        return answer, False
+
+    def _send(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        est_in = estimate_request_tokens(messages, tools)
+        est_out = self.settings.max_tokens
+        last: Exception | None = None
+        for attempt in range(self.settings.max_retries + 1):
+            if attempt:
+                self.counters.add(retries=1)
+                if not (isinstance(last, openai.APIStatusError) and last.status_code in PAUSE_STATUS):
+                    self._sleep(self.settings.backoff * 2 ** (attempt - 1))  # (a 429/503 paused the gate)
+            reserved = self.spending.reserve(est_in, est_out, what="model request")
+            used_in = used_out = 0
+            try:
+                self.gate.enter(est_in + est_out)
+                self.counters.add(sent=1)
+                kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
+                                          **self.settings.sampling()}
+                if tools:
+                    kwargs["tools"] = tools
+                response = self._client.chat.completions.create(**kwargs)
+                answer = _plain(response)
+                usage = answer.get("usage") or {}
+                used_in = int(usage.get("prompt_tokens") or 0)
+                used_out = int(usage.get("completion_tokens") or 0)
+                self.counters.add(input_tokens=used_in, output_tokens=used_out)
+                return answer
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                last = exc
+            except openai.APIStatusError as exc:
+                if not is_retriable(exc.status_code):
+                    raise Failure("provider_error", f"the endpoint refused the request with HTTP {exc.status_code}: "
+                                                    f"{_short(exc.message)}") from exc
+                if exc.status_code in PAUSE_STATUS:
+                    wait_s = retry_after_seconds(getattr(exc.response, "headers", None))
+                    self.gate.pause(wait_s if wait_s is not None else self.settings.backoff * 2 ** attempt)
+                last = exc
+            except (openai.OpenAIError, ValueError) as exc:  # an answer the client cannot read
+                last = exc
+            finally:
+                self.spending.settle(reserved, used_in, used_out)
+        klass = "timeout" if isinstance(last, openai.APITimeoutError) else "provider_error"
+        detail = (f"no answer after {self.settings.max_retries + 1} attempts; last error: "
+                  f"{_describe(last)}")
+        raise Failure(klass, detail)
+
+
+def _describe(exc: Exception | None) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "the request timed out"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {_short(exc.message)}"
+    return f"{type(exc).__name__}: {_short(str(exc))}"
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _plain(response: Any) -> dict[str, Any]:
+    """The parts of a completion a run reads, as JSON-ready data (what the cache stores)."""
+    data = response.model_dump(mode="json") if hasattr(response, "model_dump") else dict(response)
+    choices = data.get("choices") or []
+    if not choices:
+        raise ValueError("the answer has no choices")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    kept_message = {"content": message.get("content"), "tool_calls": message.get("tool_calls") or []}
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if reasoning:
+        kept_message["reasoning"] = reasoning
+    return {"id": data.get("id"), "model": data.get("model"), "finish_reason": choice.get("finish_reason"),
+            "message": kept_message, "usage": data.get("usage") or {}}
+
+
+__all__ = ["BudgetExceeded", "Counters", "Endpoint", "Failure", "Settings", "estimate_request_tokens"]

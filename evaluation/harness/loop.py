@@ -1,0 +1,234 @@
+"""One (sample, mode) of a run: the conversation, the tool loop, and the prediction line it makes.
+
+What each mode sends (spec/runs.md): ``text`` the question and the image(s); ``adaptive`` the same
+with the tools offered, each call executed by the registry and its output image sent back in the
+next message; ``oracle`` the oracle image I_E in place of the media; ``blind`` no image. The final
+answer is the last ``<answer>...</answer>`` of the last message, else that whole message.
+
+The line records, beside formats.md's fields: the steps (the assistant's text as ``thought``, each
+call with its arguments, input, output and error), ``usage``, ``latency_ms``, ``turns``, and
+``run``: the model ids and response ids the endpoint returned, the prompt and harness versions, the
+sampling settings, the protocol, how the answer was found, and the SHA-256 of every image sent at
+each turn. An attempt that ends without an answer has ``failure`` (its class) and ``failure_detail``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import mimetypes
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from annotation.imagetools import Limits, encode_png, load_image, oracle_image
+from evaluation.harness import HARNESS_VERSION
+from evaluation.harness.client import Endpoint, Failure
+from evaluation.harness.items import RunItem
+from evaluation.harness.prompts import fill, load_prompt, question_block
+from evaluation.harness.tools import (Call, execute, function_schemas, parse_arguments, strip_tagged,
+                                      tagged_calls, tagged_protocol)
+
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
+PROTOCOLS = ("function_calling", "tagged_text")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How a run talks to the model: the same for every (sample, mode) of the run."""
+
+    family: str = "generic"
+    tools: tuple[str, ...] = ()  # the registry tools offered in adaptive mode
+    protocol: str = "function_calling"
+    max_turns: int = 8
+    limits: Limits = field(default_factory=Limits)
+    max_pixels: int = 64_000_000
+
+
+@dataclass
+class _Picture:
+    ref: str
+    data: bytes
+    media_type: str
+    sha256: str
+
+    @classmethod
+    def of(cls, ref: str, data: bytes, media_type: str) -> _Picture:
+        return cls(ref=ref, data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest())
+
+    def part(self) -> dict[str, Any]:
+        url = f"data:{self.media_type};base64,{base64.b64encode(self.data).decode()}"
+        return {"type": "image_url", "image_url": {"url": url}}
+
+
+def final_answer(text: str) -> tuple[str, str]:
+    """(the answer, how it was found): the last <answer>...</answer>, else the whole message."""
+    found = _ANSWER.findall(text or "")
+    if found:
+        return found[-1].strip(), "answer_tag"
+    return (text or "").strip(), "whole_message"
+
+
+def _media_type(path: str) -> str:
+    guessed = mimetypes.guess_type(path)[0]
+    return guessed if guessed and guessed.startswith("image/") else "image/png"
+
+
+def _pictures(item: RunItem, mode: str, protocol: Protocol) -> list[_Picture]:
+    if mode == "blind":
+        return []
+    if mode == "oracle":
+        first = item.media[0]
+        image = load_image(first.path, max_pixels=protocol.max_pixels)
+        evidence = oracle_image(image, item.transform or [], item.regions or [], limits=protocol.limits)
+        return [_Picture.of("img0", encode_png(evidence), "image/png")]
+    return [_Picture.of(m.ref, Path(m.path).read_bytes(), _media_type(m.path)) for m in item.media]
+
+
+def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) -> dict[str, Any]:
+    """The prediction line of ``item`` in ``mode``. Raises BudgetExceeded (the run stops; nothing is
+    written for this pair); every other way of ending is a line."""
+    started = time.monotonic()
+    prompt = load_prompt(protocol.family, mode)
+    adaptive = mode == "adaptive"
+    schemas = function_schemas(protocol.tools) if adaptive else []
+    tagged = adaptive and protocol.protocol == "tagged_text"
+    pictures = _pictures(item, mode, protocol)
+    sizes = ", ".join(f"{m.ref} is {m.width} x {m.height} pixels" for m in item.media if m.width)
+    values = {"question_block": question_block(item),
+              "image_list": ", ".join(p.ref for p in pictures) or "none",
+              "image_sizes": sizes or "size unknown",
+              "tool_protocol": tagged_protocol(schemas) if tagged else ""}
+    messages: list[dict[str, Any]] = []
+    if prompt.system:
+        messages.append({"role": "system", "content": fill(prompt.system, values)})
+    messages.append({"role": "user", "content": [*(p.part() for p in pictures),
+                                                 {"type": "text", "text": fill(prompt.user, values)}]})
+    offered_schemas = schemas if adaptive and not tagged else None
+
+    line: dict[str, Any] = {"sample_id": item.uid, "mode": mode}
+    steps: list[dict[str, Any]] = []
+    record: dict[str, Any] = {
+        "model_ids": [], "response_ids": [], "prompt_version": prompt.name, "harness_version": HARNESS_VERSION,
+        "sampling": endpoint.settings.sampling(), "protocol": protocol.protocol if adaptive else "none",
+        "images_sent": [[p.sha256 for p in pictures]], "cached_turns": 0,
+    }
+    usage = {"input_tokens": 0, "output_tokens": 0}
+    model_ids: set[str] = set()
+    images: dict[str, np.ndarray] = {}
+    latest = pictures[-1].ref if pictures else "img0"
+    next_number = len(item.media)
+    last_text = ""
+    turns = 0
+    failure: Failure | None = None
+    try:
+        for turn in range(1, protocol.max_turns + 1):
+            answer, cached = endpoint.complete(messages, offered_schemas)
+            turns = turn
+            record["cached_turns"] += int(cached)
+            if answer.get("model"):
+                model_ids.add(str(answer["model"]))
+            if answer.get("id"):
+                record["response_ids"].append(str(answer["id"]))
+            reported = answer.get("usage") or {}
+            usage["input_tokens"] += int(reported.get("prompt_tokens") or 0)
+            usage["output_tokens"] += int(reported.get("completion_tokens") or 0)
+            message = answer.get("message") or {}
+            content = message.get("content") or ""
+            last_text = content
+            if answer.get("finish_reason") == "content_filter":
+                raise Failure("content_filter", "the endpoint stopped the answer by its content filter")
+            calls = _calls(message, tagged) if adaptive else []
+            thought = strip_tagged(content) if tagged else content.strip()
+            if not calls:
+                if thought:
+                    steps.append({"thought": thought})
+                break
+            if turn == protocol.max_turns:
+                if thought:
+                    steps.append({"thought": thought})
+                raise Failure("max_turns", f"the model was still calling tools after {protocol.max_turns} turns")
+            assistant: dict[str, Any] = {"role": "assistant", "content": content}
+            if not tagged:
+                assistant["tool_calls"] = message.get("tool_calls")
+            messages.append(assistant)
+            if not images:
+                images = _decoded(item, protocol)
+            new_parts: list[dict[str, Any]] = []
+            sent: list[str] = []
+            for index, call in enumerate(calls):
+                output = f"img{next_number}"
+                next_number += 1
+                done = execute(call, images, latest, output, offered=protocol.tools, limits=protocol.limits)
+                step_tool = {"name": done.name, "args": done.args, "input": done.input, "output": output,
+                             "error": done.error}
+                steps.append({"thought": thought if index == 0 else "", "tool": step_tool})
+                if done.registry_fault is not None:
+                    raise Failure("tool_error", f"{done.name}: {done.registry_fault}")
+                picture = None
+                if done.error is not None:
+                    reply = f"Error from {done.name}: {done.error}. No image was made; correct the call or answer."
+                else:
+                    assert done.image is not None
+                    images[output] = done.image
+                    latest = output
+                    picture = _Picture.of(output, encode_png(done.image), "image/png")
+                    sent.append(picture.sha256)
+                    reply = f"{done.name} made {output} ({done.image.shape[1]} x {done.image.shape[0]} pixels)."
+                    if done.measurements:
+                        reply += " Measurements: " + json.dumps(done.measurements, ensure_ascii=False)[:4000]
+                if tagged:
+                    new_parts.append({"type": "text", "text": f"<tool_response>{reply}</tool_response>"})
+                else:
+                    messages.append({"role": "tool", "tool_call_id": call.call_id, "content": reply})
+                if picture is not None:
+                    new_parts.append(picture.part())
+            # Images cannot go in a tool message: they follow in one user message, after the results.
+            if tagged:
+                messages.append({"role": "user", "content": new_parts})
+            elif new_parts:
+                messages.append({"role": "user", "content": [
+                    {"type": "text", "text": "The images the tools made, in order:"}, *new_parts]})
+            record["images_sent"].append(sent)
+    except Failure as exc:
+        failure = exc
+    record["model_ids"] = sorted(model_ids)
+    line["steps"] = steps
+    if failure is not None:
+        line["answer"] = None
+        line["failure"] = failure.klass
+        line["failure_detail"] = failure.detail
+    else:
+        answer_text, how = final_answer(last_text)
+        line["answer"] = answer_text
+        line["response"] = last_text
+        record["answer_extraction"] = how
+        produced = [s["tool"]["output"] for s in steps if "tool" in s and not s["tool"]["error"]]
+        if produced:
+            line["answer_image"] = produced[-1]
+    line["usage"] = usage
+    line["turns"] = turns
+    line["latency_ms"] = round((time.monotonic() - started) * 1000)
+    line["run"] = record
+    return line
+
+
+def _calls(message: dict[str, Any], tagged: bool) -> list[Call]:
+    if tagged:
+        return tagged_calls(message.get("content") or "")
+    calls = []
+    for raw in message.get("tool_calls") or []:
+        function = raw.get("function") or {}
+        args, problem = parse_arguments(function.get("arguments"))
+        calls.append(Call(name=function.get("name"), arguments=args, call_id=str(raw.get("id") or ""),
+                          problem=problem))
+    return calls
+
+
+def _decoded(item: RunItem, protocol: Protocol) -> dict[str, np.ndarray]:
+    return {m.ref: load_image(m.path, max_pixels=protocol.max_pixels) for m in item.media}

@@ -1,0 +1,297 @@
+"""The simulated model: a small local server speaking OpenAI's chat-completions API, for the demo,
+the tests and the bench. It is not a model: it looks the question up in a key file and answers by
+a fixed, documented policy, so the scores a run gets from it are known in advance.
+
+    python -m evaluation.harness.simulated --key KEY.jsonl [--port 0] [--delay 0] [--log LOG.jsonl]
+        [--script SCRIPT.json] [--tool-calls 1] [--served-model NAME] [--seed 0]
+
+It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard library only.
+
+- The key file has one JSON object per sample: ``uid``, ``question``, ``options``, ``answer``,
+  ``answer_type``, ``img0_sha256`` and optionally ``toolchain`` (the reference calls).
+- The mode is read from the request: tools offered (or the tagged-text protocol in the system
+  prompt) is adaptive, no image is blind, an image other than img0 is oracle, else text.
+- Policy: the answer is right when ``correct(uid, mode)`` says so (a hash of seed, uid and mode
+  against the mode's rate, ``RATES``), else surely wrong (another letter, the number plus one, or
+  "simulated wrong answer"). In adaptive mode it first makes ``--tool-calls`` calls (the sample's
+  reference chain where it has one, else a zoom on the middle, then a contrast step), one per turn,
+  each on the latest image, and answers only if every tool image reached it; if a tool's image is
+  missing it answers "NO TOOL IMAGE" (wrong).
+- ``--script`` maps a uid to a behaviour, to test what a run does with a bad endpoint: ``timeout``
+  (answers after ``--slow`` seconds), ``error500``, ``rate429`` (the first request of each mode is
+  refused with ``Retry-After: 1``), ``bad_arguments`` and ``unknown_tool`` (the first call is
+  malformed, then the policy), ``loop`` (calls tools for ever), ``content_filter``.
+- ``--log`` appends one line per request: uid, mode, turn, the SHA-256 of the request body and of
+  each image it received since its last answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+RATES = {"text": 0.6, "adaptive": 0.75, "oracle": 0.85, "blind": 0.3}
+NO_IMAGE = "NO TOOL IMAGE"
+WRONG_TEXT = "simulated wrong answer"
+_QUESTION = re.compile(r"Question: (.*?)(?:\nOptions:\n|\n\n|\Z)", re.S)
+_MADE = re.compile(r"made (img\d+) \((\d+) x (\d+) pixels\)")
+_TOOL_NAMES = re.compile(r'"name": "([a-z0-9_]+)"')
+
+
+def correct(uid: str, mode: str, *, seed: int = 0, rates: dict[str, float] = RATES) -> bool:
+    """Whether the simulated model answers ``uid`` right in ``mode`` (fixed for a seed)."""
+    digest = hashlib.sha256(f"{seed}:{uid}:{mode}".encode()).hexdigest()
+    return int(digest[:8], 16) % 1000 < round(rates.get(mode, 0.0) * 1000)
+
+
+def wrong_answer(entry: dict[str, Any]) -> str:
+    options = entry.get("options") or {}
+    gold = str(entry.get("answer", "")).strip()
+    if options:
+        letters = sorted(options)
+        others = [k for k in letters if k.upper() != gold.upper()]
+        return others[0] if others else "Z"
+    try:
+        return str(float(gold.replace(",", "")) + 1).removesuffix(".0")
+    except ValueError:
+        return WRONG_TEXT
+
+
+def answer_for(entry: dict[str, Any], mode: str, *, seed: int = 0) -> str:
+    return str(entry["answer"]) if correct(entry["uid"], mode, seed=seed) else wrong_answer(entry)
+
+
+class Key:
+    def __init__(self, path: str) -> None:
+        self.by_question: dict[str, list[dict[str, Any]]] = {}
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    entry = json.loads(line)
+                    self.by_question.setdefault(entry["question"].strip(), []).append(entry)
+
+    def find(self, text: str, first_image: str | None) -> dict[str, Any] | None:
+        found = _QUESTION.search(text)
+        candidates = self.by_question.get(found.group(1).strip(), []) if found else []
+        if not candidates:
+            return None
+        for entry in candidates:
+            if first_image and entry.get("img0_sha256") == first_image:
+                return entry
+        return candidates[0]
+
+
+def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, list):
+        return content
+    return [{"type": "text", "text": content or ""}]
+
+
+def _image_sha(part: dict[str, Any]) -> str:
+    url = part.get("image_url", {}).get("url", "")
+    data = base64.b64decode(url.split(",", 1)[1]) if "," in url else b""
+    return hashlib.sha256(data).hexdigest()
+
+
+class Simulated(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        super().__init__(("127.0.0.1", args.port), _Handler)
+        self.key = Key(args.key)
+        self.delay = args.delay
+        self.slow = args.slow
+        self.seed = args.seed
+        self.tool_calls = args.tool_calls
+        self.served_model = args.served_model
+        self.script: dict[str, str] = json.load(open(args.script, encoding="utf-8")) if args.script else {}
+        self.log_path = args.log
+        self.lock = threading.Lock()
+        self.refused: set[tuple[str, str]] = set()
+
+    def log(self, record: dict[str, Any]) -> None:
+        if self.log_path:
+            with self.lock, open(self.log_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Simulated
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": self.server.served_model or "simulated", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._json(400, {"error": {"message": "the body is not JSON"}})
+            return
+        if self.server.delay:
+            time.sleep(self.server.delay)
+        status, payload, headers = respond(self.server, body, hashlib.sha256(raw).hexdigest())
+        self._json(status, payload, headers)
+
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    messages = body.get("messages") or []
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    first_user = next((m for m in messages if m.get("role") == "user"), {})
+    texts = "\n".join(p.get("text", "") for p in _parts(first_user) if p.get("type") == "text")
+    first_images = [_image_sha(p) for p in _parts(first_user) if p.get("type") == "image_url"]
+    entry = server.key.find(texts, first_images[0] if first_images else None)
+    tagged = "<tool_call>" in (system if isinstance(system, str) else "")
+    if body.get("tools") or tagged:
+        mode = "adaptive"
+    elif not first_images:
+        mode = "blind"
+    elif entry is not None and entry.get("img0_sha256") not in (None, first_images[0]):
+        mode = "oracle"
+    else:
+        mode = "text"
+    turn = 1 + sum(1 for m in messages if m.get("role") == "assistant")
+    # What came since the model's last answer: tool results and their images.
+    last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    since = messages[last_assistant + 1:] if last_assistant >= 0 else []
+    new_images = [_image_sha(p) for m in since for p in _parts(m) if p.get("type") == "image_url"]
+    made = [m.group(1) for msg in since for p in _parts(msg) if p.get("type") == "text"
+            for m in _MADE.finditer(p.get("text", ""))]
+    uid = entry["uid"] if entry else None
+    server.log({"uid": uid, "mode": mode, "turn": turn, "body_sha256": body_sha, "new_images": new_images,
+                "first_images": first_images})
+    if entry is None:
+        return 200, _completion(body, server, "I cannot find this question.", []), {}
+    behaviour = server.script.get(uid, "")
+    if behaviour == "error500":
+        return 500, {"error": {"message": "simulated server error"}}, {}
+    if behaviour == "rate429":
+        with server.lock:
+            first = (uid, mode) not in server.refused
+            server.refused.add((uid, mode))
+        if first:
+            return 429, {"error": {"message": "simulated rate limit"}}, {"Retry-After": "1"}
+    if behaviour == "timeout":
+        time.sleep(server.slow)
+    if behaviour == "content_filter":
+        return 200, _completion(body, server, "", [], finish="content_filter"), {}
+    if mode == "adaptive":
+        calls_wanted = 10 ** 6 if behaviour == "loop" else server.tool_calls
+        if turn <= calls_wanted:
+            call = _next_call(entry, turn, body, system, since, behaviour)
+            return 200, _completion(body, server, f"Step {turn}: I will call {call['name']}.", [call], tagged=tagged), {}
+        if len(new_images) < len(made):
+            return 200, _completion(body, server, f"<answer>{NO_IMAGE}</answer>", []), {}
+    answer = answer_for(entry, mode, seed=server.seed)
+    return 200, _completion(body, server, f"Looking at it, the answer is clear. <answer>{answer}</answer>", []), {}
+
+
+def _offered(body: dict[str, Any], system: str) -> list[str]:
+    if body.get("tools"):
+        return [t["function"]["name"] for t in body["tools"]]
+    return _TOOL_NAMES.findall(system)
+
+
+def _next_call(entry: dict[str, Any], turn: int, body: dict[str, Any], system: str, since: list, behaviour: str
+               ) -> dict[str, Any]:
+    offered = _offered(body, system)
+    if turn == 1 and behaviour == "bad_arguments":
+        return {"name": offered[0] if offered else "zoom_in", "arguments": "{not json"}
+    if turn == 1 and behaviour == "unknown_tool":
+        return {"name": "magic_wand", "arguments": "{}"}
+    chain = [c for c in entry.get("toolchain") or [] if c.get("tool") in offered]
+    if turn <= len(chain):
+        return {"name": chain[turn - 1]["tool"], "arguments": json.dumps(chain[turn - 1].get("args") or {})}
+    if turn == 1 and "zoom_in" in offered:
+        width, height = entry.get("width") or 64, entry.get("height") or 64
+        box = [width // 4, height // 4, max(width // 4 + 1, 3 * width // 4), max(height // 4 + 1, 3 * height // 4)]
+        return {"name": "zoom_in", "arguments": json.dumps({"bbox": box, "image": "img0"})}
+    for name, args in (("contrast", {"alpha": 1.2, "beta": 0}), ("rotate", {"angle": 0}), ("flip", {"direction": "horizontal"})):
+        if name in offered:
+            return {"name": name, "arguments": json.dumps(args)}
+    return {"name": offered[0] if offered else "zoom_in", "arguments": "{}"}
+
+
+def _completion(body: dict[str, Any], server: Simulated, content: str, calls: list[dict[str, Any]], *,
+                finish: str | None = None, tagged: bool = False) -> dict[str, Any]:
+    text_chars = sum(len(p.get("text", "")) for m in body.get("messages") or [] for p in _parts(m)
+                     if p.get("type") == "text")
+    images = sum(1 for m in body.get("messages") or [] for p in _parts(m) if p.get("type") == "image_url")
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls and tagged:
+        message["content"] = content + "".join(
+            f"\n<tool_call>{json.dumps({'name': c['name'], 'arguments': _loads(c['arguments'])})}</tool_call>"
+            if _loads(c["arguments"]) is not None else f"\n<tool_call>{c['arguments']}</tool_call>" for c in calls)
+    elif calls:
+        message["tool_calls"] = [{"id": f"call_{i}", "type": "function",
+                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
+                                 for i, c in enumerate(calls)]
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
+    return {"id": f"chatcmpl-sim-{digest}", "object": "chat.completion", "created": 0,
+            "model": server.served_model or body.get("model") or "simulated",
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": finish or ("tool_calls" if calls and not tagged else "stop")}],
+            "usage": {"prompt_tokens": text_chars // 4 + 85 * images, "completion_tokens": len(content) // 4 + 1,
+                      "total_tokens": text_chars // 4 + 85 * images + len(content) // 4 + 1}}
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="The simulated model (an OpenAI-compatible server).")
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--slow", type=float, default=5.0, help="seconds a 'timeout' sample takes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tool-calls", type=int, default=1)
+    parser.add_argument("--served-model", default="")
+    parser.add_argument("--script")
+    parser.add_argument("--log")
+    args = parser.parse_args(argv)
+    server = Simulated(args)
+    print(f"SIMULATED MODEL http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

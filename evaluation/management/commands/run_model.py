@@ -1,0 +1,152 @@
+"""manage.py run_model: runs a model behind an OpenAI-compatible endpoint on a benchmark's own
+protocol (spec/runs.md, docs/runs.md) and writes the prediction file; --submit submits it as
+`submit` does."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotation.imagetools import Limits
+from annotation.models import Benchmark
+from evaluation.harness import MODES
+from evaluation.harness.cache import SqliteRequestCache
+from evaluation.harness.client import Endpoint, Settings
+from evaluation.harness.loop import PROTOCOLS, Protocol
+from evaluation.harness.prompts import FAMILIES
+from evaluation.harness.runner import Progress, estimate, run
+from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, benchmark_tools, run_items
+
+
+def _modes(value: str) -> list[str]:
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise CommandError(f"--modes: {', '.join(unknown) or 'nothing'} is not a mode (choose from {', '.join(MODES)})")
+    return list(dict.fromkeys(modes))
+
+
+class Command(BaseCommand):
+    help = ("Run a model behind an OpenAI-compatible chat-completions endpoint on the benchmark's protocol and "
+            "write the prediction file (docs/runs.md); --submit submits it as `submit` does.")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--endpoint", required=True, help="the base URL, e.g. http://127.0.0.1:8001/v1")
+        parser.add_argument("--model", required=True, help="the model name the endpoint serves")
+        parser.add_argument("--api-key-env", dest="api_key_env", default="",
+                            help="the environment variable holding the API key (never the key itself)")
+        parser.add_argument("--modes", default="text,adaptive,oracle,blind", type=_modes)
+        parser.add_argument("--split", choices=SPLITS, default="all")
+        parser.add_argument("--limit", type=int, default=None, help="only the first N samples")
+        parser.add_argument("--max-turns", dest="max_turns", type=int, default=8)
+        parser.add_argument("--concurrency", type=int, default=4, help="(sample, mode) pairs in flight")
+        parser.add_argument("--out", type=Path, default=None, help="the prediction file (JSON Lines)")
+        parser.add_argument("--family", choices=FAMILIES, default=None,
+                            help="the prompt family (default: from the benchmark)")
+        parser.add_argument("--protocol", choices=PROTOCOLS, default="function_calling",
+                            help="how adaptive mode calls tools: OpenAI function calling, or <tool_call> tagged text")
+        parser.add_argument("--prices", nargs=2, type=float, metavar=("IN", "OUT"),
+                            help="USD per million input and output tokens (the estimate, the budget, the submission)")
+        parser.add_argument("--budget", type=float, default=0.0, help="stop cleanly before spending more USD (0: none)")
+        parser.add_argument("--rpm", type=int, default=0, help="requests per minute (0: no limit)")
+        parser.add_argument("--tpm", type=int, default=0, help="tokens per minute (0: no limit)")
+        parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+        parser.add_argument("--max-retries", dest="max_retries", type=int, default=3)
+        parser.add_argument("--max-tokens", dest="max_tokens", type=int, default=1024)
+        parser.add_argument("--temperature", type=float, default=0.0)
+        parser.add_argument("--seed", type=int, default=0, help="sent where the endpoint takes one; -1: none")
+        parser.add_argument("--cache", type=Path, default=None,
+                            help="the request cache (SQLite; default VAR_DIR/run_cache.sqlite3)")
+        parser.add_argument("--estimate-only", dest="estimate_only", action="store_true",
+                            help="print the estimate and stop")
+        parser.add_argument("--no-progress", dest="no_progress", action="store_true")
+        parser.add_argument("--submit", action="store_true", help="submit the file as `submit` does")
+        parser.add_argument("--user", help="the submission's owner (with --submit)")
+        parser.add_argument("--model-name", dest="model_name", default="", help="the name on the board (default --model)")
+        parser.add_argument("--organisation", default="")
+        parser.add_argument("--public", action="store_true")
+        parser.add_argument("--sync", action="store_true", help="score in this process and print the metrics")
+
+    def handle(self, *args: object, **opts: Any) -> None:
+        for noisy in ("httpx", "httpx2", "openai"):  # one line per request otherwise, under the progress bar
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+        benchmark = Benchmark.objects.filter(slug=opts["slug"]).first()
+        if benchmark is None:
+            raise CommandError(f"no benchmark with slug {opts['slug']!r}")
+        if opts["submit"] and not opts["user"]:
+            raise CommandError("--submit needs --user (the submission's owner)")
+        api_key = ""
+        if opts["api_key_env"]:
+            api_key = os.environ.get(opts["api_key_env"], "")
+            if not api_key:
+                raise CommandError(f"--api-key-env: the environment variable {opts['api_key_env']} is not set")
+        modes: list[str] = opts["modes"]
+        family = opts["family"] or benchmark_family(benchmark)
+        tools: list[str] = []
+        if "adaptive" in modes:
+            try:
+                tools = benchmark_tools(benchmark, family)
+            except (RunRefused, ValueError) as exc:
+                raise CommandError(str(exc)) from exc
+        items = run_items(benchmark, opts["split"], opts["limit"])
+        if not items:
+            raise CommandError(f"{benchmark.name} has no samples in the split {opts['split']!r}")
+        prices = opts["prices"] or (0.0, 0.0)
+        run_settings = Settings(
+            model=opts["model"], base_url=opts["endpoint"], api_key=api_key, temperature=opts["temperature"],
+            seed=None if opts["seed"] < 0 else opts["seed"], max_tokens=opts["max_tokens"], timeout=opts["timeout"],
+            max_retries=opts["max_retries"], requests_per_minute=opts["rpm"], tokens_per_minute=opts["tpm"],
+            price_input=prices[0], price_output=prices[1], budget_usd=opts["budget"])
+        protocol = Protocol(family=family, tools=tuple(tools), protocol=opts["protocol"], max_turns=opts["max_turns"],
+                            limits=Limits(max_pixels=settings.IMAGE_MAX_PIXELS), max_pixels=settings.IMAGE_MAX_PIXELS)
+        cache = SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3")
+        endpoint = Endpoint(run_settings, cache=cache)
+        try:
+            planned = estimate(items, modes, endpoint, protocol)
+            self.stdout.write(f"{benchmark.name}, split {opts['split']}, modes {', '.join(modes)}, prompts "
+                              f"{family}, {len(tools)} tools: " + planned.describe())
+            if opts["estimate_only"]:
+                return
+            out: Path = opts["out"] or Path(f"{benchmark.slug}.{re.sub(r'[^A-Za-z0-9._-]+', '_', opts['model'])}.jsonl")
+            bar = None if opts["no_progress"] else tqdm(total=planned.pairs, unit="answer", file=sys.stderr,
+                                                        dynamic_ncols=True)
+
+            def progress(p: Progress) -> None:
+                if bar is not None:
+                    bar.n = p.done
+                    failed = sum(p.failures.values())
+                    bar.set_postfix_str(f"sent {p.sent}, cached {p.cached}, failed {failed}, ${p.spent_usd:.4f}",
+                                        refresh=False)
+                    bar.refresh()
+
+            _, summary = run(items, modes, endpoint, protocol, concurrency=opts["concurrency"], out=out,
+                             on_progress=progress)
+            if bar is not None:
+                bar.close()
+        finally:
+            endpoint.close()
+        failures = ", ".join(f"{n} {k}" for k, n in sorted(summary.failures.items())) or "none"
+        self.stdout.write(
+            f"wrote {summary.lines} lines to {out}: {summary.answered} answered, failures: {failures}; "
+            f"{summary.requests_sent} requests sent, {summary.requests_cached} from the cache, "
+            f"{summary.input_tokens:,} input and {summary.output_tokens:,} output tokens, ${summary.spent_usd:.4f}; "
+            f"model ids returned: {', '.join(summary.model_ids) or 'none'}")
+        if summary.stopped:
+            self.stderr.write(f"stopped early: {summary.stopped}")
+        if opts["submit"]:
+            submit_opts: dict[str, Any] = {"model": opts["model_name"] or opts["model"], "user": opts["user"],
+                                           "public": opts["public"], "sync": opts["sync"],
+                                           "organisation": opts["organisation"]}
+            if opts["prices"]:
+                submit_opts["prices"] = list(opts["prices"])
+            call_command("submit", benchmark.slug, str(out), stdout=self.stdout, stderr=self.stderr, **submit_opts)

@@ -1,0 +1,107 @@
+"""A benchmark as the harness reads it (evaluation/harness, docs/runs.md): its samples as RunItems,
+the prompt family, the tools offered, and the simulated model's key. Reads only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from annotation.declared_tools import declared_tool_names
+from annotation.imagetools import REGISTRY
+from annotation.media import media_of, still_path
+from annotation.models import Benchmark, Sample
+from annotation.selectors import approved_annotations_for_export
+from evaluation.harness.items import Medium, RunItem
+from evaluation.harness.prompts import FAMILIES
+from evaluation.harness.tools import VTC_MODULES, family_tools, offered_tools
+
+SPLITS = ("all", "dev", "test")
+
+
+class RunRefused(ValueError):
+    """The benchmark cannot be run on this protocol; the message says why."""
+
+
+def benchmark_family(benchmark: Benchmark) -> str:
+    """The prompt family: VTC-Bench's when the benchmark offers only VTC-Bench's operations,
+    VLMEvalKit's for a benchmark named after MMReason (imported from a VLMEvalKit TSV), else ours."""
+    tools = [REGISTRY[t] for t in benchmark.tools if t in REGISTRY]
+    if tools and all(t.module in VTC_MODULES for t in tools):
+        return "vtcbench"
+    if "vtc" in benchmark.slug.lower():
+        return "vtcbench"
+    if "mmreason" in benchmark.slug.lower():
+        return "vlmevalkit"
+    return "generic"
+
+
+def benchmark_tools(benchmark: Benchmark, family: str) -> list[str]:
+    """The tools adaptive mode offers: the manifest's tool set, else the registry's for the family.
+    A benchmark that declares model-backed tools (Agent-X's OCR, web search ...) is refused: the
+    platform cannot run them, and no tool-model endpoint is configured."""
+    declared = declared_tool_names(benchmark)
+    if declared:
+        raise RunRefused(
+            f"{benchmark.name} declares tools the platform cannot run ({', '.join(sorted(declared)[:6])}"
+            f"{' ...' if len(declared) > 6 else ''}): adaptive mode needs a tool-model endpoint for them, "
+            "which is not available yet. Run text, oracle or blind instead.")
+    if benchmark.tools:
+        return offered_tools(benchmark.tools)
+    return family_tools(family)
+
+
+def run_samples(benchmark: Benchmark, split: str = "all", limit: int | None = None) -> list[Sample]:
+    samples = (Sample.objects.filter(benchmark=benchmark).prefetch_related("media")
+               .order_by("position", "uid"))
+    if split != "all":
+        samples = samples.filter(split=split)
+    return list(samples[:limit] if limit else samples)
+
+
+def run_items(benchmark: Benchmark, split: str = "all", limit: int | None = None) -> list[RunItem]:
+    samples = run_samples(benchmark, split, limit)
+    approved = approved_annotations_for_export(benchmark)
+    return [_item(sample, approved.get(sample.pk)) for sample in samples]
+
+
+def _item(sample: Sample, annotation: Any) -> RunItem:
+    media = tuple(Medium(ref=f"img{m.position}", path=str(still_path(m)), width=m.width, height=m.height)
+                  for m in media_of(sample))
+    transform: list = []
+    regions: list = []
+    if annotation is not None:
+        transform = list(annotation.transform or [])
+        regions = [[r.x1, r.y1, r.x2, r.y2] for r in annotation.regions.all() if r.image_ref == "img0"]
+    return RunItem(uid=sample.uid, question=sample.question, options=sample.options or None,
+                   answer_type=sample.answer_type, media=media, split=sample.split, transform=transform,
+                   regions=regions)
+
+
+def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | None = None) -> Iterator[dict]:
+    """What the simulated model knows of each sample (the answer included): for the demo and tests only."""
+    samples = run_samples(benchmark, split, limit)
+    approved = approved_annotations_for_export(benchmark)
+    for sample in samples:
+        annotation = approved.get(sample.pk)
+        first = media_of(sample)[0]
+        chain = [c.as_dict() for c in annotation.tool_calls.all()] if annotation is not None else []
+        yield {"uid": sample.uid, "question": sample.question.strip(), "options": sample.options or None,
+               "answer": sample.answer, "answer_type": sample.answer_type, "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
+               "width": first.width, "height": first.height, "toolchain": chain}
+
+
+def write_simulated_key(benchmark: Benchmark, path: Path, split: str = "all", limit: int | None = None) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for line in simulated_key_lines(benchmark, split, limit):
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path
+
+
+__all__ = ["FAMILIES", "SPLITS", "RunRefused", "benchmark_family", "benchmark_tools", "run_items",
+           "write_simulated_key"]
