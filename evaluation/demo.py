@@ -12,8 +12,10 @@ unfinished is scored again.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import orjson
 from django.contrib.auth import get_user_model
@@ -21,7 +23,12 @@ from django.core.files.base import ContentFile
 
 from annotation.models import Benchmark
 from evaluation import demo_shapes, pipeline, selectors, services
+from evaluation.harness import MODES as HARNESS_MODES
+from evaluation.harness.cache import MemoryRequestCache
+from evaluation.harness.client import Settings
+from evaluation.harness.simulated import serving
 from evaluation.models import Submission, SubmissionStatus
+from evaluation.run_inputs import run_benchmark, write_simulated_key
 from evaluation.simulator import GUESSABLE_SHARE, GUESSED, Profile, simulate
 
 DEMO_OWNER = "admin"  # staff: demo data is exempt from the researchers' daily limits
@@ -173,3 +180,39 @@ def _profile_text(p: Profile) -> str:
                 f"that need the image, {GUESSED} on the guessable {GUESSABLE_SHARE:.0%}")
     return (f"text accuracy {p.text_accuracy}, tool accuracy {p.tool_accuracy}, oracle accuracy "
             f"{p.oracle_accuracy}, mode selection {p.selection}, modes {', '.join(p.modes)}")
+
+
+HARNESS_MODEL = "Sim-Harness-VL (simulated model)"
+HARNESS_NOTE = ("Run by the platform's harness (docs/runs.md: text, adaptive, oracle and blind on the benchmark's own "
+                "protocol, its tools executed by the registry) against a simulated model: a small local server that "
+                "answers by a fixed policy (evaluation/harness/simulated.py), not a real model. Its traces are the "
+                "harness's own: steps, tool calls and the images they made.")
+
+
+def demo_harness_submission_load(*, slug: str) -> Submission | None:
+    """The demo benchmark run through the harness against the simulated model (served locally for the
+    run), submitted and scored like any upload; labelled "simulated model" on every row and page."""
+    benchmark = Benchmark.objects.filter(slug=slug).first()
+    owner = get_user_model().objects.filter(username=DEMO_OWNER).first()
+    if benchmark is None or owner is None:
+        return None
+    sub = Submission.objects.filter(benchmark=benchmark, is_demo=True, model_name=HARNESS_MODEL,
+                                    deleted_at__isnull=True).first()
+    if sub is None:
+        with tempfile.TemporaryDirectory(prefix="harness-demo-") as folder:
+            key = write_simulated_key(benchmark, Path(folder) / "key.jsonl")
+            out = Path(folder) / "predictions.jsonl"
+            with serving(key, "--tool-calls", "2") as url:
+                settings = Settings(model="sim-harness-vl", base_url=url, price_input=0.3, price_output=1.2)
+                run_benchmark(benchmark=benchmark, settings=settings, modes=list(HARNESS_MODES), concurrency=8,
+                              cache=MemoryRequestCache(), out=out)
+            sub = services.submission_create(
+                benchmark=benchmark, owner=owner, file=ContentFile(out.read_bytes(), name="harness-run.jsonl"),
+                model_name=HARNESS_MODEL, organisation="Demo (simulated model)", weights="open",
+                price_input_per_mtok=0.3, price_output_per_mtok=1.2, is_public=True, is_demo=True,
+                enforce_limits=False, enqueue=False, description=HARNESS_NOTE)
+    if sub.status != SubmissionStatus.DONE:
+        if sub.is_final:
+            services.submission_rescore(submission=sub, enqueue=False)
+        sub = pipeline.submission_process_sync(submission=sub)
+    return sub

@@ -1,22 +1,29 @@
-"""A benchmark as the harness reads it (evaluation/harness, docs/runs.md): its samples as RunItems,
-the prompt family, the tools offered, and the simulated model's key. Reads only.
+"""A benchmark as the harness runs it (evaluation/harness, docs/runs.md): its samples as RunItems,
+the prompt family, the tools offered, the simulated model's key, and ``run_benchmark``, the one
+entry point the command and the demo share. Reads the database only; the run writes its file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings as django_settings
+
 from annotation.declared_tools import declared_tool_names
-from annotation.imagetools import REGISTRY
+from annotation.imagetools import REGISTRY, Limits
 from annotation.media import media_of, still_path
 from annotation.models import Benchmark, Sample
 from annotation.selectors import approved_annotations_for_export
+from evaluation.harness.cache import RequestCache
+from evaluation.harness.client import Endpoint, Settings
 from evaluation.harness.items import Medium, RunItem
+from evaluation.harness.loop import Protocol
 from evaluation.harness.prompts import FAMILIES
+from evaluation.harness.runner import Estimate, Progress, RunSummary, estimate, run
 from evaluation.harness.tools import VTC_MODULES, family_tools, offered_tools
 
 SPLITS = ("all", "dev", "test")
@@ -103,5 +110,32 @@ def write_simulated_key(benchmark: Benchmark, path: Path, split: str = "all", li
     return path
 
 
-__all__ = ["FAMILIES", "SPLITS", "RunRefused", "benchmark_family", "benchmark_tools", "run_items",
+__all__ = ["FAMILIES", "SPLITS", "RunRefused", "benchmark_family", "benchmark_tools", "run_benchmark", "run_items",
            "write_simulated_key"]
+
+
+def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str], split: str = "all",
+                  limit: int | None = None, family: str | None = None, protocol: str = "function_calling",
+                  max_turns: int = 8, concurrency: int = 4, cache: RequestCache | None = None,
+                  out: Path | None = None, before: Callable[[Estimate], bool] | None = None,
+                  on_progress: Callable[[Progress], None] | None = None) -> tuple[Estimate, RunSummary | None]:
+    """The one way a benchmark is run (the command, the demo, later hosted runs): the benchmark's
+    samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
+    then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run."""
+    family = family or benchmark_family(benchmark)
+    tools = benchmark_tools(benchmark, family) if "adaptive" in modes else []
+    items = run_items(benchmark, split, limit)
+    if not items:
+        raise RunRefused(f"{benchmark.name} has no samples in the split {split!r}")
+    plan = Protocol(family=family, tools=tuple(tools), protocol=protocol, max_turns=max_turns,
+                    limits=Limits(max_pixels=django_settings.IMAGE_MAX_PIXELS),
+                    max_pixels=django_settings.IMAGE_MAX_PIXELS)
+    endpoint = Endpoint(settings, cache=cache)
+    try:
+        planned = estimate(items, modes, endpoint, plan)
+        if before is not None and not before(planned):
+            return planned, None
+        _, summary = run(items, modes, endpoint, plan, concurrency=concurrency, out=out, on_progress=on_progress)
+    finally:
+        endpoint.close()
+    return planned, summary

@@ -222,7 +222,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO; the judge logs one line per batch instead.
-    "loggers": {"httpx": {"level": "WARNING"}},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},  # (openai 3 ships httpx2)
 }
 
 # ---------------------------------------------------------------------------------------------

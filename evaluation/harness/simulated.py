@@ -32,10 +32,14 @@ import base64
 import hashlib
 import json
 import re
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 RATES = {"text": 0.6, "adaptive": 0.75, "oracle": 0.85, "blind": 0.3}
@@ -268,6 +272,28 @@ def _loads(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return None
+
+
+@contextmanager
+def serving(key: str | Path, *args: str, log: str | Path | None = None) -> Iterator[str]:
+    """Starts the simulated model in a process of its own; yields its base URL; stops it."""
+    command = [sys.executable, "-m", "evaluation.harness.simulated", "--key", str(key), *args]
+    if log is not None:
+        command += ["--log", str(log)]
+    proc = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("SIMULATED MODEL "):
+            raise RuntimeError(f"the simulated model did not start: {line!r}")
+        yield line.split()[-1]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def main(argv: list[str] | None = None) -> None:

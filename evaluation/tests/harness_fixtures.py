@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +14,7 @@ import cv2
 import numpy as np
 
 from evaluation.harness.items import Medium, RunItem
+from evaluation.harness.simulated import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,17 +51,9 @@ def write_items(folder: Path, n: int = 8) -> tuple[list[RunItem], Path]:
 
 @contextmanager
 def simulated_model(key: Path, log: Path, *args: str) -> Iterator[str]:
-    """Starts the simulated model in its own process; yields its base URL; stops it."""
-    proc = subprocess.Popen([sys.executable, "-m", "evaluation.harness.simulated", "--key", str(key),
-                             "--log", str(log), *args], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("SIMULATED MODEL "), line
-        yield line.split()[-1]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    """The simulated model in its own process, logging every request to ``log``."""
+    with serving(key, *args, log=log) as url:
+        yield url
 
 
 def log_lines(log: Path) -> list[dict]:

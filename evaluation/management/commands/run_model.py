@@ -4,7 +4,6 @@ protocol (spec/runs.md, docs/runs.md) and writes the prediction file; --submit s
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
@@ -16,15 +15,14 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation.imagetools import Limits
 from annotation.models import Benchmark
 from evaluation.harness import MODES
 from evaluation.harness.cache import SqliteRequestCache
-from evaluation.harness.client import Endpoint, Settings
-from evaluation.harness.loop import PROTOCOLS, Protocol
+from evaluation.harness.client import Settings
+from evaluation.harness.loop import PROTOCOLS
 from evaluation.harness.prompts import FAMILIES
-from evaluation.harness.runner import Progress, estimate, run
-from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, benchmark_tools, run_items
+from evaluation.harness.runner import Estimate, Progress
+from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, run_benchmark
 
 
 def _modes(value: str) -> list[str]:
@@ -78,8 +76,6 @@ class Command(BaseCommand):
         parser.add_argument("--sync", action="store_true", help="score in this process and print the metrics")
 
     def handle(self, *args: object, **opts: Any) -> None:
-        for noisy in ("httpx", "httpx2", "openai"):  # one line per request otherwise, under the progress bar
-            logging.getLogger(noisy).setLevel(logging.WARNING)
         benchmark = Benchmark.objects.filter(slug=opts["slug"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark with slug {opts['slug']!r}")
@@ -91,50 +87,46 @@ class Command(BaseCommand):
             if not api_key:
                 raise CommandError(f"--api-key-env: the environment variable {opts['api_key_env']} is not set")
         modes: list[str] = opts["modes"]
-        family = opts["family"] or benchmark_family(benchmark)
-        tools: list[str] = []
-        if "adaptive" in modes:
-            try:
-                tools = benchmark_tools(benchmark, family)
-            except (RunRefused, ValueError) as exc:
-                raise CommandError(str(exc)) from exc
-        items = run_items(benchmark, opts["split"], opts["limit"])
-        if not items:
-            raise CommandError(f"{benchmark.name} has no samples in the split {opts['split']!r}")
         prices = opts["prices"] or (0.0, 0.0)
         run_settings = Settings(
             model=opts["model"], base_url=opts["endpoint"], api_key=api_key, temperature=opts["temperature"],
             seed=None if opts["seed"] < 0 else opts["seed"], max_tokens=opts["max_tokens"], timeout=opts["timeout"],
             max_retries=opts["max_retries"], requests_per_minute=opts["rpm"], tokens_per_minute=opts["tpm"],
             price_input=prices[0], price_output=prices[1], budget_usd=opts["budget"])
-        protocol = Protocol(family=family, tools=tuple(tools), protocol=opts["protocol"], max_turns=opts["max_turns"],
-                            limits=Limits(max_pixels=settings.IMAGE_MAX_PIXELS), max_pixels=settings.IMAGE_MAX_PIXELS)
-        cache = SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3")
-        endpoint = Endpoint(run_settings, cache=cache)
-        try:
-            planned = estimate(items, modes, endpoint, protocol)
-            self.stdout.write(f"{benchmark.name}, split {opts['split']}, modes {', '.join(modes)}, prompts "
-                              f"{family}, {len(tools)} tools: " + planned.describe())
+        family = opts["family"] or benchmark_family(benchmark)
+        out: Path = opts["out"] or Path(f"{benchmark.slug}.{re.sub(r'[^A-Za-z0-9._-]+', '_', opts['model'])}.jsonl")
+        bar: Any = None
+
+        def before(planned: Estimate) -> bool:
+            nonlocal bar
+            self.stdout.write(f"{benchmark.name}, split {opts['split']}, modes {', '.join(modes)}, prompts {family}: "
+                              + planned.describe())
             if opts["estimate_only"]:
-                return
-            out: Path = opts["out"] or Path(f"{benchmark.slug}.{re.sub(r'[^A-Za-z0-9._-]+', '_', opts['model'])}.jsonl")
-            bar = None if opts["no_progress"] else tqdm(total=planned.pairs, unit="answer", file=sys.stderr,
-                                                        dynamic_ncols=True)
+                return False
+            if not opts["no_progress"]:
+                bar = tqdm(total=planned.pairs, unit="answer", file=sys.stderr, dynamic_ncols=True)
+            return True
 
-            def progress(p: Progress) -> None:
-                if bar is not None:
-                    bar.n = p.done
-                    failed = sum(p.failures.values())
-                    bar.set_postfix_str(f"sent {p.sent}, cached {p.cached}, failed {failed}, ${p.spent_usd:.4f}",
-                                        refresh=False)
-                    bar.refresh()
+        def progress(p: Progress) -> None:
+            if bar is not None:
+                bar.n = p.done
+                bar.set_postfix_str(f"sent {p.sent}, cached {p.cached}, failed {sum(p.failures.values())}, "
+                                    f"${p.spent_usd:.4f}", refresh=False)
+                bar.refresh()
 
-            _, summary = run(items, modes, endpoint, protocol, concurrency=opts["concurrency"], out=out,
-                             on_progress=progress)
+        try:
+            _, summary = run_benchmark(
+                benchmark=benchmark, settings=run_settings, modes=modes, split=opts["split"], limit=opts["limit"],
+                family=family, protocol=opts["protocol"], max_turns=opts["max_turns"],
+                concurrency=opts["concurrency"], out=out, before=before, on_progress=progress,
+                cache=SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3"))
+        except (RunRefused, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
             if bar is not None:
                 bar.close()
-        finally:
-            endpoint.close()
+        if summary is None:
+            return
         failures = ", ".join(f"{n} {k}" for k, n in sorted(summary.failures.items())) or "none"
         self.stdout.write(
             f"wrote {summary.lines} lines to {out}: {summary.answered} answered, failures: {failures}; "

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand
 
 from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load, demo_releases_load
 from annotation.workbench.demo import demo_workbench_ensure
-from evaluation.demo import demo_release_submissions_load, demo_submissions_load
+from evaluation.demo import demo_harness_submission_load, demo_release_submissions_load, demo_submissions_load
 from leaderboard.reported import AGENTX_DATA, DATA, reported_results_load
 from trace_review.demo import demo_trace_review_ensure
 
@@ -31,6 +31,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Workbench: {demo_workbench_ensure(DEMO_SLUG)}")
         submissions = demo_submissions_load(slug=DEMO_SLUG)
         self.stdout.write(f"Demo submissions (simulated, scored): {len(submissions)}")
+        harnessed = demo_harness_submission_load(slug=DEMO_SLUG)
+        if harnessed is not None:
+            self.stdout.write(f"Harness run (the simulated model, served locally): submission {harnessed.pk}, "
+                              f"{harnessed.status}")
         self.stdout.write(f"Trace review: {demo_trace_review_ensure(DEMO_SLUG)}")
         for summary in demo_releases_load():
             slug = summary.benchmark.slug
