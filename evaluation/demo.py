@@ -23,7 +23,6 @@ from django.core.files.base import ContentFile
 
 from annotation.models import Benchmark
 from evaluation import demo_shapes, pipeline, selectors, services
-from evaluation.harness import MODES as HARNESS_MODES
 from evaluation.harness.cache import MemoryRequestCache
 from evaluation.harness.client import Settings
 from evaluation.harness.simulated import serving
@@ -183,7 +182,9 @@ def _profile_text(p: Profile) -> str:
 
 
 HARNESS_MODEL = "Sim-Harness-VL (simulated model)"
-HARNESS_NOTE = ("Run by the platform's harness (docs/runs.md: text, adaptive, oracle and blind on the benchmark's own "
+# Not blind: the guessability audit is the three Sim-Blind entries' (a fourth blind entry would move its flags).
+HARNESS_DEMO_MODES = ("text", "adaptive", "oracle")
+HARNESS_NOTE = ("Run by the platform's harness (docs/runs.md: text, adaptive and oracle on the benchmark's own "
                 "protocol, its tools executed by the registry) against a simulated model: a small local server that "
                 "answers by a fixed policy (evaluation/harness/simulated.py), not a real model. Its traces are the "
                 "harness's own: steps, tool calls and the images they made.")
@@ -204,7 +205,7 @@ def demo_harness_submission_load(*, slug: str) -> Submission | None:
             out = Path(folder) / "predictions.jsonl"
             with serving(key, "--tool-calls", "2") as url:
                 settings = Settings(model="sim-harness-vl", base_url=url, price_input=0.3, price_output=1.2)
-                run_benchmark(benchmark=benchmark, settings=settings, modes=list(HARNESS_MODES), concurrency=8,
+                run_benchmark(benchmark=benchmark, settings=settings, modes=list(HARNESS_DEMO_MODES), concurrency=8,
                               cache=MemoryRequestCache(), out=out)
             sub = services.submission_create(
                 benchmark=benchmark, owner=owner, file=ContentFile(out.read_bytes(), name="harness-run.jsonl"),

@@ -21,7 +21,7 @@ from annotation.selectors import approved_annotations_for_export
 from evaluation.harness.cache import RequestCache
 from evaluation.harness.client import Endpoint, Settings
 from evaluation.harness.items import Medium, RunItem
-from evaluation.harness.loop import Protocol
+from evaluation.harness.loop import Protocol, oracle_png
 from evaluation.harness.prompts import FAMILIES
 from evaluation.harness.runner import Estimate, Progress, RunSummary, estimate, run
 from evaluation.harness.tools import VTC_MODULES, family_tools, offered_tools
@@ -92,12 +92,15 @@ def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | N
     """What the simulated model knows of each sample (the answer included): for the demo and tests only."""
     samples = run_samples(benchmark, split, limit)
     approved = approved_annotations_for_export(benchmark)
+    protocol = Protocol(max_pixels=django_settings.IMAGE_MAX_PIXELS)
     for sample in samples:
         annotation = approved.get(sample.pk)
         first = media_of(sample)[0]
+        oracle = oracle_png(_item(sample, annotation), protocol)
         chain = [c.as_dict() for c in annotation.tool_calls.all()] if annotation is not None else []
         yield {"uid": sample.uid, "question": sample.question.strip(), "options": sample.options or None,
                "answer": sample.answer, "answer_type": sample.answer_type, "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
+               "oracle_sha256": hashlib.sha256(oracle).hexdigest(),
                "width": first.width, "height": first.height, "toolchain": chain}
 
 

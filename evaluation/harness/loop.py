@@ -79,14 +79,18 @@ def _media_type(path: str) -> str:
     return guessed if guessed and guessed.startswith("image/") else "image/png"
 
 
+def oracle_png(item: RunItem, protocol: Protocol) -> bytes:
+    """The oracle image I_E the model is sent in oracle mode: img0 with the recovery transform applied,
+    then cut to the regions, as PNG."""
+    image = load_image(item.media[0].path, max_pixels=protocol.max_pixels)
+    return encode_png(oracle_image(image, item.transform or [], item.regions or [], limits=protocol.limits))
+
+
 def _pictures(item: RunItem, mode: str, protocol: Protocol) -> list[_Picture]:
     if mode == "blind":
         return []
     if mode == "oracle":
-        first = item.media[0]
-        image = load_image(first.path, max_pixels=protocol.max_pixels)
-        evidence = oracle_image(image, item.transform or [], item.regions or [], limits=protocol.limits)
-        return [_Picture.of("img0", encode_png(evidence), "image/png")]
+        return [_Picture.of("img0", oracle_png(item, protocol), "image/png")]
     return [_Picture.of(m.ref, Path(m.path).read_bytes(), _media_type(m.path)) for m in item.media]
 
 

@@ -8,12 +8,15 @@ a fixed, documented policy, so the scores a run gets from it are known in advanc
 It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard library only.
 
 - The key file has one JSON object per sample: ``uid``, ``question``, ``options``, ``answer``,
-  ``answer_type``, ``img0_sha256`` and optionally ``toolchain`` (the reference calls).
+  ``answer_type``, ``img0_sha256``, ``oracle_sha256`` (the oracle image the harness sends) and
+  optionally ``toolchain`` (the reference calls). A request is matched to a sample by its question,
+  options and first image.
 - The mode is read from the request: tools offered (or the tagged-text protocol in the system
-  prompt) is adaptive, no image is blind, an image other than img0 is oracle, else text.
+  prompt) is adaptive, no image is blind, the sample's oracle image (when it differs from img0) is
+  oracle, else text.
 - Policy: the answer is right when ``correct(uid, mode)`` says so (a hash of seed, uid and mode
-  against the mode's rate, ``RATES``), else surely wrong (another letter, the number plus one, or
-  "simulated wrong answer"). In adaptive mode it first makes ``--tool-calls`` calls (the sample's
+  against the mode's rate, ``RATES``), else surely wrong (another letter, ten times the number plus
+  17, or "simulated wrong answer"). In adaptive mode it first makes ``--tool-calls`` calls (the sample's
   reference chain where it has one, else a zoom on the middle, then a contrast step), one per turn,
   each on the latest image, and answers only if every tool image reached it; if a tool's image is
   missing it answers "NO TOOL IMAGE" (wrong).
@@ -46,6 +49,7 @@ RATES = {"text": 0.6, "adaptive": 0.75, "oracle": 0.85, "blind": 0.3}
 NO_IMAGE = "NO TOOL IMAGE"
 WRONG_TEXT = "simulated wrong answer"
 _QUESTION = re.compile(r"Question: (.*?)(?:\nOptions:\n|\n\n|\Z)", re.S)
+_OPTION = re.compile(r"^([A-Z])\. (.*)$", re.M)
 _MADE = re.compile(r"made (img\d+) \((\d+) x (\d+) pixels\)")
 _TOOL_NAMES = re.compile(r'"name": "([a-z0-9_]+)"')
 
@@ -64,7 +68,8 @@ def wrong_answer(entry: dict[str, Any]) -> str:
         others = [k for k in letters if k.upper() != gold.upper()]
         return others[0] if others else "Z"
     try:
-        return str(float(gold.replace(",", "")) + 1).removesuffix(".0")
+        # Far from the gold, whatever its tolerance: ten times it, plus 17.
+        return str(float(gold.replace(",", "")) * 10 + 17).removesuffix(".0")
     except ValueError:
         return WRONG_TEXT
 
@@ -83,14 +88,17 @@ class Key:
                     self.by_question.setdefault(entry["question"].strip(), []).append(entry)
 
     def find(self, text: str, first_image: str | None) -> dict[str, Any] | None:
+        """The sample asked about: by its question, then its options, then its image (img0's or the
+        oracle image's); samples alike in all three (a blind request) resolve to the first in the key."""
         found = _QUESTION.search(text)
         candidates = self.by_question.get(found.group(1).strip(), []) if found else []
-        if not candidates:
-            return None
+        options = dict(_OPTION.findall(text.split("\nOptions:\n", 1)[1])) if "\nOptions:\n" in text else {}
+        candidates = [e for e in candidates if {k: str(v) for k, v in (e.get("options") or {}).items()} == options] \
+            or candidates
         for entry in candidates:
-            if first_image and entry.get("img0_sha256") == first_image:
+            if first_image and first_image in (entry.get("img0_sha256"), entry.get("oracle_sha256")):
                 return entry
-        return candidates[0]
+        return candidates[0] if candidates else None
 
 
 def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -178,7 +186,7 @@ def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int
         mode = "adaptive"
     elif not first_images:
         mode = "blind"
-    elif entry is not None and entry.get("img0_sha256") not in (None, first_images[0]):
+    elif entry is not None and first_images[0] == entry.get("oracle_sha256") != entry.get("img0_sha256"):
         mode = "oracle"
     else:
         mode = "text"

@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from evaluation.harness.items import Medium, RunItem
+from evaluation.harness.loop import Protocol, oracle_png
 from evaluation.harness.simulated import serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +44,7 @@ def write_items(folder: Path, n: int = 8) -> tuple[list[RunItem], Path]:
         key.append({"uid": uid, "question": f"What does label {i} show?", "options": options, "answer": answer,
                     "answer_type": "choice" if options else "number",
                     "img0_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                    "oracle_sha256": hashlib.sha256(oracle_png(items[-1], Protocol())).hexdigest(),
                     "width": image.shape[1], "height": image.shape[0], "toolchain": chain})
     key_path = folder / "key.jsonl"
     key_path.write_text("".join(json.dumps(k) + "\n" for k in key))

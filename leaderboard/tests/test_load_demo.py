@@ -15,6 +15,7 @@ from django.core import mail
 from django.core.management import call_command
 
 from annotation.models import Benchmark, Category, Domain, Sample, SampleMedia
+from evaluation.demo import HARNESS_MODEL
 from evaluation.models import PredictionResult, Submission
 
 RELEASES = {"vtc-bench-demo": "vtcbench", "mmreason-demo": "vlmevalkit", "agent-x-demo": "agentx"}
@@ -149,7 +150,7 @@ def test_the_home_page_lists_the_new_benchmarks_with_simulated_leaders(demo: Loa
 
 def test_the_adaptmm_demo_keeps_its_five_labelled_submissions(demo: Loaded) -> None:
     demo_subs = Submission.objects.filter(benchmark__slug="adaptmm-demo", is_demo=True).exclude(
-        model_name__startswith="Sim-Blind")
+        model_name__startswith="Sim-Blind").exclude(model_name=HARNESS_MODEL)
     assert demo_subs.count() == 5
     assert all(s.status == "done" and s.is_public and "(simulated)" in s.model_name
                and s.description.startswith("Simulated demo entry") for s in demo_subs)
@@ -158,6 +159,27 @@ def test_the_adaptmm_demo_keeps_its_five_labelled_submissions(demo: Loaded) -> N
     mccs = [s.results["mode_selection"]["mcc"] for s in demo_subs if s.results["mode_selection"]]
     assert max(mccs) > 0.5 and min(mccs) < 0.2  # good and poor mode selection
     assert len({s.prices for s in demo_subs}) == 5
+
+
+def test_the_harness_row_is_labelled_and_its_traces_show_steps_and_tool_images(demo: Loaded, client) -> None:  # noqa: ANN001
+    sub = Submission.objects.get(benchmark__slug="adaptmm-demo", model_name=HARNESS_MODEL)
+    assert sub.status == "done" and sub.is_public and sub.is_demo
+    assert "simulated model" in sub.model_name and "simulated model" in sub.description
+    assert set(sub.results["modes"]) == {"text", "adaptive", "oracle"}
+    board = client.get("/b/adaptmm-demo/").content.decode()
+    assert HARNESS_MODEL in board
+    page = client.get(f"/b/adaptmm-demo/m/{sub.pk}/").content.decode()
+    assert "simulated model" in page
+    result = PredictionResult.objects.filter(submission=sub, mode="adaptive", n_calls__gt=0,
+                                             sample__split="dev").select_related("sample").first()
+    assert result is not None
+    detail = client.get(f"/b/adaptmm-demo/m/{sub.pk}/s/{result.sample.uid}/")
+    assert detail.status_code == 200
+    html = detail.content.decode()
+    image_url = f"/b/adaptmm-demo/m/{sub.pk}/s/{result.sample.uid}/adaptive/img1.png"
+    assert result.calls[0]["name"] in html and image_url in html
+    image = client.get(image_url)
+    assert image.status_code == 200 and image["Content-Type"] == "image/png"
 
 
 def test_three_simulated_blind_submissions_make_the_guessability_audit_flag_samples(demo: Loaded, client) -> None:  # noqa: ANN001

@@ -1,0 +1,102 @@
+"""manage.py run_model on the demo benchmark against the simulated model (its own process), with the
+real registry, the real images and the real scorer: the scores are what the model's policy implies,
+a second run sends nothing, and every line records the model id the endpoint returned."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.demo import DEMO_SLUG, demo_benchmark_load
+from annotation.models import Benchmark
+from evaluation.harness.simulated import answer_for
+from evaluation.models import PredictionResult, Submission
+from evaluation.run_inputs import write_simulated_key
+from evaluation.tests.harness_fixtures import log_lines, simulated_model
+
+pytestmark = pytest.mark.django_db
+LIMIT = 24
+
+
+@pytest.fixture
+def demo(tmp_path: Path):  # noqa: ANN201
+    demo_benchmark_load()
+    get_user_model().objects.create_user("runner", "runner@example.org", "pw", is_staff=True)
+    benchmark = Benchmark.objects.get(slug=DEMO_SLUG)
+    key = write_simulated_key(benchmark, tmp_path / "key.jsonl", limit=LIMIT)
+    return benchmark, key
+
+
+def _run(url: str, tmp_path: Path, *extra: str) -> str:
+    out = StringIO()
+    call_command("run_model", DEMO_SLUG, "--endpoint", url, "--model", "sim-requested", "--limit", str(LIMIT),
+                 "--out", str(tmp_path / "predictions.jsonl"), "--cache", str(tmp_path / "cache.sqlite3"),
+                 "--no-progress", "--concurrency", "4", *extra, stdout=out)
+    return out.getvalue()
+
+
+def test_run_model_scores_what_the_simulated_policy_implies_and_a_rerun_sends_nothing(demo, tmp_path: Path) -> None:  # noqa: ANN001
+    benchmark, key = demo
+    log = tmp_path / "log.jsonl"
+    keyed = {json.loads(x)["uid"]: json.loads(x) for x in key.read_text().splitlines()}
+    with simulated_model(key, log, "--served-model", "sim-served-2026-11", "--tool-calls", "2") as url:
+        printed = _run(url, tmp_path, "--submit", "--user", "runner", "--sync", "--model-name", "Sim runner")
+        sent = len(log_lines(log))
+        first_file = (tmp_path / "predictions.jsonl").read_bytes()
+        again = _run(url, tmp_path)
+    assert sent > 0 and len(log_lines(log)) == sent  # the second run sent no request
+    assert "; 0 requests sent, " in again
+    def answers(data: bytes) -> list:
+        return [{**x, "latency_ms": 0, "run": {**x["run"], "cached_turns": 0}}
+                for x in map(json.loads, data.decode().splitlines())]
+
+    assert answers((tmp_path / "predictions.jsonl").read_bytes()) == answers(first_file)  # the same answers
+
+    lines = [json.loads(x) for x in first_file.decode().splitlines()]
+    assert len(lines) == LIMIT * 4
+    assert all(line["run"]["model_ids"] == ["sim-served-2026-11"] for line in lines)
+    # every tool call's output image reached the model (the model answers NO TOOL IMAGE otherwise)
+    adaptive = [line for line in lines if line["mode"] == "adaptive"]
+    assert all(len(line["run"]["images_sent"]) == 3 and all(len(t) == 1 for t in line["run"]["images_sent"][1:])
+               for line in adaptive)
+
+    # `submit --sync`'s metrics JSON, then each scored row is the policy's answer.
+    metrics = json.loads(printed[printed.index("\n{") + 1:])
+    sub = Submission.objects.get(model_name="Sim runner")
+    assert sub.status == "done" and metrics["n_predictions"] == LIMIT * 4
+    by_line = {(line["sample_id"], line["mode"]): line for line in lines}
+    rows = PredictionResult.objects.filter(submission=sub).select_related("sample")
+    assert rows.count() == LIMIT * 4
+    for row in rows:
+        entry = keyed[row.sample.uid]
+        seen_as = "text" if row.mode == "oracle" and entry["oracle_sha256"] == entry["img0_sha256"] else row.mode
+        if row.mode == "blind":  # no image: a question asked twice (same options) reads as its first sample
+            entry = next(e for e in keyed.values()
+                         if (e["question"], e["options"]) == (entry["question"], entry["options"]))
+        said = answer_for(entry, seen_as)
+        assert row.correct == (said == keyed[row.sample.uid]["answer"]), (row.sample.uid, row.mode, said)
+    for mode in ("text", "adaptive", "oracle", "blind"):
+        right = sum(1 for row in rows if row.mode == mode and row.correct)
+        assert metrics["modes"][mode]["accuracy"]["overall"]["count"] <= right
+
+
+def test_estimate_only_prints_the_estimate_and_sends_nothing(demo, tmp_path: Path) -> None:  # noqa: ANN001
+    _, key = demo
+    log = tmp_path / "log.jsonl"
+    with simulated_model(key, log) as url:
+        printed = _run(url, tmp_path, "--estimate-only", "--prices", "0.2", "0.6")
+    assert "requests" in printed and "$" in printed and log_lines(log) == []
+    assert not (tmp_path / "predictions.jsonl").exists()
+
+
+def test_a_benchmark_with_model_backed_tools_refuses_adaptive_with_the_reason(demo, tmp_path: Path) -> None:  # noqa: ANN001
+    benchmark, _ = demo
+    Benchmark.objects.filter(pk=benchmark.pk).update(declared_tools=[{"name": "OCR", "description": "reads text"}])
+    with pytest.raises(CommandError, match="declares tools the platform cannot run.*OCR"):
+        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "adaptive")
