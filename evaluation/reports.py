@@ -16,7 +16,7 @@ from typing import Any
 
 from evaluation.metrics.types import Confusion, CostReport, PredictionResult, Rate, SubmissionReport
 
-RESULTS_FORMAT = 1  # bump when the shape of Submission.results changes
+RESULTS_FORMAT = 2  # bump when the shape of Submission.results changes (2: answered, failures per mode)
 
 
 def _plain(obj: Any) -> Any:

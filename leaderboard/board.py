@@ -38,6 +38,7 @@ class Row:
     mcc: Fig = NONE
     kcov: Fig = NONE
     tool_eff: Fig = NONE
+    answered: Fig = NONE  # share of samples answered in the headline mode (no failure class), percent
     tokens: float | None = None
     cost: float | None = None  # mean $ per sample in the headline mode
     rank_score: float | None = None
@@ -85,6 +86,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("text", "Text acc. %", "higher", _fig("text"), "Accuracy without tools"),
     Column("adaptive", "Adaptive acc. %", "higher", _fig("adaptive"), "Accuracy when the model decides on tools"),
     Column("oracle", "Oracle acc. %", "higher", _fig("oracle"), "Accuracy given the key region and recovery"),
+    Column("answered", "Answered %", "higher", _fig("answered"), "Samples with an answer and no failure class "
+           "(timeout, provider error, ...), adaptive mode (text mode for models without adaptive predictions), "
+           "over the same samples as accuracy; a failure counts as wrong"),
     Column("mcc", "MCC", "higher", _fig("mcc"), "Mode-selection Matthews correlation"),
     Column("kcov", "Key-step cov. %", "higher", _fig("kcov"), "Longest matched prefix of the key steps"),
     Column("tool_eff", "Tool eff. %", "higher", _fig("tool_eff"), "Valid tool calls over all calls"),

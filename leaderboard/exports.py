@@ -21,6 +21,7 @@ FIGURES = ("text", "adaptive", "oracle", "mcc", "kcov", "tool_eff")
 CSV_HEADER = (
     ["rank", "model", "organisation", "weights", "date", "submission_id", "source", "simulated_demo"]
     + [f"{f}{s}" for f in FIGURES for s in ("", "_low", "_high")]
+    + ["answered"]  # beside the figures; the columns are read by name
     + ["tokens", "cost_per_10k_usd", "rank_score", "headline_mode", "citation"]
     + ["tied_rank", "rank_low", "rank_high", "p_vs_above", "significant_vs_above"]
     + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
@@ -87,6 +88,8 @@ def row_dict(row: board.Row, standings: Standings | None = None) -> dict[str, An
                parameters_billions=row.parameters_billions, license=row.license or None,
                release_date=row.release_date.isoformat() if row.release_date else None,
                model_url=row.model_url or None, paper_url=row.paper_url or None)
+    # percent of the samples answered in the headline mode; None where unknown (reported rows, old results)
+    out["answered"] = row.answered.value
     out["ranks"] = {m: _standing((standings or {}).get(m, {}).get(row.submission_id)) for m in board.TESTED}
     return out
 
@@ -111,6 +114,7 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
                 d["simulated_demo"]]
         for name in FIGURES:
             flat += [d[name]["value"], d[name]["low"], d[name]["high"]]
+        flat.append(d["answered"])
         flat += [d["tokens"], d["cost_per_10k_usd"], d["rank_score"], d["headline_mode"], d["citation"]]
         r = d["ranks"][board.DEFAULT_SORT] or {}
         flat += [r.get("rank"), r.get("low"), r.get("high"), r.get("p_vs_above"), r.get("significant_vs_above")]
@@ -128,6 +132,8 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
         "order": "adaptive accuracy, descending; rows without it last",
         "units": {"shares": "percent", "mcc": "[-1, 1]", "cost_per_10k_usd": "US dollars per 10,000 samples",
                   "parameters_billions": "billions of parameters, as the submitter stated",
+                  "answered": "percent of the samples with an answer and no failure class, in the headline mode "
+                              "(null: not available)",
                   "intervals": "95 % bootstrap percentile intervals (1,000 resamples)",
                   "ranks": "per ordering (text, adaptive, oracle accuracy; mcc), on the whole board: rank shared by "
                            "neighbours that do not differ significantly (paired test, p < 0.05), the 95 % bootstrap "

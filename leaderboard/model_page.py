@@ -18,6 +18,7 @@ from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
 from evaluation.metrics.mode_selection import cell
 from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.models import PredictionResult, Submission
+from evaluation.templatetags.figures import NOT_RECORDED, failure_text
 from evaluation.validation import iter_prediction_objects
 from leaderboard.figures import Fig, count_fig, mean_fig, path, plot_text, rate_fig
 from leaderboard.board import TEST_NAMES, TESTED
@@ -87,7 +88,28 @@ def metric_rows(results: dict) -> tuple[list[str], list[dict[str, Any]]]:
             figs.append(rate_fig(node, scale) if isinstance(node, dict) and "count" in node else mean_fig(node, scale))
         if any(f.known for f in figs):
             rows.append({"label": label, "figs": figs, "digits": digits})
+        if key == "overall":  # beside accuracy: how many samples got an answer at all, and why not
+            rows += answered_rows(results, modes)
     return modes, rows
+
+
+def answered_rows(results: dict, modes: list[str]) -> list[dict[str, Any]]:
+    """The share answered (over accuracy's n) and the failures by class, per mode. Shown even when the
+    results predate them (a dash saying so, ``NOT_RECORDED``), so an absent figure never reads as 0."""
+    answered = [answered_fig(path(results, "modes", m)) for m in modes]
+    counts = [failure_text(path(results, "modes", m, "failures")) for m in modes]
+    return [{"label": "Answered %", "figs": answered, "digits": 1, "unknown": NOT_RECORDED,
+             "title": "Samples with an answer and no failure class, over the same samples as accuracy"},
+            {"label": "Failures", "texts": counts, "unknown": NOT_RECORDED,
+             "title": "Lines whose attempt ended without an answer, by class; each counts as wrong"}]
+
+
+def answered_fig(mode: Any) -> Fig:
+    """A mode's stored share answered in percent (no interval: a count, not an estimate), or unknown."""
+    node = mode.get("answered") if isinstance(mode, dict) else None
+    if not isinstance(node, dict) or node.get("value") is None:
+        return Fig(None)
+    return Fig(node["value"] * 100, n=node.get("n"))
 
 
 def category_rows(benchmark: Benchmark, results: dict, modes: list[str]) -> list[dict[str, Any]]:

@@ -46,6 +46,9 @@ class BoardEntry(models.Model):
     tool_eff_lo = models.FloatField(null=True)
     tool_eff_hi = models.FloatField(null=True)
     tokens = models.FloatField(null=True)  # mean input + output tokens per sample, headline mode
+    # Share of samples answered (an answer and no failure class), headline mode, in percent; null for
+    # results scored before it was recorded (results format 1): "not available", never 0.
+    answered = models.FloatField(null=True)
     cost = models.FloatField(null=True)  # mean $ per sample, headline mode
     # Large values last: SQLite walks a value's overflow pages to read any column stored after it, and
     # the overview reads only the columns above (migration 0003 put these at the end of the table).

@@ -27,7 +27,7 @@ ENTRY_FIELDS = (
     "finished_at", "submission__is_demo", "headline_mode",
     "text_acc", "text_lo", "text_hi", "adaptive_acc", "adaptive_lo", "adaptive_hi",
     "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "mcc_lo", "mcc_hi", "kcov", "kcov_lo", "kcov_hi", "kcov_n",
-    "tool_eff", "tool_eff_lo", "tool_eff_hi", "tokens", "cost",
+    "tool_eff", "tool_eff_lo", "tool_eff_hi", "tokens", "cost", "answered",
     "submission__first_finished_at", "submission__parameters_billions", "submission__license",
     "submission__release_date", "submission__model_url", "submission__paper_url",
 )
@@ -84,7 +84,7 @@ def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.R
         text=fig("text"), adaptive=fig("adaptive"), oracle=fig("oracle"),
         mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]), kcov=Fig(v["kcov"], v["kcov_lo"], v["kcov_hi"], v["kcov_n"]),
         tool_eff=Fig(v["tool_eff"], v["tool_eff_lo"], v["tool_eff_hi"]), tokens=v["tokens"], cost=v["cost"],
-        rank_score=score, first_finished=v["submission__first_finished_at"],
+        answered=Fig(v["answered"]), rank_score=score, first_finished=v["submission__first_finished_at"],
         parameters_billions=v["submission__parameters_billions"], license=v["submission__license"],
         release_date=v["submission__release_date"], model_url=v["submission__model_url"],
         paper_url=v["submission__paper_url"],
@@ -154,7 +154,7 @@ SORT_EXPRESSIONS = {
     "weights": Case(When(submission__weights="", then=Value("~")), default=F("submission__weights")),
     "date": F("finished_at"),
     "text": F("text_acc"), "adaptive": F("adaptive_acc"), "oracle": F("oracle_acc"), "mcc": F("mcc"),
-    "kcov": F("kcov"), "tool_eff": F("tool_eff"), "tokens": F("tokens"), "cost": F("cost") * Value(10_000.0),
+    "kcov": F("kcov"), "tool_eff": F("tool_eff"), "answered": F("answered"), "tokens": F("tokens"), "cost": F("cost") * Value(10_000.0),
 }
 
 

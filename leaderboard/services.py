@@ -104,6 +104,7 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out["tool_eff_lo"], out["tool_eff_hi"] = _interval_of_rate(tool_eff)
     head = modes.get(headline) or {}
     out["tokens"] = _num((head.get("process") or {}).get("mean_tokens"))
+    out["answered"] = _rate(head.get("answered"))[0]
     out["cost"] = _num((head.get("cost") or {}).get("mean_cost_usd"))
     n = len(frame.domain)
     correct = {m: ["-"] * n for m in modes}

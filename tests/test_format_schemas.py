@@ -71,6 +71,9 @@ def test_the_spec_prediction_example_passes_schema_and_validator() -> None:
         ({"steps": "rotate then zoom"}, "steps"),
         ({"usage": {"input_tokens": -5, "output_tokens": 1}}, "usage.input_tokens"),
         ({"sample_id": ""}, "sample_id"),
+        ({"answer": None, "failure": "gave_up"}, "failure"),
+        ({"answer": "<answer>831K</answer>", "failure": "timeout"}, "answer"),
+        ({"answer": None, "failure": "timeout", "failure_detail": 504}, "failure_detail"),
     ],
 )
 def test_broken_predictions_fail_schema_and_validator_alike(broken: dict, field: str) -> None:
@@ -79,3 +82,10 @@ def test_broken_predictions_fail_schema_and_validator_alike(broken: dict, field:
     with pytest.raises(PredictionFormatError) as excinfo:
         parse_prediction(line)
     assert field in str(excinfo.value)
+
+
+def test_a_failure_line_with_its_run_record_passes_schema_and_validator() -> None:
+    line = {**SPEC_PREDICTION, "answer": None, "failure": "max_turns", "failure_detail": "no answer after 8 turns",
+            "turns": 8, "run": {"model_ids": ["m-1"], "prompt_version": "v1"}}
+    assert not list(schema("prediction-line.schema.json").iter_errors(line))
+    assert parse_prediction(line).failure == "max_turns"

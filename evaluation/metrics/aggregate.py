@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .mode_selection import cell, mcc
 from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_mean, bootstrap_rate
 from .types import (
+    FAILURE_CLASSES,
     AccuracyTable,
     N_MODES,
     Confusion,
@@ -73,7 +74,8 @@ class ModeAccumulator:
     __slots__ = ("n_rows", "n_main", "correct", "aux_correct", "steps", "calls", "with_calls",
                  "tokens", "n_tokens", "latency", "cost", "ious", "mae_total", "mae_eff",
                  "n_ref", "precision", "recall", "f1", "edit", "efficiency", "kcov", "kcov_any",
-                 "step_score", "per_sample_eff", "valid_calls", "decided_calls")
+                 "step_score", "per_sample_eff", "valid_calls", "decided_calls", "answered",
+                 "failures")
 
     def __init__(self, n_groups: int) -> None:
         self.n_rows = 0  # every prediction of the mode, aux-line ones included
@@ -95,6 +97,8 @@ class ModeAccumulator:
         self.step_score: list[float] = []
         self.per_sample_eff: list[float] = []
         self.valid_calls = self.decided_calls = 0
+        self.answered = 0  # non-aux lines with an answer and no failure class
+        self.failures = [0] * len(FAILURE_CLASSES)  # non-aux lines per failure class
 
 
 
@@ -175,6 +179,9 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
         process=proc,
         toolchain=chain,
         cost=CostReport(mean_cost_usd=_mean(acc.cost)),
+        # the denominator of accuracy's overall figure: every non-aux sample of the benchmark
+        answered=Rate(acc.answered, bench.n_main),
+        failures=dict(zip(FAILURE_CLASSES, acc.failures)),
     )
 
 

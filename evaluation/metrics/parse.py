@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .types import (
+    FAILURE_CLASSES,
     MODES,
     Prediction,
     PredictionFormatError,
@@ -21,6 +22,23 @@ from .types import (
 )
 
 _MODES = frozenset(MODES)
+_FAILURES = frozenset(FAILURE_CLASSES)
+NO_ANSWER_WITH_FAILURE = "null or an empty string (a line with a failure class has no answer)"
+
+
+def _failure(obj: Mapping[str, Any], answer: str) -> str | None:
+    """The line's failure class (spec runs.md), checked; None for a line without one."""
+    detail = obj.get("failure_detail")
+    if detail is not None and type(detail) is not str:
+        raise PredictionFormatError("failure_detail", "a string or null", detail)
+    failure = obj.get("failure")
+    if failure is None:
+        return None
+    if type(failure) is not str or failure not in _FAILURES:
+        raise PredictionFormatError("failure", "null or one of " + ", ".join(FAILURE_CLASSES), failure)
+    if answer.strip():
+        raise PredictionFormatError("answer", NO_ANSWER_WITH_FAILURE, obj.get("answer"))
+    return failure
 
 
 def _ref(v: Any, where: str) -> str | None:
@@ -118,6 +136,7 @@ def parse_prediction(obj: Any) -> Prediction:
         in_tok = _opt_num(usage, "input_tokens", "usage.")
         out_tok = _opt_num(usage, "output_tokens", "usage.")
     turns = _opt_num(obj, "turns", "") if "turns" in obj else None
+    failure = _failure(obj, answer) if "failure" in obj or "failure_detail" in obj else None
     return make_prediction(  # Prediction's fields in order, built fast
         sid,  # sample_id
         mode,
@@ -130,4 +149,5 @@ def parse_prediction(obj: Any) -> Prediction:
         int(turns) if turns is not None else None,  # turns
         _opt_num(obj, "latency_ms", "") if "latency_ms" in obj else None,
         _opt_num(obj, "cost_usd", "") if "cost_usd" in obj else None,
+        failure,
     )

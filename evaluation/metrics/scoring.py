@@ -40,6 +40,7 @@ from .questions import (
 from .stats import RESAMPLES, SEED
 from .toolchain import effective_chain, input_media, normalized_edit_distance, toolset_prf
 from .types import (
+    FAILURE_CLASSES,
     MODES,
     N_MODES,
     CallResult,
@@ -66,8 +67,9 @@ _new_tuple = tuple.__new__
 # A record is built as a list in PredictionResult's field order, then frozen into the tuple.
 (R_SID, R_MODE, R_EXTRACTED, R_CORRECT, R_DECIDED_BY, R_N_STEPS, R_N_CALLS, R_CALLS, R_L_TOTAL,
  R_L_EFF, R_L_GT, R_EFFECTIVE, R_PRF, R_EDIT, R_KEY_STEPS, R_KCOV, R_KCOV_ANY, R_STEP_SCORES,
- R_STEP_SCORE, R_IOU, R_TOKENS, R_COST, R_LATENCY, R_VERDICT) = range(24)
-assert PredictionResult._fields[R_VERDICT] == "answer_verdict" and len(PredictionResult._fields) == 24
+ R_STEP_SCORE, R_IOU, R_TOKENS, R_COST, R_LATENCY, R_VERDICT, R_FAILURE) = range(25)
+assert PredictionResult._fields[R_FAILURE] == "failure" and len(PredictionResult._fields) == 25
+_FAILURE_INDEX = {c: i for i, c in enumerate(FAILURE_CLASSES)}
 
 
 def _media_iou(calls: Sequence[ToolCall], names: Sequence[str], sample: Sample) -> float | None:
@@ -279,7 +281,9 @@ def _score(
             answer_image = obj.get("answer_image")
             raw_steps = obj.get("steps")
             if (
-                type(sid) is str and sid and type(mode) is str and mode_index(mode) is not None
+                # a line with a failure class (rare) is read and checked by parse_prediction
+                obj.get("failure") is None and obj.get("failure_detail") is None
+                and type(sid) is str and sid and type(mode) is str and mode_index(mode) is not None
                 and type(answer) is str and type(response) is str
                 and (usage is None or type(usage) is dict)
                 and (in_tok is None or (type(in_tok) is int and in_tok >= 0))
@@ -325,11 +329,12 @@ def _score(
                     else:
                         steps = tuple(built)
                         good = True
+        failure = None
         if not good:
             p = obj if type(obj) is Prediction else parse_prediction(obj)
             sid, mode, answer, response, steps = p.sample_id, p.mode, p.answer, p.response, p.steps
             answer_image, in_tok, out_tok, turns = p.answer_image, p.input_tokens, p.output_tokens, p.turns
-            latency, cost_usd = p.latency_ms, p.cost_usd
+            latency, cost_usd, failure = p.latency_ms, p.cost_usd, p.failure
 
         # ---- the sample, and one line per (sample, mode)
         info = infos_get(sid)
@@ -346,18 +351,24 @@ def _score(
         process = mode in process_modes
 
         # ---- answer: extraction and rules (memoised: both are pure functions)
-        if response:
-            extracted = extract_answer(answer, response)
+        if failure is not None:
+            # The attempt ended without an answer: wrong, and final (no judge is asked), whatever
+            # its response holds. It stays in every denominator, as a missing line does.
+            extracted = ""
+            rule_state = 2
         else:
-            extracted = extract_memo.get(answer)
-            if extracted is None:
-                extracted = extract_memo[answer] = extract_answer(answer)
-        # 1: right; 0: wrong, a judge may decide; 2: wrong, and final (a number or choice rule)
-        rkey = (info.gold_id, extracted)
-        rule_state = rule_memo.get(rkey)
-        if rule_state is None:
-            rule_state = rule_memo[rkey] = (1 if rule_match(info.gold, extracted)
-                                         else 2 if rule_is_final(info.gold, extracted) else 0)
+            if response:
+                extracted = extract_answer(answer, response)
+            else:
+                extracted = extract_memo.get(answer)
+                if extracted is None:
+                    extracted = extract_memo[answer] = extract_answer(answer)
+            # 1: right; 0: wrong, a judge may decide; 2: wrong, and final (a number or choice rule)
+            rkey = (info.gold_id, extracted)
+            rule_state = rule_memo.get(rkey)
+            if rule_state is None:
+                rule_state = rule_memo[rkey] = (1 if rule_match(info.gold, extracted)
+                                             else 2 if rule_is_final(info.gold, extracted) else 0)
         correct = rule_state == 1
 
         # ---- usage and cost
@@ -445,7 +456,7 @@ def _score(
 
         row = [sid, mode, extracted, correct, "rule", n_steps, n_calls, entries, n_calls, l_eff,
                l_gt, effective, prf, edit, None, None, None, None, None, iou, tokens, cost,
-               latency, None]
+               latency, None, failure]
         rows.append(row)
         row_slots.append(slot)
         seen[slot] = SEEN
@@ -463,6 +474,10 @@ def _score(
             acc.n_main += 1
             if correct:
                 acc.correct[info.group] += 1
+            if failure is not None:
+                acc.failures[_FAILURE_INDEX[failure]] += 1
+            elif extracted:
+                acc.answered += 1
             acc.steps += n_steps
             if n_calls:
                 acc.calls += n_calls

@@ -15,6 +15,9 @@ from typing import Any, NamedTuple
 MODES: tuple[str, ...] = ("text", "adaptive", "oracle", "blind")
 N_MODES = len(MODES)
 ANSWER_TYPES: frozenset[str] = frozenset({"choice", "number", "text"})
+# Why an attempt ended without an answer (spec runs.md): a line carrying one is scored wrong, never
+# dropped, and is not answered. The order is the one results and pages list them in.
+FAILURE_CLASSES: tuple[str, ...] = ("provider_error", "timeout", "content_filter", "tool_error", "max_turns")
 
 
 class PredictionFormatError(ValueError):
@@ -129,6 +132,7 @@ class Prediction:
     turns: int | None = None
     latency_ms: float | None = None
     cost_usd: float | None = None
+    failure: str | None = None  # one of FAILURE_CLASSES: the attempt ended without an answer
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -259,6 +263,7 @@ class PredictionResult(NamedTuple):
     cost_usd: float | None
     latency_ms: float | None
     answer_verdict: bool | None = None  # the judge's yes/no, when the rules said wrong
+    failure: str | None = None  # the line's failure class (FAILURE_CLASSES): wrong, not answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +322,11 @@ class ModeReport:
     process: ProcessReport
     toolchain: ToolchainReport
     cost: CostReport
+    # Samples answered (a line with an answer and no failure class) over accuracy's denominator.
+    answered: Rate = Rate(0, 0)
+    # Lines with a failure class, per class (every class, in FAILURE_CLASSES order; non-aux
+    # samples, like ``accuracy.missing``). A missing line is not a failure: it is ``missing``.
+    failures: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

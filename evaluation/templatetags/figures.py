@@ -11,9 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from evaluation.metrics.types import FAILURE_CLASSES
 
 register = template.Library()
 NA = "–"
+# Results scored before the share answered and the failure counts were recorded (results format 1)
+# have neither: the pages say so rather than show 0.
+NOT_RECORDED = "not available: scored before this figure was recorded (a re-score adds it)"
 
 
 @register.filter
@@ -49,3 +56,33 @@ def usd(value: Any) -> str:
         return NA
     value = float(value)
     return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
+
+
+def failure_text(counts: Any) -> str | None:
+    """A mode's stored failure counts in words, in the classes' order: "3 timeout, 1 max_turns";
+    "none" when no line failed; None when the results predate them."""
+    if not isinstance(counts, dict):
+        return None
+    return ", ".join(f"{counts[c]} {c}" for c in FAILURE_CLASSES if counts.get(c)) or "none"
+
+
+def _not_recorded() -> SafeString:
+    return format_html('<span class="na" title="{}">{}</span>', NOT_RECORDED, NA)
+
+
+@register.filter
+def answered(mode: Any) -> str:
+    """A mode's share answered from its stored results ("97.0%"; the tooltip gives count / n), or a
+    dash saying why when the results predate it."""
+    node = mode.get("answered") if isinstance(mode, dict) else None
+    if not isinstance(node, dict) or node.get("value") is None:
+        return _not_recorded()
+    return format_html('<span title="{} of {} samples answered">{}</span>', node.get("count"), node.get("n"),
+                       share(node["value"]))
+
+
+@register.filter
+def failures(mode: Any) -> str:
+    """A mode's failures by class ("3 timeout, 1 max_turns", "none"), or a dash saying why."""
+    text = failure_text(mode.get("failures") if isinstance(mode, dict) else None)
+    return _not_recorded() if text is None else text

@@ -183,3 +183,51 @@ def test_a_perfect_file_scores_100_percent(rows: list[tuple[str, int, bool]]) ->
         acc = report.modes[m].accuracy
         assert acc.overall.percent == 100.0 and acc.missing == 0
         assert acc.overall.interval is not None and acc.overall.interval.low == 1.0
+
+
+# ---- failure classes (spec runs.md; docs/metrics.md "Answered and failures")
+
+
+def _ten() -> list[dict]:
+    return [{"uid": f"s{i}", "domain": "ocr", "category": "table", "answer": f"word{i}"} for i in range(10)]
+
+
+def test_failure_lines_count_wrong_are_not_answered_and_are_counted_by_class() -> None:
+    from evaluation.reports import report_to_json
+
+    lines: list[dict] = [{"sample_id": f"s{i}", "mode": "adaptive", "answer": f"<answer>word{i}</answer>"}
+                         for i in range(6)]  # s0-s5 right
+    lines.append({"sample_id": "s6", "mode": "adaptive", "answer": "<answer>nothing</answer>"})  # answered, wrong
+    # The two failed attempts' responses hold what would otherwise read as the right answer.
+    lines += [{"sample_id": "s7", "mode": "adaptive", "answer": None, "failure": "timeout",
+               "response": "<answer>word7</answer>", "failure_detail": "no reply in 120 s"},
+              {"sample_id": "s8", "mode": "adaptive", "answer": "", "failure": "max_turns",
+               "response": "<answer>word8</answer>", "turns": 8, "run": {"prompt_version": "v1"}}]
+    # s9 has no line: missing, not a failure
+    report = score_submission(_ten(), lines, judge=OfflineJudge())
+    mode = report.modes["adaptive"]
+    acc = mode.accuracy
+    assert (acc.overall.count, acc.overall.n, acc.missing) == (6, 10, 1)
+    assert (mode.answered.count, mode.answered.n, mode.answered.percent) == (7, 10, 70.0)
+    assert mode.failures == {"provider_error": 0, "timeout": 1, "content_filter": 0, "tool_error": 0,
+                             "max_turns": 1}
+    failed = {r.sample_id: r for r in report.records if r.failure}
+    assert set(failed) == {"s7", "s8"}
+    assert all(not r.correct and r.extracted == "" and r.decided_by == "rule" for r in failed.values())
+    stored = report_to_json(report)["modes"]["adaptive"]
+    assert stored["answered"] == {"count": 7, "n": 10, "interval": None, "value": 0.7, "percent": 70.0}
+    assert stored["failures"]["timeout"] == 1 and stored["failures"]["max_turns"] == 1
+
+
+def test_a_failure_line_is_wrong_on_every_path_into_the_scorer() -> None:
+    # a typed Prediction built by hand (no validation) with an answer still counts as a failure
+    from evaluation.metrics import Prediction
+
+    report = score_submission(_ten(), [Prediction("s0", "text", answer="word0", failure="content_filter")],
+                              judge=OfflineJudge())
+    assert report.modes["text"].accuracy.overall.count == 0
+    assert report.modes["text"].answered.count == 0
+    assert report.modes["text"].failures["content_filter"] == 1
+    with pytest.raises(PredictionFormatError) as excinfo:
+        score_submission(_ten(), [{"sample_id": "s0", "mode": "text", "failure": "oops"}], judge=OfflineJudge())
+    assert excinfo.value.field == "failure"

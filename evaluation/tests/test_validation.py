@@ -79,3 +79,41 @@ def test_the_scorer_reads_back_exactly_the_validated_objects() -> None:
     lines = [prediction(u, "text") for u in UIDS]
     data = b"\xef\xbb\xbf" + jsonl(lines) + b"\n\n"
     assert list(iter_prediction_objects(io.BytesIO(data), 1 << 20)) == lines
+
+
+# ---- failure classes (spec runs.md): an attempt that ended without an answer
+
+
+def failed(uid: str, failure: object, **extra: object) -> dict:
+    """A harness's line for an attempt that ended without an answer (the run record kept)."""
+    return {"sample_id": uid, "mode": "adaptive", "answer": None, "failure": failure,
+            "failure_detail": "no answer after 8 turns", "turns": 8,
+            "steps": [{"thought": "Zoom again."}], "usage": {"input_tokens": 900, "output_tokens": 80},
+            "run": {"model_ids": ["m-2025-01"], "prompt_version": "v1"}, **extra}
+
+
+def test_a_line_with_a_failure_class_and_its_run_record_is_accepted() -> None:
+    report = check(jsonl([failed("s1", "max_turns"), failed("s2", "timeout", answer=""),
+                          prediction("s3", "adaptive", failure=None)]))
+    assert report.ok, report.errors
+    assert report.coverage["adaptive"]["predicted"] == 3
+
+
+def test_an_unknown_failure_class_is_one_error_naming_the_line_and_the_allowed_classes() -> None:
+    report = check(jsonl([prediction("s1", "adaptive"), failed("s2", "gave_up")]))
+    assert [(e.line, e.field) for e in report.errors] == [(2, "failure")]
+    message = report.errors[0].message
+    assert "'gave_up'" in message
+    for name in ("provider_error", "timeout", "content_filter", "tool_error", "max_turns"):
+        assert name in message
+
+
+def test_a_line_with_a_failure_class_and_an_answer_is_an_error() -> None:
+    report = check(jsonl([failed("s1", "timeout", answer="<answer>1</answer>")]))
+    assert [(e.line, e.field) for e in report.errors] == [(1, "answer")]
+    assert "a line with a failure class has no answer" in report.errors[0].message
+
+
+def test_a_failure_detail_that_is_not_a_string_is_an_error() -> None:
+    report = check(jsonl([failed("s1", "timeout", failure_detail={"code": 504})]))
+    assert [(e.line, e.field) for e in report.errors] == [(1, "failure_detail")]

@@ -183,3 +183,38 @@ def test_an_upload_through_the_form_shows_its_progress_until_done(live_server, c
     page.wait_for_selector("#status-value:text('Done')", timeout=15_000)
     assert "66.7%" in page.inner_text("#results-table")
     assert page.locator("#rows-table tbody tr").count() == 6  # dev samples, two modes
+
+
+def _failed(uid: str, failure: str) -> dict:
+    """A failed attempt whose last message happens to hold the right answer: still no answer."""
+    return {"sample_id": uid, "mode": "adaptive", "answer": None, "failure": failure,
+            "response": f"<answer>{uid[1:]}</answer>", "failure_detail": "the harness gave up",
+            "run": {"prompt_version": "v1"}}
+
+
+@pytest.mark.django_db
+def test_the_results_show_the_share_answered_and_the_failures_by_class(web, post) -> None:
+    from evaluation.tests.submission_helpers import jsonl, prediction
+
+    # s1-s4 answered (s2 wrongly), s5 timed out, s6 ran out of turns
+    post(jsonl([prediction(u, "adaptive", right=u != "s2") for u in ("s1", "s2", "s3", "s4")]
+               + [_failed("s5", "timeout"), _failed("s6", "max_turns")]))
+    sub = Submission.objects.get()
+    assert sub.status == "done", sub.failure_reason
+    page = web.get(sub.get_absolute_url()).content.decode()
+    assert ">Answered</th>" in page and ">Failures</th>" in page
+    assert "<td class=\"num\">50.0%</td>" in page  # accuracy: the failures count wrong, over all six
+    assert '<span title="4 of 6 samples answered">66.7%</span>' in page
+    assert "<td>1 timeout, 1 max_turns</td>" in page
+
+
+@pytest.mark.django_db
+def test_results_scored_before_the_share_answered_say_it_is_not_available(web, post) -> None:
+    post(good_file())
+    sub = Submission.objects.get()
+    for mode in sub.results["modes"].values():
+        del mode["answered"], mode["failures"]
+    sub.save(update_fields=["results"])
+    page = web.get(sub.get_absolute_url()).content.decode()
+    assert page.count('title="not available: scored before this figure was recorded') == 4  # 2 modes x 2
+    assert "<td>none</td>" not in page and ">0.0%<" not in page

@@ -157,6 +157,7 @@ def overview_row(row: Any, model_url: str | None, tz: Any = None, tested: bool =
         f'      <td class="num">{fig(row.text)}</td>\n'
         f'      <td class="num">{fig(row.adaptive)}</td>\n'
         f'      <td class="num">{fig(row.oracle)}</td>\n'
+        f'      <td class="num">{_answered(row)}</td>\n'
         f'      <td class="num">{fig(row.mcc, 2)}</td>\n'
         f'      <td class="num">{fig(row.kcov)}{_agreement(row, "key_steps")}</td>\n'
         f'      <td class="num">{fig(row.tool_eff)}{_agreement(row, "calls")}</td>\n'
@@ -165,6 +166,15 @@ def overview_row(row: Any, model_url: str | None, tz: Any = None, tested: bool =
         f'      <td class="num"{_rank_zero_title(row)}>{num(row.rank_score, 1)}</td>\n'
         f'    </tr>\n'
     )
+
+
+ANSWERED_UNKNOWN = ('<span class="na" title="not available: reported figures do not give it, and results scored '
+                    'before it was recorded have none (a re-score adds it)">–</span>')
+
+
+def _answered(row: Any) -> str:
+    """The share answered, or a dash saying why it is unknown (never 0)."""
+    return fig(row.answered) if row.answered.known else ANSWERED_UNKNOWN
 
 
 def _rank_zero_title(row: Any) -> str:
