@@ -59,3 +59,37 @@ class SubmissionForm(ModelDetailsForm):
     field_order = ["benchmark", "file", "format", "model_name", "organisation", "model_url", "paper_url", "weights",
                    "parameters_billions", "license", "release_date", "price_input_per_mtok",
                    "price_output_per_mtok", "description", "is_public"]
+
+
+class RunForm(forms.Form):
+    """A hosted run (docs/runs.md, "Hosted runs"): the endpoint, the benchmark's split and modes, the
+    row's details; the same fields as POST /api/v1/benchmarks/<slug>/runs/."""
+
+    benchmark = forms.ModelChoiceField(queryset=scorable_benchmarks(), to_field_name="slug")
+    endpoint = forms.CharField(max_length=500, label="Endpoint (base URL)",
+                               widget=forms.URLInput(attrs={"placeholder": "https://api.example.org/v1"}),
+                               help_text="an OpenAI-compatible chat-completions API (vLLM, Ollama, a provider)")
+    model = forms.CharField(max_length=200, label="Model (as the endpoint names it)")
+    api_key = forms.CharField(max_length=1000, required=False, label="API key",
+                              widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
+                              help_text="stored encrypted, never shown again, deleted when the run ends unless "
+                                        "you keep the endpoint")
+    modes = forms.MultipleChoiceField(choices=[(m, m) for m in ("text", "adaptive", "oracle", "blind")],
+                                      initial=["text", "adaptive", "oracle", "blind"],
+                                      widget=forms.CheckboxSelectMultiple)
+    split = forms.ChoiceField(choices=[("all", "all"), ("dev", "dev"), ("test", "test")], initial="all")
+    model_name = forms.CharField(max_length=200, required=False, label="Name on the board",
+                                 help_text="default: the model")
+    organisation = forms.CharField(max_length=200, required=False)
+    price_input_per_mtok = forms.FloatField(required=False, min_value=0.0, label="Price per 1M input tokens (USD)")
+    price_output_per_mtok = forms.FloatField(required=False, min_value=0.0,
+                                             label="Price per 1M output tokens (USD)")
+    budget_usd = forms.FloatField(required=False, min_value=0.0, label="Budget (USD)",
+                                  help_text="the run stops cleanly before spending more; empty: no limit")
+    max_turns = forms.IntegerField(required=False, min_value=1, max_value=32, initial=8, label="Turns at most")
+    concurrency = forms.IntegerField(required=False, min_value=1, max_value=64, initial=4,
+                                     label="Requests in flight")
+    protocol = forms.ChoiceField(choices=[("function_calling", "function calling"),
+                                          ("tagged_text", "tagged text (<tool_call>)")], initial="function_calling")
+    public = forms.BooleanField(required=False, label="Publish on the leaderboard when done")
+    keep_endpoint = forms.BooleanField(required=False, label="Keep the endpoint and its key for later runs")

@@ -52,6 +52,13 @@ ACTIVE_STATUSES = (
 )
 
 
+class Provenance(models.TextChoices):
+    """Where a submission's file came from (spec/runs.md, "The verified tier")."""
+
+    FILE = "file", "submitted file"
+    RUN = "run", "run by the platform"
+
+
 class Weights(models.TextChoices):
     UNKNOWN = "", "Not stated"
     OPEN = "open", "Open weights"
@@ -87,6 +94,11 @@ class Submission(models.Model):
     # Visibility: private until the owner publishes; deletion is soft so scores stay auditable.
     is_public = models.BooleanField(default=False)
     is_demo = models.BooleanField(default=False)  # a simulated demo entry (evaluation/simulator.py)
+    # "run": the file was made by a hosted run of the platform's harness (HostedRun.submission), whose
+    # record is ``run_record``: harness and prompt versions, sampling settings, the date, the model ids
+    # the endpoint returned and the model it was asked for. "file": uploaded.
+    provenance = models.CharField(max_length=4, choices=Provenance.choices, default=Provenance.FILE)
+    run_record = models.JSONField(null=True, blank=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
     # The prediction file in our format: as uploaded, or converted from ``source_file``. Both in private
     # storage under random names (docs/security.md).
@@ -239,3 +251,87 @@ class SweepRun(models.Model):
 
     def __str__(self) -> str:
         return f"sweep at {self.ran_at:%Y-%m-%d %H:%M:%S}: re-sent {self.resent}, failed {self.failed}"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    STOPPED = "stopped", "stopped by its budget"
+    CANCELLED = "cancelled", "cancelled"
+    FAILED = "failed", "failed"
+
+
+RUN_ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+RUN_FINAL_STATUSES = (RunStatus.DONE, RunStatus.STOPPED, RunStatus.CANCELLED, RunStatus.FAILED)
+
+
+def run_file_name(instance: "HostedRun", filename: str) -> str:
+    return random_name(timezone.now().strftime("runs/%Y/%m"), filename)
+
+
+class HostedRun(models.Model):
+    """A run of the harness on the workers (spec/runs.md, docs/runs.md "Hosted runs"): a benchmark's
+    split, a model behind an endpoint, the modes and settings; its progress, spending and failures;
+    once done, the submission its file became (provenance "run").
+
+    The API key is stored encrypted (``evaluation.secrets``, Fernet), shown to no one, and emptied when
+    the run ends unless ``keep_endpoint``. A worker claims the run (``claim_token``) and renews
+    ``heartbeat_at``; a run whose heartbeat goes stale is sent again by the sweeper and resumes from the
+    request cache, so nothing is paid twice; after RUNS_MAX_ATTEMPTS it fails with a reason.
+    """
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.PROTECT, related_name="hosted_runs")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="hosted_runs")
+    endpoint = models.URLField(max_length=500)
+    model = models.CharField(max_length=200)  # the name the endpoint serves
+    api_key_encrypted = models.TextField(blank=True)
+    keep_endpoint = models.BooleanField(default=False)
+    modes = models.JSONField(default=list)
+    split = models.CharField(max_length=8, default="all")
+    # Harness settings: family, protocol, max_turns, concurrency, max_tokens, temperature, seed, budget_usd.
+    options = models.JSONField(default=dict, blank=True)
+    # The submission's details: model_name, organisation, weights, prices, is_public ... (as the upload form's).
+    details = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    estimate = models.JSONField(default=dict, blank=True)
+    spent_usd = models.FloatField(default=0.0)
+    requests_sent = models.PositiveIntegerField(default=0)
+    requests_cached = models.PositiveIntegerField(default=0)
+    failures = models.JSONField(default=dict, blank=True)
+    model_ids = models.JSONField(default=list, blank=True)
+    failure_reason = models.TextField(blank=True)
+    predictions = models.FileField(upload_to=run_file_name, max_length=255, blank=True, storage=private_storage)
+    submission = models.OneToOneField(Submission, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="hosted_run")
+    claim_token = models.CharField(max_length=80, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="hosted_run_status_beat")]
+        constraints = [
+            models.CheckConstraint(name="hosted_run_status_valid", condition=Q(status__in=[c.value for c in RunStatus])),
+            models.CheckConstraint(name="hosted_run_split_valid", condition=Q(split__in=["all", "dev", "test"])),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.model} on {self.benchmark_id} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("runs:detail", args=[self.pk])
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in RUN_FINAL_STATUSES
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)

@@ -72,3 +72,18 @@ def queue_depth(name: str) -> int | None:
     except Exception:  # noqa: BLE001 - no such queue yet, a broker that is down, a transport without counts
         log.info("queue depth of %s unknown", name, exc_info=True)
         return None
+
+
+RUN_TASK = TASKS + "run_execute"
+
+
+def run_enqueue(*, run_id: int) -> bool:
+    """Publish a hosted run on RUNS_QUEUE (its own worker: a long run never holds up scoring); False
+    (and logged) if the broker is down: the sweeper sends it later."""
+    task = task_by_name(RUN_TASK)
+    try:
+        task.apply_async(args=[run_id], queue=settings.RUNS_QUEUE, retry=True, retry_policy=_PUBLISH_RETRY)
+    except Exception as exc:  # noqa: BLE001 - as in submission_enqueue: "not sent", logged
+        log.warning("run %s: could not publish %s (%s); the sweeper will send it", run_id, task.name, exc)
+        return False
+    return True

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
                   limit: int | None = None, family: str | None = None, protocol: str = "function_calling",
                   max_turns: int = 8, concurrency: int = 4, cache: RequestCache | None = None,
                   out: Path | None = None, before: Callable[[Estimate], bool] | None = None,
-                  on_progress: Callable[[Progress], None] | None = None) -> tuple[Estimate, RunSummary | None]:
+                  on_progress: Callable[[Progress], None] | None = None,
+                  cancel: threading.Event | None = None) -> tuple[Estimate, RunSummary | None]:
     """The one way a benchmark is run (the command, the demo, later hosted runs): the benchmark's
     samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
     then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run."""
@@ -138,7 +140,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
         planned = estimate(items, modes, endpoint, plan)
         if before is not None and not before(planned):
             return planned, None
-        _, summary = run(items, modes, endpoint, plan, concurrency=concurrency, out=out, on_progress=on_progress)
+        _, summary = run(items, modes, endpoint, plan, concurrency=concurrency, out=out, on_progress=on_progress,
+                         cancel=cancel)
     finally:
         endpoint.close()
     return planned, summary

@@ -28,7 +28,7 @@ from annotation.models import (
     SampleMedia,
     Split,
 )
-from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
+from evaluation.models import ACTIVE_STATUSES, HostedRun, PredictionResult, Submission, SubmissionStatus
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -211,3 +211,17 @@ def pipeline_health(*, now: Any = None) -> dict[str, Any]:
         "sweep": sweep,
         "sweep_age": (now - sweep.ran_at).total_seconds() if sweep else None,
     }
+
+
+def run_visible_to(*, user: User, run_id: int) -> HostedRun | None:
+    """The hosted run if ``user`` may see it (its owner, staff), else None; never its key."""
+    if not user.is_authenticated:
+        return None
+    qs = HostedRun.objects.select_related("benchmark", "owner", "submission").filter(pk=run_id)
+    if not user.is_staff:
+        qs = qs.filter(owner=user)
+    return qs.first()
+
+
+def runs_of(*, user: User) -> QuerySet[HostedRun]:
+    return HostedRun.objects.select_related("benchmark", "submission").filter(owner=user)

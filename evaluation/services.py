@@ -25,7 +25,7 @@ from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from evaluation import selectors
 from evaluation.guessability import guessability_refresh_for
-from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Submission, SubmissionStatus, SweepRun
+from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Provenance, Submission, SubmissionStatus, SweepRun
 from evaluation.queueing import results_changed_publish, submission_enqueue
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,7 @@ def submission_create(
     enforce_limits: bool = True,
     enqueue: bool = True,
     file_format: str = "jsonl",
+    run_record: dict | None = None,
     **metadata: Any,
 ) -> Submission:
     """Store the upload and its metadata as a ``queued`` submission, then send it to the queue.
@@ -139,6 +140,9 @@ def submission_create(
 
     If the broker cannot be reached the submission stays ``queued`` and the sweeper sends it
     later; the upload itself never fails for that reason.
+
+    ``run_record`` is given by a hosted run only (evaluation/hosted_runs.py): the submission's
+    provenance is then "run", never for an upload.
     """
     unknown = set(metadata) - set(METADATA_FIELDS)
     if unknown:
@@ -156,6 +160,8 @@ def submission_create(
         original_name=Path(file.name or "predictions.jsonl").name[:255],
         file_size=file.size or 0,
         format=file_format,
+        provenance=Provenance.RUN if run_record is not None else Provenance.FILE,
+        run_record=run_record,
         **{k: v for k, v in metadata.items() if v is not None},
     )
     submission.full_clean(exclude=["file", "source_file"])
@@ -172,7 +178,7 @@ def submission_create(
             if enforce_limits and not owner.is_staff:
                 # The limits again, now under a lock on the owner's row: the check above runs in
                 # parallel for eight simultaneous uploads, and each would see room for itself.
-                _lock_owner(owner)
+                owner_lock(owner)
                 submission_limits_check(owner=owner, benchmark=benchmark, size=file.size)
             submission.save()
             if enqueue:
@@ -187,7 +193,7 @@ def submission_create(
     return submission
 
 
-def _lock_owner(owner: Any) -> None:
+def owner_lock(owner: Any) -> None:
     """Hold the owner's uploads back until this transaction ends. PostgreSQL: a lock on the user's row.
     SQLite has no row locks (Django drops FOR UPDATE there): a write that changes nothing takes its
     single writer lock first, so the counts read next are current, and a racing upload waits for them."""

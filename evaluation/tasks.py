@@ -17,7 +17,7 @@ from django.db import close_old_connections
 from django.db.utils import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
-from evaluation import benchmark_cache, pipeline, services
+from evaluation import benchmark_cache, hosted_runs, pipeline, services
 from evaluation.judges import JudgeError
 from evaluation.models import SubmissionStatus
 from evaluation.queueing import submission_enqueue
@@ -87,6 +87,26 @@ def benchmark_cache_warm() -> None:
 @shared_task(ignore_result=True)
 def submissions_sweep() -> None:
     services.submissions_sweep()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_execute(run_id: int) -> None:
+    """A hosted run (evaluation/hosted_runs.py), on RUNS_QUEUE. A second delivery while the first is
+    alive does nothing; one after its worker died takes the run over and resumes from the cache."""
+    try:
+        hosted_runs.run_execute(run_id=run_id)
+    except CONNECTION_ERRORS:
+        close_old_connections()
+        log.warning("run %s: lost its database connection; the sweeper will send it again", run_id, exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - a run never stays unfinished: it fails with the reason
+        log.exception("run %s crashed", run_id)
+        hosted_runs.run_fail(run_id=run_id, reason=f"An internal error stopped the run ({type(exc).__name__}: "
+                                                   f"{exc}). The answers so far are kept in the cache.")
+
+
+@shared_task(ignore_result=True)
+def runs_sweep() -> None:
+    hosted_runs.runs_sweep()
 
 
 def _guarded(submission_id: int, stage: str, token: str, retries: int, task, work: Callable[[], object],

@@ -269,7 +269,31 @@ RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh",)
 # The sweeper's own queue, consumed by a small worker of its own (scripts/run, docker-compose.yml):
 # it runs when no pipeline worker is up and is not stuck behind a backlog of submissions.
 SUBMISSIONS_SWEEP_QUEUE = env_str("SUBMISSIONS_SWEEP_QUEUE", "sweeper")
+# Hosted runs (docs/runs.md, "Hosted runs"): their own queue and worker (scripts/run, docker-compose.yml),
+# so a long run never holds up scoring. A running run renews its heartbeat every RUNS_HEARTBEAT_SECONDS;
+# after RUNS_STUCK_SECONDS of silence its worker is taken for dead and the sweeper sends it again (it
+# resumes from the request cache, RUNS_CACHE_PATH); after RUNS_MAX_ATTEMPTS deliveries it fails.
+RUNS_QUEUE = env_str("RUNS_QUEUE", "runs")
+RUNS_HEARTBEAT_SECONDS = env_int("RUNS_HEARTBEAT_SECONDS", 10, minimum=1)
+RUNS_STUCK_SECONDS = env_int("RUNS_STUCK_SECONDS", 90, minimum=1)
+RUNS_QUEUED_RESEND_SECONDS = env_int("RUNS_QUEUED_RESEND_SECONDS", 300, minimum=1)
+RUNS_MAX_ATTEMPTS = env_int("RUNS_MAX_ATTEMPTS", 3, minimum=1)
+RUNS_MAX_ACTIVE_PER_USER = env_int("RUNS_MAX_ACTIVE_PER_USER", 2, minimum=1)
+RUNS_CACHE_PATH = Path(env_str("RUNS_CACHE_PATH", str(VAR_DIR / "run_cache.sqlite3")))
+RUNS_CONCURRENCY_MAX = env_int("RUNS_CONCURRENCY_MAX", 16, minimum=1)
+RUNS_REQUEST_TIMEOUT = env_int("RUNS_REQUEST_TIMEOUT", 120, minimum=1)
+# Loopback, private, link-local and multicast endpoints: refused unless this is on (local and test
+# settings turn it on; production leaves it off unless the environment says otherwise).
+RUNS_ALLOW_PRIVATE_ENDPOINTS = env_bool("RUNS_ALLOW_PRIVATE_ENDPOINTS", False)
+# The key that encrypts endpoints' API keys at rest (a Fernet key: 32 url-safe base64 bytes). Unset, it
+# is derived from SECRET_KEY (which production requires to be strong); rotate by setting it.
+RUNS_ENCRYPTION_KEY = env_str("RUNS_ENCRYPTION_KEY", "")
 CELERY_BEAT_SCHEDULE = {
+    "runs-sweep": {  # hosted runs left queued (broker down) or silent (worker lost): docs/runs.md
+        "task": "evaluation.tasks.runs_sweep",
+        "schedule": float(SUBMISSION_SWEEP_SECONDS),
+        "options": {"queue": SUBMISSIONS_SWEEP_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
+    },
     "submissions-sweep": {
         "task": "evaluation.tasks.submissions_sweep",
         "schedule": float(SUBMISSION_SWEEP_SECONDS),

@@ -20,6 +20,9 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # read the database ahead of the test's own tasks).
 SCORING_WARMUP = env_bool("SCORING_WARMUP", False)
 MEDIA_ROOT = VAR_DIR / "test-media"
+# The fake endpoints the tests start listen on 127.0.0.1 (the refusal's own tests turn this off).
+RUNS_ALLOW_PRIVATE_ENDPOINTS = env_bool("RUNS_ALLOW_PRIVATE_ENDPOINTS", True)
+RUNS_CACHE_PATH = VAR_DIR / f"test-run-cache-{os.getpid()}.sqlite3"
 # The suite makes hundreds of API calls a minute from one address; the throttle's own test turns it on.
 API_THROTTLE_ANON = API_THROTTLE_USER = None
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

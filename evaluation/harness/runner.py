@@ -30,6 +30,7 @@ from evaluation.harness.tools import function_schemas
 # answer); the upper bound is max_turns. Output tokens per request are reckoned at this share of
 # max_tokens (answers rarely use all of it).
 ADAPTIVE_TURNS_EXPECTED = 3
+CANCELLED = "cancelled by its owner"
 OUTPUT_SHARE = 0.5
 
 
@@ -103,9 +104,11 @@ class RunSummary:
 
 def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, protocol: Protocol, *,
         concurrency: int = 4, out: Path | None = None,
-        on_progress: Callable[[Progress], None] | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
+        on_progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
     """Runs every (item, mode); returns the lines in order and the summary, and writes them to
-    ``out`` (JSON Lines, replaced atomically) when given."""
+    ``out`` (JSON Lines, replaced atomically) when given. Setting ``cancel`` stops the run as the
+    budget does: pairs not started are not run, those finished are kept."""
     pairs = [(i, item, mode) for i, item in enumerate(items) for mode in modes]
     results: dict[int, dict[str, Any]] = {}
     progress = Progress(total=len(pairs))
@@ -114,7 +117,7 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
     lock = threading.Lock()
 
     def one(index: int, item: RunItem, mode: str) -> tuple[int, dict[str, Any] | None]:
-        if stop.is_set():
+        if stop.is_set() or (cancel is not None and cancel.is_set()):
             return index, None
         return index, run_one(item, mode, endpoint, protocol)
 
@@ -148,6 +151,8 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
     finally:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
+    if stopped is None and cancel is not None and cancel.is_set() and len(results) < len(pairs):
+        stopped = CANCELLED
     lines = [results[n] for n in sorted(results)]
     if out is not None:
         write_lines(out, lines)

@@ -1,0 +1,86 @@
+"""Web pages for hosted runs: the form (with its estimate before you confirm), the owner's list, and
+the live progress page (htmx polling), like the submission's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from evaluation import hosted_runs, selectors
+from evaluation.api_runs import OPTION_FIELDS, run_create_from
+from evaluation.forms import RunForm
+from evaluation.models import HostedRun
+
+
+def _visible(request: HttpRequest, pk: int) -> HostedRun:
+    run = selectors.run_visible_to(user=request.user, run_id=pk)
+    if run is None:
+        raise Http404
+    return run
+
+
+def _input(form: RunForm) -> dict[str, Any]:
+    data = dict(form.cleaned_data)
+    data.pop("benchmark")
+    for name in OPTION_FIELDS:
+        if data.get(name) is None:
+            data.pop(name, None)
+    return data
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "evaluation/run_list.html", {"runs": selectors.runs_of(user=request.user)[:200]})
+
+
+@login_required
+def run_new(request: HttpRequest) -> HttpResponse:
+    """GET: the form. POST "estimate" (htmx: the estimate fragment): what it would cost, and the button
+    that starts it. POST "confirm": the run is created."""
+    form = RunForm(request.POST or None, initial={"benchmark": request.GET.get("benchmark")})
+    estimate = error = None
+    if request.method == "POST" and form.is_valid():
+        benchmark = form.cleaned_data["benchmark"]
+        data = _input(form)
+        try:
+            if request.POST.get("confirm") == "1":
+                run = run_create_from(data, benchmark=benchmark, owner=request.user)
+                messages.success(request, f"Run {run.pk} is queued.")
+                if request.htmx:
+                    return HttpResponseClientRedirect(run.get_absolute_url())
+                return redirect(run)
+            options = {k: data[k] for k in OPTION_FIELDS if k in data}
+            details = {"model_name": data.get("model_name"), "price_input_per_mtok": data.get("price_input_per_mtok"),
+                       "price_output_per_mtok": data.get("price_output_per_mtok")}
+            estimate = hosted_runs.run_estimate(benchmark=benchmark, endpoint=data["endpoint"], model=data["model"],
+                                                modes=data["modes"], split=data["split"], details=details,
+                                                options=options)
+        except hosted_runs.RunRejected as exc:
+            error = str(exc)
+    context = {"form": form, "estimate": estimate, "error": error}
+    if request.htmx and request.method == "POST":
+        return render(request, "evaluation/_run_estimate.html", context)
+    return render(request, "evaluation/run_new.html", context)
+
+
+@login_required
+def run_detail(request: HttpRequest, pk: int, fragment: bool = False) -> HttpResponse:
+    run = _visible(request, pk)
+    template = "evaluation/_run_status.html" if (fragment or request.htmx) else "evaluation/run_detail.html"
+    response = render(request, template, {"run": run})
+    response["Vary"] = "HX-Request"
+    return response
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = hosted_runs.run_cancel(run=_visible(request, pk))
+    messages.info(request, "The run is cancelled." if run.is_final else "The run stops at its next heartbeat.")
+    return redirect(run)
