@@ -31,6 +31,7 @@ from annotation.models import (
     sample_media_storage,
 )
 from annotation.bundles import bundle_write
+from annotation.downloads.services import downloads_request
 from annotation.export_rows import (  # noqa: F401 - benchmark_manifest, sample_to_record: also read from here
     ExportSummary,
     benchmark_manifest,
@@ -107,6 +108,8 @@ def benchmark_import(
         # transaction never replace a file that a committed row still points to.
         stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
         summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
+    # The public downloads of the new state, built on commit (a re-import of the same file keeps the key).
+    downloads_request(benchmark=summary.benchmark)
     return replace(summary, taxonomy=bundle.taxonomy, warnings=bundle.warnings)
 
 

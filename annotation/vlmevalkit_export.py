@@ -118,7 +118,7 @@ def _b64(name: str) -> str:
     return base64.b64encode(read_file(name)).decode("ascii")
 
 
-def _stills(medium: SampleMedia) -> list[str]:
+def stills_of(medium: SampleMedia) -> list[str]:
     """Storage names of what VLMEvalKit is given for a medium: the image, or a video's frames."""
     if medium.kind == MediaKind.VIDEO:
         return [f["name"] for f in medium.frames if f.get("name")] or ([medium.poster] if medium.poster else [])
@@ -127,7 +127,7 @@ def _stills(medium: SampleMedia) -> list[str]:
 
 def _image_cell(sample: Sample, seen: dict[str, str]) -> str:
     media = media_of(sample)
-    names = [name for medium in media for name in _stills(medium)]
+    names = [name for medium in media for name in stills_of(medium)]
     if len(names) == 1:
         sha = media[0].sha256
         if sha in seen:

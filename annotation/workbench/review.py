@@ -19,6 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.agreement import Agreement, AnnotationView, agreement
+from annotation.downloads.services import downloads_request
 from annotation.models import (
     Annotation,
     AnnotationStatus,
@@ -148,6 +149,7 @@ def sample_approve(*, sample: Sample, reviewer: AbstractBaseUser, sources: dict[
                             snapshot=_payload_for(approved))
     ReviewDecision.objects.create(sample=sample, reviewer=reviewer, action=ReviewAction.APPROVE, annotation=approved,
                                   comment=comment, agreement=figures or {})
+    downloads_request(benchmark=sample.benchmark)  # the gold changed: the downloads of the new state
     return approved
 
 
