@@ -47,6 +47,7 @@ def downloads_request(*, benchmark: Benchmark, retry: bool = False, send: bool =
     new ones built on commit. ``retry`` (the command) also re-sends failed builds and building ones whose
     claim went stale or that were never claimed. ``send=False`` leaves the building to the caller
     (``download_build`` in-process: load_demo, the command's --sync)."""
+    benchmark = Benchmark.objects.get(pk=benchmark.pk)  # the caller's copy may predate a queryset update
     key = download_key(benchmark)
     requested, current = [], []
     stale = timezone.now() - timedelta(seconds=settings.DOWNLOAD_BUILD_STALE_SECONDS)
