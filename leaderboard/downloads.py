@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from annotation.downloads.selectors import DownloadState, download_filename, download_of, downloads_of
 from annotation.models import Benchmark, DownloadKind, DownloadStatus
@@ -47,7 +47,7 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-@require_GET
+@require_safe  # HEAD too: download tools ask for the size first
 def data_file(request: HttpRequest, slug: str, split: str, kind: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     state = download_of(benchmark, split, kind)

@@ -100,3 +100,19 @@ def test_a_failed_build_says_so_and_the_command_builds_it_again(tmp_path: Path, 
     call_command("build_downloads", SLUG, "--sync", stdout=out, stderr=err)
     assert "2 to build" in out.getvalue() and err.getvalue() == ""
     assert len(_ready()) == 6
+
+
+def test_a_burst_of_changes_builds_only_the_last_state(tmp_path: Path, django_capture_on_commit_callbacks) -> None:
+    benchmark = _import(tmp_path / "v1", _lines(), django_capture_on_commit_callbacks)
+    first = downloads_request(benchmark=benchmark, send=False)  # nothing new: the import's rows
+    Sample.objects.filter(uid="a").update(question="Changed once?")
+    Sample.objects.get(uid="a").save()  # moves updated_at, as an edit does
+    second = downloads_request(benchmark=benchmark, send=False)
+    Sample.objects.get(uid="b").save()
+    third = downloads_request(benchmark=benchmark, send=False)
+    assert first.requested == [] and len(second.requested) == len(third.requested) == 6
+    # The tasks of the second state arrive after the third was asked for: they give way.
+    assert [download_build(download_id=r.pk) for r in second.requested] == [False] * 6
+    assert not DataDownload.objects.filter(pk__in=[r.pk for r in second.requested]).exists()
+    assert all(download_build(download_id=r.pk) for r in third.requested)
+    assert {r.key for r in _ready().values()} == {third.key} == {download_key(benchmark)}

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
@@ -149,7 +150,8 @@ def sample_approve(*, sample: Sample, reviewer: AbstractBaseUser, sources: dict[
                             snapshot=_payload_for(approved))
     ReviewDecision.objects.create(sample=sample, reviewer=reviewer, action=ReviewAction.APPROVE, annotation=approved,
                                   comment=comment, agreement=figures or {})
-    downloads_request(benchmark=sample.benchmark)  # the gold changed: the downloads of the new state
+    # The gold changed: the downloads of the new state, after a pause that lets a burst of approvals coalesce.
+    downloads_request(benchmark=sample.benchmark, countdown=settings.DOWNLOAD_APPROVAL_DELAY_SECONDS)
     return approved
 
 
