@@ -82,7 +82,8 @@ def _option_letters(benchmark: Benchmark, splits: Collection[str] | None, approv
     return sorted(letters, key=string.ascii_uppercase.index)
 
 
-def _row(sample: Sample, annotation: Annotation | None, seen: dict[str, str], letters: list[str], inputs_only: bool) -> dict:
+def _row(sample: Sample, annotation: Annotation | None, seen: dict[str, str], letters: list[str],
+         inputs_only: bool) -> dict:
     record = inputs_record(sample, "") if inputs_only else sample_to_record(sample, annotation, "")
     row: dict[str, Any] = {
         "index": sample.uid,

@@ -37,7 +37,8 @@ def _lines() -> list[dict]:
     lines = []
     for k in range(6):
         split = "dev" if k < 2 else "test"
-        extra = {"options": {"A": "two", "B": "three", "C": "four"}, "answer": "B", "answer_type": "choice"} if k % 2 else {}
+        choice = {"options": {"A": "two", "B": "three", "C": "four"}, "answer": "B", "answer_type": "choice"}
+        extra = choice if k % 2 else {}
         lines.append(sample_line(f"u{k}", split=split, meta=GOLD_META if split == "test" else {"note": "dev"},
                                  **extra))
     return lines
@@ -179,7 +180,8 @@ def test_the_page_links_each_ready_file_and_the_api_lists_sizes_and_counts(built
         for kind in ("zip", "tsv", "parquet"):
             assert f'href="/b/{SLUG}/data/{split}.{kind}"' in page
     listed = Client().get(f"/api/v1/benchmarks/{SLUG}/downloads/").json()
-    assert [(d["split"], d["kind"]) for d in listed] == [(s, k) for s in ("dev", "test") for k in ("zip", "tsv", "parquet")]
+    kinds = ("zip", "tsv", "parquet")
+    assert [(d["split"], d["kind"]) for d in listed] == [(s, k) for s in ("dev", "test") for k in kinds]
     for entry in listed:
         row = DataDownload.objects.get(benchmark=built, split=entry["split"], kind=entry["kind"])
         assert entry["status"] == "ready" and entry["size_bytes"] == row.size_bytes

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load, demo_releases_load
 from annotation.downloads.services import downloads_build_now
 from annotation.selectors import scorable_benchmarks
-from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load, demo_releases_load
 from annotation.workbench.demo import demo_workbench_ensure
 from evaluation.demo import demo_release_submissions_load, demo_submissions_load
 from leaderboard.reported import AGENTX_DATA, DATA, reported_results_load
