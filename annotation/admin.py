@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from annotation.models import Annotation, Benchmark, Category, Domain, KeyStep, ReferenceToolCall, Region, Sample
+from annotation.models import (
+    Annotation,
+    Benchmark,
+    Category,
+    DataDownload,
+    Domain,
+    KeyStep,
+    ReferenceToolCall,
+    Region,
+    Sample,
+)
 
 
 class DomainInline(admin.TabularInline):
@@ -141,3 +151,18 @@ class KeyStepDraftAdmin(admin.ModelAdmin):
     list_display = ["annotation", "status", "model", "prompt_version", "created_at"]
     list_filter = ["status"]
     raw_id_fields = ["annotation"]
+
+
+@admin.register(DataDownload)
+class DataDownloadAdmin(admin.ModelAdmin):
+    """Built by the task only (docs/downloads.md): read here, rebuilt with `manage.py build_downloads`."""
+
+    list_display = ("benchmark", "split", "kind", "status", "sample_count", "size_bytes", "built_at", "key")
+    list_filter = ("status", "kind", "split", "benchmark")
+    readonly_fields = [f.name for f in DataDownload._meta.fields]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from config.storages import private_storage
+from config.storages import private_storage, random_name
 
 
 class Benchmark(models.Model):
@@ -554,3 +554,65 @@ class KeyStepDraft(models.Model):
 
     def __str__(self) -> str:
         return f"draft for {self.annotation_id} ({self.status})"
+
+
+# --- a benchmark's inputs as public downloads (docs/downloads.md) --------------------------------
+
+
+class DownloadKind(models.TextChoices):
+    ZIP = "zip", "JSON Lines + media (zip)"
+    TSV = "tsv", "VLMEvalKit TSV"
+    PARQUET = "parquet", "Parquet (Hugging Face datasets)"
+
+
+class DownloadStatus(models.TextChoices):
+    BUILDING = "building", "Being prepared"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+def download_file_name(instance: DataDownload, filename: str) -> str:
+    """A random name in private storage: the file reaches a browser only through the download view."""
+    return random_name(f"downloads/{instance.benchmark.slug}", filename)
+
+
+class DataDownload(models.Model):
+    """One built file of a benchmark split's inputs (zip, TSV or parquet), for one state of the benchmark.
+
+    ``key`` is ``annotation.downloads.selectors.download_key``: the benchmark's version and a digest of
+    everything a file holds, so it moves whenever the samples, their approved annotations or the manifest
+    change. Rows are created by writes (import, approval, ``build_downloads``), never by a page; a
+    task builds each once (claimed by ``claim_token``) and a newer ready build deletes the older ones.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="downloads")
+    split = models.CharField(max_length=4, choices=Split.choices)
+    kind = models.CharField(max_length=8, choices=DownloadKind.choices)
+    key = models.CharField(max_length=80)
+    status = models.CharField(max_length=8, choices=DownloadStatus.choices, default=DownloadStatus.BUILDING)
+    file = models.FileField(upload_to=download_file_name, max_length=255, blank=True, storage=private_storage)
+    size_bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    sample_count = models.PositiveIntegerField(null=True, blank=True)
+    claim_token = models.CharField(max_length=32, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    built_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark", "split", "kind", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "split", "kind", "key"], name="download_once_per_key"),
+            models.CheckConstraint(name="download_status_valid",
+                                   condition=Q(status__in=[c.value for c in DownloadStatus])),
+            models.CheckConstraint(name="download_kind_valid", condition=Q(kind__in=[c.value for c in DownloadKind])),
+            # A ready download has its file and figures; the view serves nothing else.
+            models.CheckConstraint(
+                name="download_ready_has_file",
+                condition=~Q(status=DownloadStatus.READY)
+                | (~Q(file="") & Q(size_bytes__isnull=False, sample_count__isnull=False, built_at__isnull=False)),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.slug} {self.split}.{self.kind} ({self.status}, {self.key})"

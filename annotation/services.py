@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import zipfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -14,8 +12,6 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from annotation.benchmark_format import (
-    JSONL_NAME,
-    MANIFEST_NAME,
     BenchmarkBundle,
     SampleRecord,
     open_benchmark_source,
@@ -28,16 +24,20 @@ from annotation.models import (
     Category,
     Domain,
     KeyStep,
-    MediaKind,
     ReferenceToolCall,
     Region,
     Sample,
     SampleMedia,
     sample_media_storage,
 )
-from annotation.benchmark_fields import region_entry
-from annotation.media import media_of, read_file
-from annotation.selectors import approved_annotations_for_export
+from annotation.bundles import bundle_write
+from annotation.downloads.services import downloads_request
+from annotation.export_rows import (  # noqa: F401 - benchmark_manifest, sample_to_record: also read from here
+    ExportSummary,
+    benchmark_manifest,
+    regions_for_file,
+    sample_to_record,
+)
 from annotation.taxonomy import merge_key
 
 
@@ -108,6 +108,8 @@ def benchmark_import(
         # transaction never replace a file that a committed row still points to.
         stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
         summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
+    # The public downloads of the new state, built on commit (a re-import of the same file keeps the key).
+    downloads_request(benchmark=summary.benchmark)
     return replace(summary, taxonomy=bundle.taxonomy, warnings=bundle.warnings)
 
 
@@ -312,10 +314,6 @@ def _located(entry: list | dict) -> tuple[str, list]:
     return (entry["image"], entry["box"]) if isinstance(entry, dict) else ("img0", entry)
 
 
-def regions_for_file(annotation: Annotation) -> list[list | dict]:
-    return [region_entry(r.image_ref, _tidy_box(r.as_box())) for r in annotation.regions.all()]
-
-
 def annotation_payload_from_db(annotation: Annotation) -> dict:
     return {
         "transform": annotation.transform,
@@ -325,115 +323,11 @@ def annotation_payload_from_db(annotation: Annotation) -> dict:
     }
 
 
-def _tidy_box(box: list[float]) -> list[float | int]:
-    return [int(v) if float(v).is_integer() else v for v in box]
-
-
 # ---------------------------------------------------------------------------------------------
 # Export
 
 
-@dataclass(frozen=True, slots=True)
-class ExportSummary:
-    path: Path
-    exported: int
-    skipped: int  # samples without an approved annotation
-
-
 def benchmark_export(*, benchmark: Benchmark, out: Path, splits: Collection[str] | None = None) -> ExportSummary:
     """Write the benchmark (approved annotations only) as a folder, or a zip when `out` ends in .zip;
-    only the samples of ``splits`` when given."""
-    out = Path(out)
-    if out.suffix == ".zip":
-        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            return _export(benchmark, out, lambda name, data: zf.writestr(name, data), splits)
-    out.mkdir(parents=True, exist_ok=True)
-
-    def write(name: str, data: bytes) -> None:
-        target = out / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-    return _export(benchmark, out, write, splits)
-
-
-def _export(benchmark: Benchmark, out: Path, write: Callable[[str, bytes], None],
-            splits: Collection[str] | None) -> ExportSummary:
-    write(MANIFEST_NAME, (json.dumps(benchmark_manifest(benchmark), indent=2, ensure_ascii=False) + "\n").encode())
-    lines: list[str] = []
-    exported = 0
-    samples = (
-        Sample.objects.filter(benchmark=benchmark).select_related("category__domain").prefetch_related("media")
-        .order_by("position", "uid")
-    )  # fmt: skip
-    approved = approved_annotations_for_export(benchmark, splits)
-    for sample in samples:
-        annotation = approved.get(sample.pk)
-        if annotation is None:
-            continue
-        media = media_of(sample)
-        names = []
-        for medium in media:
-            # Files as uploaded (a video, not its frames); the first keeps the one-image name.
-            suffix = "" if medium.position == 0 else f"-{medium.position}"
-            names.append(f"images/{sample.uid}{suffix}{Path(medium.file.name).suffix}")
-            write(names[-1], read_file(medium.file.name))
-        record = sample_to_record(sample, annotation, names[0])
-        if len(media) > 1 or media[0].kind == MediaKind.VIDEO:
-            record = {"uid": record["uid"], "image": names[0], "images": names, **record}
-        lines.append(json.dumps(record, ensure_ascii=False))
-        exported += 1
-    write(JSONL_NAME, ("\n".join(lines) + "\n" if lines else "").encode())
-    return ExportSummary(path=out, exported=exported, skipped=samples.count() - exported)
-
-
-def benchmark_manifest(benchmark: Benchmark) -> dict:
-    domains = {
-        d.slug: {"name": d.name, "categories": {c.slug: c.name for c in d.categories.all()}}
-        for d in benchmark.domains.prefetch_related("categories")
-    }
-    manifest = {
-        "slug": benchmark.slug,
-        "name": benchmark.name,
-        "version": benchmark.version,
-        "description": benchmark.description,
-        "license": benchmark.license,
-        "citation": benchmark.citation,
-        "tools": [*benchmark.tools, *benchmark.declared_tools],
-        "domains": domains,
-    }
-    if benchmark.cost_min is not None:
-        manifest.update(cost_min=benchmark.cost_min, cost_max=benchmark.cost_max)
-    if benchmark.figures:
-        manifest["figures"] = list(benchmark.figures)
-    return manifest
-
-
-def sample_to_record(sample: Sample, annotation: Annotation, image_name: str) -> dict:
-    """One benchmark-file line, in formats.md's field order."""
-    key_steps: list = []
-    for step in annotation.key_steps.all():
-        # Plain strings for what a person wrote or checked; the origin is kept for unverified drafts.
-        if step.origin == "human" and step.verified:
-            key_steps.append(step.text)
-        else:
-            key_steps.append({"text": step.text, "origin": step.origin, "verified": step.verified})
-    return {
-        "uid": sample.uid,
-        "image": image_name,
-        "question": sample.question,
-        "options": sample.options,
-        "answer": sample.answer,
-        "answer_type": sample.answer_type,
-        "tolerance": sample.tolerance,
-        "domain": sample.category.domain.slug,
-        "category": sample.category.slug,
-        "regions": regions_for_file(annotation),
-        "transform": annotation.transform,
-        "key_steps": key_steps,
-        "toolchain": [c.as_dict() for c in annotation.tool_calls.all()],
-        "aux_line": sample.aux_line,
-        "split": sample.split,
-        "source": sample.source,
-        "meta": sample.meta,
-    }
+    only the samples of ``splits`` when given. Streamed (annotation/bundles.py)."""
+    return bundle_write(benchmark=benchmark, out=out, splits=splits, approved_only=True)

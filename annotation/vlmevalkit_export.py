@@ -17,63 +17,98 @@ import base64
 import csv
 import json
 import string
+from collections.abc import Collection
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from annotation.export_rows import (
+    INPUTS_DROPPED,
+    ExportSummary,
+    approved_of,
+    inputs_record,
+    sample_to_record,
+    samples_for_export,
+)
 from annotation.media import media_of, read_file
-from annotation.models import Benchmark, MediaKind, Sample, SampleMedia
-from annotation.selectors import approved_annotations_for_export
-from annotation.services import ExportSummary, sample_to_record
+from annotation.models import Annotation, AnnotationStatus, Benchmark, MediaKind, Sample, SampleMedia
 
 SHORTHAND_MAX = 64  # VLMEvalKit: an image cell this short is the index of the row holding the image
 FIRST = ["index", "image", "question"]
 LAST = ["answer", "category", "l2-category", "split", "answer_type", "tolerance", "regions", "transform", "key_steps",
         "toolchain", "aux_line", "source", "meta"]
+# A split without gold (a public test download): no answer, evidence, steps, chain, nor meta (export_rows).
+LAST_INPUTS = [c for c in LAST if c not in INPUTS_DROPPED]
 
 
 def benchmark_export_vlmevalkit(*, benchmark: Benchmark, out: Path) -> ExportSummary:
     """Write the benchmark's approved samples to ``out`` (a .tsv file) in VLMEvalKit's dataset shape."""
+    return tsv_write(benchmark=benchmark, out=out)
+
+
+def tsv_write(*, benchmark: Benchmark, out: Path, splits: Collection[str] | None = None, approved_only: bool = True,
+              inputs_only: bool = False) -> ExportSummary:
+    """The TSV, row by row from the streamed samples. ``approved_only``: samples with an approved
+    annotation only (else every sample, with the builder's answer); ``inputs_only``: no gold columns."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    samples = list(Sample.objects.filter(benchmark=benchmark).select_related("category__domain")
-                   .prefetch_related("media").order_by("position", "uid"))
-    approved = approved_annotations_for_export(benchmark)
-    kept = [s for s in samples if s.pk in approved]
-    letters = sorted({k for s in kept for k in (s.options or {})}, key=string.ascii_uppercase.index)
+    letters = _option_letters(benchmark, splits, approved_only)
+    columns = [*FIRST, *letters, *(LAST_INPUTS if inputs_only else LAST)]
+    exported = skipped = 0
     with out.open("w", encoding="utf-8", newline="") as handle:
-        _write(handle, kept, approved, [*FIRST, *letters, *LAST], letters)
-    return ExportSummary(path=out, exported=len(kept), skipped=len(samples) - len(kept))
+        # VLMEvalKit reads the file with pandas (read_csv, sep="\t"): standard quoting carries the
+        # tabs and newlines a question may hold.
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(columns)
+        seen: dict[str, str] = {}  # sha256 of a single image -> the index of the row that carries it
+        for sample in samples_for_export(benchmark, splits=splits, gold=not inputs_only or approved_only):
+            annotation = approved_of(sample)
+            if approved_only and annotation is None:
+                skipped += 1
+                continue
+            row = _row(sample, annotation, seen, letters, inputs_only)
+            writer.writerow([row[c] for c in columns])
+            exported += 1
+    return ExportSummary(path=out, exported=exported, skipped=skipped)
 
 
-def _write(handle: IO[str], samples: list[Sample], approved: dict, columns: list[str], letters: list[str]) -> None:
-    # VLMEvalKit reads the file with pandas (read_csv, sep="\t"): standard quoting carries the
-    # tabs and newlines a question may hold.
-    writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
-    writer.writerow(columns)
-    seen: dict[str, str] = {}  # sha256 of a single image -> the index of the row that carries it
-    for sample in samples:
-        record = sample_to_record(sample, approved[sample.pk], "")
-        row: dict[str, Any] = {
-            "index": sample.uid,
-            "image": _image_cell(sample, seen),
-            "question": record["question"],
+def _option_letters(benchmark: Benchmark, splits: Collection[str] | None, approved_only: bool) -> list[str]:
+    """The option columns: every letter a written sample uses (a first pass over the options alone)."""
+    rows = Sample.objects.filter(benchmark=benchmark, options__isnull=False)
+    if splits is not None:
+        rows = rows.filter(split__in=splits)
+    if approved_only:
+        rows = rows.filter(annotations__status=AnnotationStatus.APPROVED)
+    letters = {k for options in rows.values_list("options", flat=True).iterator(chunk_size=2000) for k in options or {}}
+    return sorted(letters, key=string.ascii_uppercase.index)
+
+
+def _row(sample: Sample, annotation: Annotation | None, seen: dict[str, str], letters: list[str],
+         inputs_only: bool) -> dict:
+    record = inputs_record(sample, "") if inputs_only else sample_to_record(sample, annotation, "")
+    row: dict[str, Any] = {
+        "index": sample.uid,
+        "image": _image_cell(sample, seen),
+        "question": record["question"],
+        "category": record["category"],
+        "l2-category": record["domain"],
+        "split": record["split"],
+        "answer_type": record["answer_type"],
+        "tolerance": "" if record["tolerance"] is None else record["tolerance"],
+        "aux_line": str(record["aux_line"]).lower(),
+        "source": record["source"],
+    }
+    if not inputs_only:
+        row.update({
             "answer": record["answer"],
-            "category": record["category"],
-            "l2-category": record["domain"],
-            "split": record["split"],
-            "answer_type": record["answer_type"],
-            "tolerance": "" if record["tolerance"] is None else record["tolerance"],
             "regions": _json(record["regions"]),
             "transform": _json(record["transform"]),
             "key_steps": _json(record["key_steps"]),
             "toolchain": _json(record["toolchain"]),
-            "aux_line": str(record["aux_line"]).lower(),
-            "source": record["source"],
             "meta": _json(record["meta"]) if record["meta"] else "",
-        }
-        for letter in letters:
-            row[letter] = (sample.options or {}).get(letter, "")
-        writer.writerow([row[c] for c in columns])
+        })  # fmt: skip
+    for letter in letters:
+        row[letter] = (sample.options or {}).get(letter, "")
+    return row
 
 
 def _json(value: Any) -> str:
@@ -84,7 +119,7 @@ def _b64(name: str) -> str:
     return base64.b64encode(read_file(name)).decode("ascii")
 
 
-def _stills(medium: SampleMedia) -> list[str]:
+def stills_of(medium: SampleMedia) -> list[str]:
     """Storage names of what VLMEvalKit is given for a medium: the image, or a video's frames."""
     if medium.kind == MediaKind.VIDEO:
         return [f["name"] for f in medium.frames if f.get("name")] or ([medium.poster] if medium.poster else [])
@@ -93,7 +128,7 @@ def _stills(medium: SampleMedia) -> list[str]:
 
 def _image_cell(sample: Sample, seen: dict[str, str]) -> str:
     media = media_of(sample)
-    names = [name for medium in media for name in _stills(medium)]
+    names = [name for medium in media for name in stills_of(medium)]
     if len(names) == 1:
         sha = media[0].sha256
         if sha in seen:

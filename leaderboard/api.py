@@ -1,17 +1,19 @@
-"""GET /api/v1/benchmarks/, /api/v1/benchmarks/<slug>/ and /api/v1/benchmarks/<slug>/leaderboard/."""
+"""GET /api/v1/benchmarks/, /api/v1/benchmarks/<slug>/, .../leaderboard/ and .../downloads/."""
 
 from __future__ import annotations
 
 from django.db.models import Count, Prefetch, Q
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.downloads.selectors import DownloadState, downloads_of
 from annotation.models import Benchmark, Category, Domain
 from leaderboard import exports, selectors
+from leaderboard.downloads import download_url
 
 
 def _benchmarks():  # noqa: ANN202 - a queryset with counts
@@ -58,6 +60,36 @@ class BenchmarkOut(serializers.Serializer):
         return f"/api/v1/benchmarks/{obj.slug}/leaderboard/"
 
 
+class DownloadOut(serializers.Serializer):
+    split = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["zip", "tsv", "parquet"])
+    status = serializers.ChoiceField(choices=["ready", "building", "failed", "missing"],
+                                     help_text="missing: no build was asked for the benchmark's current state yet")
+    gold = serializers.BooleanField(help_text="whether the file carries answers and annotations (dev only)")
+    size_bytes = serializers.IntegerField(allow_null=True)
+    sample_count = serializers.IntegerField(allow_null=True)
+    url = serializers.SerializerMethodField()
+    built_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, obj: DownloadState) -> str:
+        url = download_url(self.context["benchmark"], obj.split, obj.kind)
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request is not None else url
+
+
+def _downloads(request: Request, benchmark: Benchmark) -> list[dict]:
+    context = {"benchmark": benchmark, "request": request}
+    return list(DownloadOut(downloads_of(benchmark), many=True, context=context).data)
+
+
+class BenchmarkDetailOut(BenchmarkOut):
+    downloads = serializers.SerializerMethodField()
+
+    @extend_schema_field(DownloadOut(many=True))
+    def get_downloads(self, obj: Benchmark) -> list[dict]:
+        return _downloads(self.context.get("request"), obj)
+
+
 class BenchmarkListApi(APIView):
     @extend_schema(responses=BenchmarkOut(many=True), summary="Benchmarks with domains, categories and counts")
     def get(self, request: Request) -> Response:
@@ -65,9 +97,18 @@ class BenchmarkListApi(APIView):
 
 
 class BenchmarkDetailApi(APIView):
-    @extend_schema(responses=BenchmarkOut, summary="One benchmark's metadata, domains, categories and counts")
+    @extend_schema(responses=BenchmarkDetailOut,
+                   summary="One benchmark's metadata, domains, categories, counts and downloads")
     def get(self, request: Request, slug: str) -> Response:
-        return Response(BenchmarkOut(get_object_or_404(_benchmarks(), slug=slug)).data)
+        benchmark = get_object_or_404(_benchmarks(), slug=slug)
+        return Response(BenchmarkDetailOut(benchmark, context={"request": request}).data)
+
+
+class DownloadListApi(APIView):
+    @extend_schema(responses=DownloadOut(many=True),
+                   summary="The benchmark's data files per split (zip, VLMEvalKit TSV, parquet) with sizes and counts")
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(_downloads(request, get_object_or_404(Benchmark, slug=slug)))
 
 
 class LeaderboardApi(APIView):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard import views, views_model
+from leaderboard import downloads, views, views_model
 
 app_name = "leaderboard"
 urlpatterns = [
@@ -8,6 +8,8 @@ urlpatterns = [
     path("b/<slug:slug>/leaderboard.csv", views.export, {"fmt": "csv"}, name="export_csv"),
     path("b/<slug:slug>/leaderboard.json", views.export, {"fmt": "json"}, name="export_json"),
     path("b/<slug:slug>/", views.board, name="board"),
+    path("b/<slug:slug>/data/", downloads.data_page, name="data"),
+    path("b/<slug:slug>/data/<slug:split>.<slug:kind>", downloads.data_file, name="data_file"),
     path("b/<slug:slug>/compare/", views_model.compare, name="compare"),
     path("b/<slug:slug>/m/<int:pk>/", views_model.model_page_view, name="model"),
     path("b/<slug:slug>/m/<int:pk>/agentx/", views_model.agentx_tasks, name="agentx_tasks"),

@@ -21,6 +21,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
+from annotation.downloads.services import downloads_build_now
 from annotation.models import Benchmark, KeyStepDraft, Revision, Role, Sample
 from annotation.workbench.access import role_grant
 from annotation.workbench.assignments import assignment_claim_next
@@ -115,6 +116,7 @@ def build_world(folder) -> World:  # noqa: ANN001
     trace = batch.traces.get(sample=test)
     trace_assignment = TraceAssignment.objects.create(trace=trace, reviewer=users["annotator"],
                                                       locked_until=timezone.now() + timedelta(hours=1))
+    downloads_build_now(benchmark=benchmark)  # the public files of the world as it is, test markers included
     return World(benchmark, dev, test, public, private, assignment, revision, draft, batch, trace_assignment, users)
 
 
@@ -161,6 +163,12 @@ TABLE: dict[str, Row] = {
     "leaderboard:board": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:tab": Row(args=lambda w: {**SLUG, "tab": "process"}, expect=PUBLIC),
     "leaderboard:compare": Row(args=lambda w: SLUG, expect=PUBLIC),
+    # The benchmark's inputs per split (docs/downloads.md): public, and the test split's files carry no gold for
+    # anyone, staff included (staff export it with export_benchmark). The TSV is plain text, so the markers show.
+    "leaderboard:data": Row(args=lambda w: SLUG, expect=PUBLIC),
+    "leaderboard:data_file": Row(args=lambda w: {**SLUG, "split": "test", "kind": "tsv"}, expect=PUBLIC,
+                                 gold_ok=frozenset()),
+    "api-benchmark-downloads": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:model": Row(args=lambda w: {**SLUG, "pk": w.public.pk}, expect=PUBLIC),
     # Agent-X per task: a private submission's for its owner and staff (test-split tasks for staff only).
     "leaderboard:agentx_tasks": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),

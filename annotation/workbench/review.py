@@ -15,10 +15,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.agreement import Agreement, AnnotationView, agreement
+from annotation.downloads.services import downloads_request
 from annotation.models import (
     Annotation,
     AnnotationStatus,
@@ -148,6 +150,8 @@ def sample_approve(*, sample: Sample, reviewer: AbstractBaseUser, sources: dict[
                             snapshot=_payload_for(approved))
     ReviewDecision.objects.create(sample=sample, reviewer=reviewer, action=ReviewAction.APPROVE, annotation=approved,
                                   comment=comment, agreement=figures or {})
+    # The gold changed: the downloads of the new state, after a pause that lets a burst of approvals coalesce.
+    downloads_request(benchmark=sample.benchmark, countdown=settings.DOWNLOAD_APPROVAL_DELAY_SECONDS)
     return approved
 
 

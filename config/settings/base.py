@@ -262,6 +262,12 @@ SCORING_WARMUP = env_bool("SCORING_WARMUP", True)
 SCORING_WARMUP_DAYS = env_int("SCORING_WARMUP_DAYS", 30, minimum=0)
 # The Celery queue the pipeline's tasks go to (tests give their worker a private one).
 SUBMISSIONS_QUEUE = env_str("SUBMISSIONS_QUEUE", "celery")
+# A benchmark's public downloads (annotation/downloads, docs/downloads.md): their build task's queue (the
+# pipeline worker's by default), and how long a build may hold its claim before another delivery takes it over.
+DOWNLOADS_QUEUE = env_str("DOWNLOADS_QUEUE", SUBMISSIONS_QUEUE)
+DOWNLOAD_BUILD_STALE_SECONDS = env_int("DOWNLOAD_BUILD_STALE_SECONDS", 3600, minimum=60)
+# Approvals send their builds this much later (under the Redis visibility timeout), so a burst builds once.
+DOWNLOAD_APPROVAL_DELAY_SECONDS = env_int("DOWNLOAD_APPROVAL_DELAY_SECONDS", 120, minimum=0)
 # Tasks told (by name, with the benchmark's id) when a benchmark's public results change, on commit of
 # evaluation.services.benchmark_results_bump: the leaderboard rebuilds its rows and rank statistics then,
 # not when a visitor asks (docs/leaderboard.md, "Derived rows and caching").
