@@ -71,6 +71,7 @@ class World:
     batch: object
     trace_assignment: TraceAssignment
     users: dict
+    run: object = None  # the owner's hosted run (docs/runs.md)
 
 
 def build_world(folder) -> World:  # noqa: ANN001
@@ -117,7 +118,14 @@ def build_world(folder) -> World:  # noqa: ANN001
     trace_assignment = TraceAssignment.objects.create(trace=trace, reviewer=users["annotator"],
                                                       locked_until=timezone.now() + timedelta(hours=1))
     downloads_build_now(benchmark=benchmark)  # the public files of the world as it is, test markers included
-    return World(benchmark, dev, test, public, private, assignment, revision, draft, batch, trace_assignment, users)
+    from evaluation.models import HostedRun
+    from evaluation.secrets import encrypt_api_key
+
+    run = HostedRun.objects.create(benchmark=benchmark, owner=users["owner"], endpoint="http://127.0.0.1:9/v1",
+                                   model="m", modes=["text"], api_key_encrypted=encrypt_api_key(PRIVATE_MARK),
+                                   keep_endpoint=True, status="done")
+    return World(benchmark, dev, test, public, private, assignment, revision, draft, batch, trace_assignment, users,
+                 run)
 
 
 SLUG = {"slug": lb.SLUG}
@@ -152,7 +160,19 @@ TABLE: dict[str, Row] = {
     "evaluation:edit": Row(args=lambda w: {"pk": w.private.pk}, expect=OWNED),  # the model details (no re-score)
     "evaluation:delete": Row(args=lambda w: {"pk": w.private.pk}, method="post",
                              expect={**OWNED, "owner": 302, "staff": 302}),
-    "evaluation:health": Row(expect=STAFF),  # the pipeline's health page (staff_member_required)
+    "evaluation:health": Row(expect=STAFF),
+    # Hosted runs: their owner's and staff's; the API key is nobody's (PRIVATE_MARK is the stored key here).
+    "api-run-create": Row(args=lambda w: SLUG, method="post", expect=_signed_in(400, anonymous=401)),
+    "api-run-list": Row(expect=_signed_in(200, anonymous=401), private_ok=frozenset()),
+    "api-run-detail": Row(args=lambda w: {"pk": w.run.pk}, expect={**OWNED, "anonymous": 401}, private_ok=frozenset()),
+    "api-run-cancel": Row(args=lambda w: {"pk": w.run.pk}, method="post", expect={**OWNED, "anonymous": 401},
+                          private_ok=frozenset()),
+    "runs:list": Row(expect=_signed_in(200), private_ok=frozenset()),
+    "runs:new": Row(expect=_signed_in(200), private_ok=frozenset()),
+    "runs:detail": Row(args=lambda w: {"pk": w.run.pk}, expect=OWNED, private_ok=frozenset()),
+    "runs:progress": Row(args=lambda w: {"pk": w.run.pk}, expect=OWNED, private_ok=frozenset()),
+    "runs:cancel": Row(args=lambda w: {"pk": w.run.pk}, method="post", expect={**OWNED, "owner": 302, "staff": 302},
+                       private_ok=frozenset()),  # the pipeline's health page (staff_member_required)
     # Public benchmark data: aggregates, public submissions, dev samples.
     "api-benchmark-list": Row(expect=PUBLIC),
     "api-benchmark-detail": Row(args=lambda w: SLUG, expect=PUBLIC),
