@@ -37,6 +37,7 @@ PUBLIC_ONLY = "this deployment calls only public addresses"
 _CGNAT = ipaddress.IPv4Network("100.64.0.0/10")
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # the well-known prefix: the last 32 bits are an IPv4 address
 
+LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)  # the openai SDK's own
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -206,7 +207,7 @@ class GuardedTransport(httpx2.HTTPTransport):
 
     httpx2 2.16's ``HTTPTransport`` takes no ``network_backend``: its ``handle_request`` and ``close``
     use ``self._pool``, which is replaced here by a pool with the same settings and the guarded
-    backend (checked by tests/test_safe_http.py)."""
+    backend (evaluation/tests/test_safe_http.py fails if it is not used)."""
 
     def __init__(self, *, allow_private: bool, max_response_bytes: int, timeout: float,
                  verify: bool = True, limits: httpx2.Limits | None = None) -> None:
@@ -249,7 +250,7 @@ def safe_http_client(*, allow_private: bool, timeout: float, max_response_bytes:
     certificates may be, as httpx2 reads SSL_CERT_FILE)."""
     return httpx2.Client(
         transport=GuardedTransport(allow_private=allow_private, max_response_bytes=max_response_bytes,
-                                   timeout=timeout),
+                                   timeout=timeout, limits=LIMITS),
         timeout=httpx2.Timeout(timeout), follow_redirects=False, trust_env=False,
         headers={"Accept-Encoding": "identity"})
 

@@ -129,6 +129,8 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]) -> 
     ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1 (the host of http://[::ffff:127.0.0.1]/) is a loopback "
                                    "address (127.0.0.1, written as IPv6)"),
     ("http://[::ffff:10.1.2.3]/", "is a private address (10.1.2.3, written as IPv6)"),
+    ("http://[2002:7f00:1::]/", "is a loopback address (127.0.0.1, written as IPv6)"),  # 6to4
+    ("http://[64:ff9b::a00:1]/", "is a private address (10.0.0.1, written as IPv6)"),  # NAT64
     ("http://0.0.0.0:8000/", "is the unspecified address"),
     ("http://[::]/", "is the unspecified address"),
     ("http://100.64.0.7/", "is a carrier-grade NAT address"),
