@@ -12,6 +12,8 @@ benchmark into `RunItem`s and hands the file to `submit`.
 - tools.py     the tools offered (OpenAI function schemas from the registry), the tagged-text
                protocol, and bounded execution of one call
 - client.py    one chat-completions request: cache, rate gate, Retry-After, retries, budget
+- safe_http.py which addresses a run may call (checked at creation and at each connection), no
+               redirects, the response cap and time limit: the HTTP client under client.py
 - cache.py     the persistent request cache (SQLite): a re-run or a resumed run pays nothing twice
 - loop.py      one (sample, mode): the conversation, the tool loop, the recorded line
 - runner.py    a whole run: estimate, concurrency, progress, the file

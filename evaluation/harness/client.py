@@ -3,7 +3,8 @@ tokens per minute, Retry-After), retries with backoff, and the budget (evaluatio
 
 A request that still fails after its retries ends the (sample, mode) with a failure class:
 ``timeout`` (the last attempt timed out) or ``provider_error`` (refused, 5xx, a broken answer). A
-4xx other than 408/409/429 is not retried.
+4xx other than 408/409/429 is not retried, nor is an address the guard refuses or an answer over
+the size cap (safe_http.py: both end the pair as ``provider_error`` with the guard's words).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import openai
 from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, is_retriable,
                                         retry_after_seconds)
 from evaluation.harness.cache import RequestCache, request_key
+from evaluation.harness.safe_http import EndpointRefused, ResponseRefused, safe_http_client
 
 log = logging.getLogger(__name__)
 IMAGE_TOKENS = 765  # what one image is reckoned at before the endpoint reports usage (a 1024 px tile grid)
@@ -52,6 +54,9 @@ class Settings:
     price_input: float = 0.0  # USD per million tokens
     price_output: float = 0.0
     budget_usd: float = 0.0
+    # A checkout calling its own vLLM is the common case; a hosted run passes False (safe_http.py).
+    allow_private_addresses: bool = True
+    max_response_bytes: int = 16_000_000
 
     def sampling(self) -> dict[str, Any]:
         out: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -107,8 +112,10 @@ class Endpoint:
         self.counters = Counters()
         self._sleep = sleep
         # Retries are ours (a 429 pauses every thread), so the client makes none.
-        self._client = client or openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "none",
-                                               timeout=settings.timeout, max_retries=0)
+        self._client = client or openai.OpenAI(
+            base_url=settings.base_url, api_key=settings.api_key or "none", timeout=settings.timeout, max_retries=0,
+            http_client=safe_http_client(allow_private=settings.allow_private_addresses, timeout=settings.timeout,
+                                         max_response_bytes=settings.max_response_bytes))
 
     def close(self) -> None:
         self._client.close()
@@ -154,7 +161,12 @@ class Endpoint:
                 used_out = int(usage.get("completion_tokens") or 0)
                 self.counters.add(input_tokens=used_in, output_tokens=used_out)
                 return answer
+            except (EndpointRefused, ResponseRefused) as exc:  # the same again on a retry
+                raise Failure("provider_error", str(exc)) from exc
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                guard = _guard_error(exc)
+                if guard is not None:
+                    raise Failure("provider_error", str(guard)) from exc
                 last = exc
             except openai.APIStatusError as exc:
                 if not is_retriable(exc.status_code):
@@ -172,6 +184,16 @@ class Endpoint:
         detail = (f"no answer after {self.settings.max_retries + 1} attempts; last error: "
                   f"{_describe(last)}")
         raise Failure(klass, detail)
+
+
+def _guard_error(exc: BaseException) -> BaseException | None:
+    """The guard's refusal behind an SDK error, if the SDK wrapped it (openai 3.54 does not)."""
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(8):
+        if seen is None or isinstance(seen, (EndpointRefused, ResponseRefused)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _describe(exc: Exception | None) -> str:
