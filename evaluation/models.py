@@ -254,12 +254,12 @@ class SweepRun(models.Model):
 
 
 class RunStatus(models.TextChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    STOPPED = "stopped", "stopped by its budget"
-    CANCELLED = "cancelled", "cancelled"
-    FAILED = "failed", "failed"
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    STOPPED = "stopped", "Stopped by its budget"
+    CANCELLED = "cancelled", "Cancelled"
+    FAILED = "failed", "Failed"
 
 
 RUN_ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
