@@ -6,10 +6,11 @@ database is a file (an in-memory one lives only inside the test process).
 """
 
 import os
+from pathlib import Path
 
 from config.settings.base import *  # noqa: F401,F403
 from config.settings.base import DATABASES, VAR_DIR
-from config.settings.env import env_bool
+from config.settings.env import env_bool, env_str
 
 DEBUG = False
 SECRET_KEY = "test-secret-key-not-for-production"
@@ -22,7 +23,8 @@ SCORING_WARMUP = env_bool("SCORING_WARMUP", False)
 MEDIA_ROOT = VAR_DIR / "test-media"
 # The fake endpoints the tests start listen on 127.0.0.1 (the refusal's own tests turn this off).
 RUNS_ALLOW_PRIVATE_ENDPOINTS = env_bool("RUNS_ALLOW_PRIVATE_ENDPOINTS", True)
-RUNS_CACHE_PATH = VAR_DIR / f"test-run-cache-{os.getpid()}.sqlite3"
+# One cache per test process, unless given (a worker started by a test shares the test's).
+RUNS_CACHE_PATH = Path(env_str("RUNS_CACHE_PATH", str(VAR_DIR / f"test-run-cache-{os.getpid()}.sqlite3")))
 # The suite makes hundreds of API calls a minute from one address; the throttle's own test turns it on.
 API_THROTTLE_ANON = API_THROTTLE_USER = None
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

@@ -62,4 +62,5 @@ def test_a_worker_killed_during_a_run_is_replaced_and_nothing_is_paid_twice(
     bodies = Counter(r["body_sha256"] for r in log_lines(log))
     assert killed_at < len(log_lines(log))
     # Only requests in flight when the worker died (at most CONCURRENCY) could be sent again.
-    assert sum(n - 1 for n in bodies.values()) <= CONCURRENCY, bodies
+    twice = [(i, r["uid"], r["mode"], r["turn"]) for i, r in enumerate(log_lines(log)) if bodies[r["body_sha256"]] > 1]
+    assert sum(n - 1 for n in bodies.values()) <= CONCURRENCY, (killed_at, twice)
