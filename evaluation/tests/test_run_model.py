@@ -100,3 +100,21 @@ def test_a_benchmark_with_model_backed_tools_refuses_adaptive_with_the_reason(de
     Benchmark.objects.filter(pk=benchmark.pk).update(declared_tools=[{"name": "OCR", "description": "reads text"}])
     with pytest.raises(CommandError, match="declares tools the platform cannot run.*OCR"):
         _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "adaptive")
+
+
+def test_failed_attempts_are_submitted_scored_wrong_and_counted_by_class(demo, tmp_path: Path) -> None:  # noqa: ANN001
+    benchmark, key = demo
+    uids = [json.loads(x)["uid"] for x in key.read_text().splitlines()][:4]
+    (tmp_path / "script.json").write_text(json.dumps({uids[0]: "error500", uids[1]: "loop"}))
+    with simulated_model(key, tmp_path / "log.jsonl", "--script", str(tmp_path / "script.json")) as url:
+        out = StringIO()
+        call_command("run_model", DEMO_SLUG, "--endpoint", url, "--model", "sim-fail", "--limit", "4",
+                     "--modes", "adaptive", "--max-turns", "2", "--max-retries", "0", "--no-progress",
+                     "--out", str(tmp_path / "p.jsonl"), "--cache", str(tmp_path / "c.sqlite3"),
+                     "--submit", "--user", "runner", "--sync", stdout=out)
+    printed = out.getvalue()
+    assert "failures: 1 max_turns, 1 provider_error" in printed
+    metrics = json.loads(printed[printed.index("\n{") + 1:])["modes"]["adaptive"]
+    assert metrics["failures"]["provider_error"] == 1 and metrics["failures"]["max_turns"] == 1
+    rows = PredictionResult.objects.filter(submission__model_name="sim-fail", sample__uid__in=uids[:2])
+    assert rows.count() == 2 and not any(r.correct for r in rows)
