@@ -33,6 +33,9 @@ class Benchmark(models.Model):
     # Fixed cost bounds for the rank score in $ per sample (RouterArena fixes them); else derived.
     cost_min = models.FloatField(null=True, blank=True)
     cost_max = models.FloatField(null=True, blank=True)
+    # Oracle runs on the test split (docs/runs.md): the oracle image shows an endpoint the evidence of a
+    # test item (not its answer nor the boxes' coordinates); a benchmark's admins may refuse them.
+    oracle_runs_on_test = models.BooleanField(default=True)
     # Cross-validation: how many annotators work on each sample independently.
     annotators_per_item = models.PositiveSmallIntegerField(default=3)
     # Moves (F() + 1, ``evaluation.services.benchmark_results_bump``) in the same transaction as every

@@ -75,9 +75,17 @@ def run_estimate(*, benchmark: Benchmark, endpoint: str, model: str, modes: list
     run_create would refuse."""
     run = _unsaved(benchmark=benchmark, endpoint=endpoint, model=model, modes=modes, split=split, details=details,
                    options=options)
-    planned, _ = run_benchmark(benchmark=benchmark, settings=_harness_settings(run), modes=run.modes, split=run.split,
-                               protocol=run.options["protocol"], max_turns=run.options["max_turns"],
-                               before=lambda _: False)
+    return _plan(run)
+
+
+def _plan(run: HostedRun) -> Estimate:
+    """The run's estimate (nothing is sent); a benchmark that cannot be run so is refused with the reason."""
+    try:
+        planned, _ = run_benchmark(benchmark=run.benchmark, settings=_harness_settings(run), modes=run.modes,
+                                   split=run.split, protocol=run.options["protocol"],
+                                   max_turns=run.options["max_turns"], before=lambda _: False)
+    except (RunRefused, ValueError) as exc:
+        raise RunRejected(str(exc)) from exc
     return planned
 
 
@@ -119,9 +127,7 @@ def run_create(*, benchmark: Benchmark, owner: Any, endpoint: str, model: str, a
     run.owner = owner
     run.keep_endpoint = keep_endpoint
     run.api_key_encrypted = encrypt_api_key(api_key or "")
-    planned, _ = run_benchmark(benchmark=benchmark, settings=_harness_settings(run), modes=run.modes, split=run.split,
-                               protocol=run.options["protocol"], max_turns=run.options["max_turns"],
-                               before=lambda _: False)
+    planned = _plan(run)
     run.estimate = _estimate_json(planned)
     run.progress_total = planned.pairs
     with transaction.atomic():

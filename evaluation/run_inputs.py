@@ -128,6 +128,9 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
     samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
     then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run."""
     family = family or benchmark_family(benchmark)
+    if "oracle" in modes and split != "dev" and not benchmark.oracle_runs_on_test:
+        raise RunRefused(f"{benchmark.name}'s admins have turned oracle runs off for its test split (the oracle "
+                         "image shows the evidence of a test item): run oracle on the dev split, or the other modes.")
     tools = benchmark_tools(benchmark, family) if "adaptive" in modes else []
     items = run_items(benchmark, split, limit)
     if not items:

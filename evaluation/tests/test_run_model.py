@@ -118,3 +118,14 @@ def test_failed_attempts_are_submitted_scored_wrong_and_counted_by_class(demo, t
     assert metrics["failures"]["provider_error"] == 1 and metrics["failures"]["max_turns"] == 1
     rows = PredictionResult.objects.filter(submission__model_name="sim-fail", sample__uid__in=uids[:2])
     assert rows.count() == 2 and not any(r.correct for r in rows)
+
+
+def test_oracle_runs_on_the_test_split_can_be_turned_off_by_the_benchmark(demo, tmp_path: Path) -> None:  # noqa: ANN001
+    benchmark, _ = demo
+    Benchmark.objects.filter(pk=benchmark.pk).update(oracle_runs_on_test=False)
+    with pytest.raises(CommandError, match="turned oracle runs off for its test split"):
+        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "oracle")
+    with pytest.raises(CommandError, match="turned oracle runs off"):
+        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "text,oracle", "--split", "test")
+    printed = _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "oracle", "--split", "dev", "--estimate-only")
+    assert "requests" in printed
