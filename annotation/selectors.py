@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from annotation.models import (
     Annotation,
@@ -134,12 +134,14 @@ def review_queue(benchmark: Benchmark, *, guessable: str = "") -> QuerySet[Sampl
 
 
 def annotations_for_review(sample: Sample) -> list[Annotation]:
-    """Every non-draft annotation of the sample (the imported one included), with their parts."""
+    """Every non-draft annotation of the sample (the imported one included), with their parts: people's in
+    the order they joined, the imported one (no annotator) last on every database (SQLite would sort a
+    NULL first, PostgreSQL last)."""
     return list(
         sample.annotations.exclude(status=AnnotationStatus.DRAFT)
         .select_related("annotator", "sample")
         .prefetch_related("regions", "key_steps", "tool_calls", "review_decisions__notes")
-        .order_by("annotator_id", "pk")
+        .order_by(F("annotator_id").asc(nulls_last=True), "pk")
     )
 
 
