@@ -177,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
 def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int, dict[str, Any], dict[str, str]]:
     messages = body.get("messages") or []
     system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
-    first_user = next((m for m in messages if m.get("role") == "user"), {})
+    first_user: dict[str, Any] = next((m for m in messages if m.get("role") == "user"), {})
     texts = "\n".join(p.get("text", "") for p in _parts(first_user) if p.get("type") == "text")
     first_images = [_image_sha(p) for p in _parts(first_user) if p.get("type") == "image_url"]
     entry = server.key.find(texts, first_images[0] if first_images else None)
@@ -197,11 +197,11 @@ def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int
     new_images = [_image_sha(p) for m in since for p in _parts(m) if p.get("type") == "image_url"]
     made = [m.group(1) for msg in since for p in _parts(msg) if p.get("type") == "text"
             for m in _MADE.finditer(p.get("text", ""))]
-    uid = entry["uid"] if entry else None
-    server.log({"uid": uid, "mode": mode, "turn": turn, "body_sha256": body_sha, "new_images": new_images,
-                "first_images": first_images})
+    server.log({"uid": entry["uid"] if entry else None, "mode": mode, "turn": turn, "body_sha256": body_sha,
+                "new_images": new_images, "first_images": first_images})
     if entry is None:
         return 200, _completion(body, server, "I cannot find this question.", []), {}
+    uid = str(entry["uid"])
     behaviour = server.script.get(uid, "")
     if behaviour == "error500":
         return 500, {"error": {"message": "simulated server error"}}, {}

@@ -70,7 +70,6 @@ def test_run_model_scores_what_the_simulated_policy_implies_and_a_rerun_sends_no
     metrics = json.loads(printed[printed.index("\n{") + 1:])
     sub = Submission.objects.get(model_name="Sim runner")
     assert sub.status == "done" and metrics["n_predictions"] == LIMIT * 4
-    by_line = {(line["sample_id"], line["mode"]): line for line in lines}
     rows = PredictionResult.objects.filter(submission=sub).select_related("sample")
     assert rows.count() == LIMIT * 4
     for row in rows:
