@@ -138,6 +138,14 @@ class Submission(models.Model):
     results = models.JSONField(null=True, blank=True)
     scorer_version = models.CharField(max_length=64, blank=True)
     judge_name = models.CharField(max_length=200, blank=True)
+    # The row's digests (evaluation.metrics.digest; docs/runs.md "The verified tier"): sha256 over its
+    # canonical per-sample records with the scorer and judge-prompt versions, all of them and the dev
+    # split's, stored when scoring finishes (a read never computes them); ``digest_parts`` holds the same
+    # per mode: {"modes": {mode: hex}, "dev_modes": {mode: hex}}. Empty: scored before digests existed
+    # ("not available" until a re-score).
+    digest = models.CharField(max_length=64, blank=True)
+    digest_dev = models.CharField(max_length=64, blank=True)
+    digest_parts = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -40,7 +40,9 @@ from evaluation.conversion import submission_file_ready
 from evaluation.guessability import guessability_refresh_for
 from evaluation.judges import Judge, JudgeBudgetExceeded, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
+from evaluation.metrics.run_lines import RunLines
 from evaluation.models import ACTIVE_STATUSES, PredictionResult, Submission, SubmissionStatus
+from evaluation.records import header_of, submission_digests
 from evaluation.reports import record_fields, report_to_json, scorer_version
 from evaluation.services import (
     attempts_exhausted_reason,
@@ -317,8 +319,10 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
 
         def mark_done() -> None:
             results = report_to_json(scored)
+            results.update(report.run_lines.as_json(), judge_prompts=judge_prompts(judge))
             now = timezone.now()
             Submission.objects.filter(pk=pk).update(
+                **_digest_fields(pk, results, scored.judge),
                 status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=scored.judge,
                 finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
                 heartbeat_at=now, attempts=0, failure_reason="", errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
@@ -455,6 +459,29 @@ def _counted(objs: Iterable[Any], progress: _Progress, total: int) -> Iterator[A
             progress(n, total)
         yield obj
     progress(n, total, force=True)
+
+
+def _seen(objs: Iterable[Any], run_lines: RunLines) -> Iterator[Any]:
+    """The decoded lines, each counted by ``run_lines`` (which record the endpoint's model/response ids)."""
+    for obj in objs:
+        run_lines.see(obj)
+        yield obj
+
+
+def judge_prompts(judge: Any) -> dict[str, str]:
+    """The prompt versions the judge asks with (a remote judge's ``versions``); {} for the offline judge,
+    which asks none. Stored in the results: the row digest's versions line names them."""
+    versions = getattr(judge, "versions", None)
+    return dict(versions) if isinstance(versions, dict) else {}
+
+
+def _digest_fields(submission_id: int, results: dict, judge: str) -> dict[str, Any]:
+    """The row's digests over the rows just written (same transaction), so verify_row recomputes them from
+    exactly what is stored. Sorting is in Python: a database collation would order uids differently."""
+    header = header_of(scorer_version=scorer_version(), judge=judge, results=results)
+    d = submission_digests(submission_id=submission_id, header=header)
+    return {"digest": d["digest"], "digest_dev": d["digest_dev"],
+            "digest_parts": {"modes": d["modes"], "dev_modes": d["dev_modes"]}}
 
 
 _INSERT_BATCH = 5000
@@ -624,6 +651,7 @@ def _score(submission_id: int, token: str) -> None:
         writer = _ResultWriter(submission_id, sample_pks, token)
         report = None
         agentx: dict | None = None
+        run_lines = RunLines()
 
         def mark_done() -> None:
             results = report_to_json(report)
@@ -631,8 +659,10 @@ def _score(submission_id: int, token: str) -> None:
                 results["agentx_judged"] = agentx
             if isinstance(getattr(inner, "usage", None), dict):  # what the remote judge used (and cost)
                 results["judge_usage"] = dict(inner.usage)
+            results.update(run_lines.as_json(), judge_prompts=judge_prompts(inner))
             now = timezone.now()
             Submission.objects.filter(pk=submission_id).update(
+                **_digest_fields(submission_id, results, report.judge),
                 status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=report.judge,
                 finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
                 heartbeat_at=now, attempts=0, failure_reason="", progress_done=F("n_predictions"), progress_total=F("n_predictions"),
@@ -645,8 +675,8 @@ def _score(submission_id: int, token: str) -> None:
             with writer, sub.file.open("rb") as stream:
                 report = score_submission(
                     prepared,
-                    _counted(iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES), progress,
-                             sub.n_predictions),
+                    _counted(_seen(iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES), run_lines),
+                             progress, sub.n_predictions),
                     judge=judge, tool_validator=validate, benchmark_tools=tools, prices=sub.prices,
                     resolve_tool=resolve, on_records=writer.write, chunk_size=SCORE_CHUNK,
                 )

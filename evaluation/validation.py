@@ -15,6 +15,7 @@ from typing import IO, Any
 import orjson
 
 from evaluation.metrics import Prediction, PredictionFormatError, parse_prediction
+from evaluation.metrics.run_lines import RunLines
 from evaluation.metrics.types import MODES
 
 FILE = None  # the "line" of a problem with the file as a whole
@@ -54,6 +55,8 @@ class ValidationReport:
     # invalid), listed so that the submitter sees why. `n_tool_notes` counts them all.
     tool_notes: list[LineError] = field(default_factory=list)
     n_tool_notes: int = 0
+    # Lines whose ``run`` records the model ids / response ids the endpoint returned (metrics.run_lines).
+    run_lines: RunLines = field(default_factory=RunLines)
 
     @property
     def ok(self) -> bool:
@@ -231,6 +234,7 @@ def iter_validated(
             first_line[key] = number
             if check_call is not None and pred.steps:
                 _note_tool_calls(report, number, pred, check_call)
+            report.run_lines.see(obj)
             yield pred
     except _TooManyErrors:
         return

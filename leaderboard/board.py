@@ -47,6 +47,11 @@ class Row:
     release_date: date | None = None
     model_url: str = ""
     paper_url: str = ""
+    # "run" (a hosted run of the platform's harness), "file" (an upload); "" for the authors' reported rows.
+    provenance: str = ""
+    run: dict[str, Any] = field(default_factory=dict)  # the public part of a run's record (evaluation.provenance)
+    digest: str = ""  # sha256 of the row's canonical records ("" when not available); digest_dev: the dev split's
+    digest_dev: str = ""
     rank: int = 0  # position in this view
     note: str = ""  # the paired test against the row above, in words
     significant: bool | None = None

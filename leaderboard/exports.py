@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from annotation.models import Benchmark
+from evaluation.provenance import mismatch_text
 from leaderboard import agentx_tab, board
 
 FIGURES = ("text", "adaptive", "oracle", "mcc", "kcov", "tool_eff")
@@ -25,7 +26,9 @@ CSV_HEADER = (
     + ["tokens", "cost_per_10k_usd", "rank_score", "headline_mode", "citation"]
     + ["tied_rank", "rank_low", "rank_high", "p_vs_above", "significant_vs_above"]
     + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
+    + ["provenance", "digest", "digest_dev", "run_mismatch"]  # docs/runs.md, "The verified tier"
 )
+PROVENANCE = ("provenance", "digest", "digest_dev", "run_mismatch")
 MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
 Standings = dict[str, dict[int, board.Standing]]
 
@@ -90,6 +93,9 @@ def row_dict(row: board.Row, standings: Standings | None = None) -> dict[str, An
                model_url=row.model_url or None, paper_url=row.paper_url or None)
     # percent of the samples answered in the headline mode; None where unknown (reported rows, old results)
     out["answered"] = row.answered.value
+    # Where the row came from and its digests (None: a reported row, or not available: scored before digests)
+    out.update(provenance=row.provenance or None, digest=row.digest or None, digest_dev=row.digest_dev or None,
+               run=row.run or None, run_mismatch=mismatch_text(row.run) or None)
     out["ranks"] = {m: _standing((standings or {}).get(m, {}).get(row.submission_id)) for m in board.TESTED}
     return out
 
@@ -119,6 +125,7 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
         r = d["ranks"][board.DEFAULT_SORT] or {}
         flat += [r.get("rank"), r.get("low"), r.get("high"), r.get("p_vs_above"), r.get("significant_vs_above")]
         flat += [d[name] for name in MODEL_DETAILS]
+        flat += [d[name] for name in PROVENANCE]
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])
@@ -134,6 +141,12 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                   "parameters_billions": "billions of parameters, as the submitter stated",
                   "answered": "percent of the samples with an answer and no failure class, in the headline mode "
                               "(null: not available)",
+                  "provenance": "run: made by a hosted run of the platform's harness (its record in run); file: an "
+                                "uploaded file; null: the authors' reported figures",
+                  "digest": "sha256 (hex) of the row's canonical per-sample records with the scorer and judge-prompt "
+                            "versions; digest_dev: of the dev split's records (the public records export); null: "
+                            "not available (scored before digests existed). docs/runs.md, The verified tier",
+                  "run_mismatch": "set when the endpoint answered as another model than the run asked for",
                   "intervals": "95 % bootstrap percentile intervals (1,000 resamples)",
                   "ranks": "per ordering (text, adaptive, oracle accuracy; mcc), on the whole board: rank shared by "
                            "neighbours that do not differ significantly (paired test, p < 0.05), the 95 % bootstrap "

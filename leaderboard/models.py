@@ -50,6 +50,13 @@ class BoardEntry(models.Model):
     # results scored before it was recorded (results format 1): "not available", never 0.
     answered = models.FloatField(null=True)
     cost = models.FloatField(null=True)  # mean $ per sample, headline mode
+    # Where the row came from (Submission.provenance: "run" or "file"), the public part of a run's record
+    # (evaluation.provenance.public_run; {} for a file), and the row digests (docs/runs.md, "The verified
+    # tier"): empty when scored before digests existed, shown as "not available".
+    provenance = models.CharField(max_length=4, default="file")
+    run_info = models.JSONField(default=dict)
+    digest = models.CharField(max_length=64, blank=True)
+    digest_dev = models.CharField(max_length=64, blank=True)
     # Large values last: SQLite walks a value's overflow pages to read any column stored after it, and
     # the overview reads only the columns above (migration 0003 put these at the end of the table).
     # Per-sample vectors over the benchmark's non-aux samples (by primary key), for paired tests and

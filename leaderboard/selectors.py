@@ -30,6 +30,7 @@ ENTRY_FIELDS = (
     "tool_eff", "tool_eff_lo", "tool_eff_hi", "tokens", "cost", "answered",
     "submission__first_finished_at", "submission__parameters_billions", "submission__license",
     "submission__release_date", "submission__model_url", "submission__paper_url",
+    "provenance", "run_info", "digest", "digest_dev",
 )
 
 
@@ -87,7 +88,8 @@ def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.R
         answered=Fig(v["answered"]), rank_score=score, first_finished=v["submission__first_finished_at"],
         parameters_billions=v["submission__parameters_billions"], license=v["submission__license"],
         release_date=v["submission__release_date"], model_url=v["submission__model_url"],
-        paper_url=v["submission__paper_url"],
+        paper_url=v["submission__paper_url"], provenance=v["provenance"], run=v["run_info"] or {},
+        digest=v["digest"], digest_dev=v["digest_dev"],
     )
 
 

@@ -21,6 +21,7 @@ from django.db.models import F, Q
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
 from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
 from evaluation.models import PredictionResult, Submission, SubmissionStatus
+from evaluation.provenance import public_run
 from leaderboard.board import Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, BoardState, EntryRank
 
@@ -106,6 +107,8 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out["tokens"] = _num((head.get("process") or {}).get("mean_tokens"))
     out["answered"] = _rate(head.get("answered"))[0]
     out["cost"] = _num((head.get("cost") or {}).get("mean_cost_usd"))
+    out.update(provenance=submission.provenance, run_info=public_run(submission.run_record),
+               digest=submission.digest, digest_dev=submission.digest_dev)
     n = len(frame.domain)
     correct = {m: ["-"] * n for m in modes}
     costs = {m: [0.0] * n for m in modes}
@@ -161,7 +164,8 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK]
         subs = Submission.objects.filter(pk__in=chunk).only("pk", "benchmark_id", "scored_at", "heartbeat_at",
-                                                            "finished_at", "results")
+                                                            "finished_at", "results", "provenance", "run_record",
+                                                            "digest", "digest_dev")
         rows: dict[int, list[tuple]] = {pk: [] for pk in chunk}
         for sub_id, *rest in PredictionResult.objects.filter(submission_id__in=chunk).values_list(
             "submission_id", "sample_id", "mode", "correct", "cost_usd", "tokens", "n_calls"

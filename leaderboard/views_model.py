@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -15,6 +15,8 @@ from annotation.media import media_for_page, media_part
 from annotation.workbench.access import sees_test_gold
 from evaluation.selectors import submission_visible_to
 from evaluation.metrics.types import MODES as RESULT_MODES
+from evaluation.provenance import mismatch_text, run_facts
+from evaluation.records import export_lines
 from evaluation.models import Submission
 from leaderboard import agentx_tab, cache, chain_runs, model_page
 from leaderboard.services import public_submissions
@@ -50,6 +52,7 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "samples": model_page.dev_samples(submission),
         "others": public_submissions(benchmark).exclude(pk=pk).only("pk", "model_name").order_by("model_name"),
         "agentx": agentx_tab.model_figures(benchmark, submission),
+        "provenance": {"facts": run_facts(submission.run_record), "mismatch": mismatch_text(submission.run_record)},
     }
     return render(request, "leaderboard/model.html", context)
 
@@ -70,6 +73,29 @@ def agentx_tasks(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     context = {"benchmark": benchmark, "submission": submission,
                **agentx_tab.per_task(submission, sees_test=sees_test_gold(request.user, benchmark))}
     response = render(request, "leaderboard/agentx_tasks.html", context)
+    patch_vary_headers(response, ("Cookie",))
+    return response
+
+
+@require_GET
+def records(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResponse:
+    """The row's canonical per-sample records (docs/runs.md, "The verified tier"): a public submission's
+    dev-split records for anyone, every record for its owner and staff; a private submission's for its
+    owner and staff only (others: 404). Test-split records are per-sample correctness: never public."""
+    benchmark = _benchmark(slug)
+    submission = model_page.public_submission(benchmark, pk)
+    own = submission_visible_to(user=request.user, submission_id=pk)
+    if own is not None and (own.benchmark_id != benchmark.pk or own.status != "done" or not own.results):
+        own = None
+    if submission is None and own is None:
+        raise Http404("No submission with this number on this benchmark")
+    chosen = own or submission
+    assert chosen is not None
+    response = StreamingHttpResponse(export_lines(chosen, include_test=own is not None),
+                                     content_type="application/x-ndjson; charset=utf-8")
+    scope = "all" if own is not None else "dev"
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-{pk}-records-{scope}.jsonl"'
+    response["Cache-Control"] = "private, no-store"
     patch_vary_headers(response, ("Cookie",))
     return response
 

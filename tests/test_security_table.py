@@ -192,6 +192,9 @@ TABLE: dict[str, Row] = {
     "leaderboard:model": Row(args=lambda w: {**SLUG, "pk": w.public.pk}, expect=PUBLIC),
     # Agent-X per task: a private submission's for its owner and staff (test-split tasks for staff only).
     "leaderboard:agentx_tasks": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),
+    # A row's per-sample records (docs/runs.md, "The verified tier"): a private submission's for its owner and
+    # staff (others: 404); a public one's dev-split records for anyone (leaderboard/tests/test_provenance.py).
+    "leaderboard:records": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),
     "leaderboard:sample": Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.dev.uid}, expect=PUBLIC),
     "leaderboard:sample_medium": Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.dev.uid, "position": 0,
                                                      "part": "still"}, expect=PUBLIC),

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.utils.timezone import get_current_timezone, is_aware
 from django.utils.safestring import mark_safe
 
+from evaluation.provenance import FILE_LABEL, RUN_LABEL, mismatch_text, run_title
 from evaluation.templatetags.figures import usd
 from leaderboard.figures import Fig, p_text
 
@@ -137,6 +138,7 @@ def overview_row(row: Any, model_url: str | None, tz: Any = None, tested: bool =
         badges += f'\n        <span class="badge reported" title="{escape(row.citation)}">reported by the authors</span>'
     if row.is_demo:
         badges += "\n        " + _DEMO_BADGE
+    badges += provenance_badges(row)
     note = ""
     if row.note:
         tie = row.significant is False
@@ -166,6 +168,33 @@ def overview_row(row: Any, model_url: str | None, tz: Any = None, tested: bool =
         f'      <td class="num"{_rank_zero_title(row)}>{num(row.rank_score, 1)}</td>\n'
         f'    </tr>\n'
     )
+
+
+DIGEST_UNKNOWN = ('<span class="na digest" title="digest not available: scored before row digests existed '
+                  '(a re-score adds it)">digest not available</span>')
+
+
+def provenance_badges(row: Any) -> str:
+    """A submission row's provenance badge ("run by the platform" with the run's record in its title, or
+    "submitted file"), a visible flag when the endpoint answered as another model, and the row digest's
+    first 12 hex digits (the whole digest in the title). Nothing for the authors' reported rows."""
+    if row.reported or not row.provenance:
+        return ""
+    if row.provenance == "run":
+        out = (f'\n        <span class="badge provenance run" data-provenance="run" '
+               f'title="{escape(run_title(row.run))}">{RUN_LABEL}</span>')
+        flag = mismatch_text(row.run)
+        if flag:
+            out += f'\n        <div class="note model-mismatch" role="note">⚠ {escape(flag)}</div>'
+    else:
+        out = f'\n        <span class="badge provenance file" data-provenance="file">{FILE_LABEL}</span>'
+    if row.digest:
+        digest = escape(row.digest)
+        out += (f'\n        <div class="digest">digest <code title="sha256 of the row\'s canonical records: '
+                f'{digest} (manage.py verify_row, scripts/verify_row.py)" data-digest="{digest}">{digest[:12]}</code></div>')
+    else:
+        out += f"\n        <div>{DIGEST_UNKNOWN}</div>"
+    return out
 
 
 ANSWERED_UNKNOWN = ('<span class="na" title="not available: reported figures do not give it, and results scored '

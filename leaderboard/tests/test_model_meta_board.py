@@ -186,5 +186,6 @@ def test_details_show_on_the_model_page_and_in_the_files(client, sized) -> None:
     assert (alpha["model_url"], alpha["paper_url"]) == ("https://example.org/code", "https://arxiv.org/abs/2502.00001")
     assert rows[sized.gamma.pk]["parameters_billions"] is None
     csv_text = client.get("/b/hand/leaderboard.csv").content.decode()
-    assert csv_text.splitlines()[0].endswith("parameters_billions,license,release_date,model_url,paper_url")
+    # the details' columns, in this order (later columns are appended after them: provenance, digests)
+    assert ",parameters_billions,license,release_date,model_url,paper_url," in csv_text.splitlines()[0] + ","
     assert "1.5,Apache-2.0,2025-02-01,https://example.org/code,https://arxiv.org/abs/2502.00001" in csv_text
