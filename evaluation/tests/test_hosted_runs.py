@@ -5,10 +5,12 @@ clear; a cancel and a budget stop end the run cleanly."""
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -69,6 +71,15 @@ def test_a_run_posted_through_the_api_reaches_done_as_a_submission_marked_run(
     detail = client.get(f"/api/v1/runs/{run.pk}/").json()
     assert detail["status"] == "done" and detail["submission"]["id"] == sub.pk
     assert detail["model_ids"] == ["sim-hosted-v2"]
+    # On the board: provenance "run" and a digest that verify_row confirms.
+    assert len(sub.digest) == 64 and all(c in "0123456789abcdef" for c in sub.digest)
+    rows = client.get(f"/b/{SLUG}/leaderboard.json").json()
+    rows = rows["rows"] if isinstance(rows, dict) else rows
+    row = next(r for r in rows if r.get("model") == "Hosted sim")
+    assert row["provenance"] == "run" and row["digest"] == sub.digest
+    out = StringIO()
+    call_command("verify_row", str(sub.pk), stdout=out)
+    assert "ok" in out.getvalue()
     # An uploaded file stays "file": provenance is never the uploader's to set.
     assert Submission.objects.exclude(pk=sub.pk).filter(provenance="run").count() == 0
 
