@@ -50,11 +50,11 @@ def held_by(sub: Submission, worker: Worker) -> bool:
     return f":{worker.proc.pid}:" in holder(sub)
 
 
-def send_stage(task_name: str, sub: Submission) -> None:
+def send_stage(task_name: str, sub: Submission, queue: str = "") -> None:
     from config.celery import app
 
     app.loader.import_default_modules()
-    app.tasks[task_name].apply_async(args=[sub.pk], queue=django_settings.SUBMISSIONS_QUEUE)
+    app.tasks[task_name].apply_async(args=[sub.pk], queue=queue or django_settings.SUBMISSIONS_QUEUE)
 
 
 def test_a_worker_killed_mid_stage_is_replaced_by_another_within_the_bound(
@@ -109,11 +109,17 @@ def test_a_stage_delivered_twice_runs_once_and_the_second_delivery_returns_quiet
     # only the claim's heartbeat thread keeps the sweeper and the second delivery off it.
     server = judge_server(delay=0.3, flaky=False)
     env = {**server.env, "JUDGE_OPENAI_CONCURRENCY": "1"}
-    first, second = start_worker(**env), start_worker(**env)
+    # Each worker also serves a queue of its own, so the second delivery goes to the idle one for sure
+    # (on the shared queue the busy worker's consumer could take it, and the test would wait for nothing).
+    shared = f"{django_settings.SUBMISSIONS_QUEUE},{django_settings.SUBMISSIONS_SWEEP_QUEUE}"
+    own = {name: f"{django_settings.SUBMISSIONS_QUEUE}-{name}" for name in ("first", "second")}
+    first = start_worker(queues=f"{shared},{own['first']}", **env)
+    second = start_worker(queues=f"{shared},{own['second']}", **env)
     sub = create(bench, owner)
     wait_for(lambda: status_of(sub) == "judging" and server.calls >= 2, first, "judging")
     busy, idle = (first, second) if held_by(sub, first) else (second, first)
-    send_stage("evaluation.tasks.submission_score", sub)  # the same stage again, while it runs
+    idle_queue = own["second"] if idle is second else own["first"]
+    send_stage("evaluation.tasks.submission_score", sub, queue=idle_queue)  # the same stage again, while it runs
     wait_for(lambda: "already claimed" in idle.log.read_text(), idle, "the second delivery")
     holders = set()
 
