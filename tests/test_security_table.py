@@ -27,9 +27,9 @@ from annotation.workbench.access import role_grant
 from annotation.workbench.assignments import assignment_claim_next
 from annotation.workbench.editing import annotation_save
 from evaluation import services
+from evaluation.models import PredictionResult, Submission
 from leaderboard.tests import helpers as lb
 from tests.confidential import gold_in, mark_test_gold
-from evaluation.models import PredictionResult, Submission
 from trace_review import services as tr_services
 from trace_review.models import Trace, TraceAssignment
 from trace_review.traces import trace_view
@@ -392,7 +392,7 @@ def test_every_url_answers_each_role_as_the_security_table_says(tmp_path) -> Non
                 if PRIVATE_MARK in text:
                     private_seen.add((name, role))
                 if role not in row.private_ok and PRIVATE_MARK in text:
-                    problems.append(f"{name} {url} as {role}: a private submission's predictions in the body")
+                    problems.append(f"{name} {url} as {role}: a private submission's predictions or judge in the body")
     assert not missing, f"URL patterns without a row in docs/security.md's table (tests/test_security_table.py): {missing}"
     assert not problems, "\n".join(problems)
     # Not vacuous: the markers are there to be found, where staff look.
