@@ -27,10 +27,12 @@ from annotation.workbench.access import role_grant
 from annotation.workbench.assignments import assignment_claim_next
 from annotation.workbench.editing import annotation_save
 from evaluation import services
+from evaluation.models import PredictionResult, Submission
 from leaderboard.tests import helpers as lb
 from tests.confidential import gold_in, mark_test_gold
 from trace_review import services as tr_services
-from trace_review.models import TraceAssignment
+from trace_review.models import Trace, TraceAssignment
+from trace_review.traces import trace_view
 
 ROLES = ("anonymous", "owner", "other", "annotator", "reviewer", "staff")
 PRIVATE_MARK = "PRIVATE-PREDICTION"
@@ -72,6 +74,30 @@ class World:
     trace_assignment: TraceAssignment
     users: dict
     run: object = None  # the owner's hosted run (docs/runs.md)
+    named_batch: object = None  # a trace batch naming the annotator only
+
+
+def _judged_by_people(trace: Trace, people: list) -> None:
+    """Two people's verdicts on ``trace``: its judge's agreement with people now has a row."""
+    shape = trace_view(trace, gold=True, run=False).shape
+    for person in people:
+        assignment = TraceAssignment.objects.create(trace=trace, reviewer=person,
+                                                    locked_until=timezone.now() + timedelta(hours=1))
+        tr_services.verdict_save(assignment=assignment, shape=shape, answer_correct=True,
+                                 key_steps=[True] * shape.n_key_steps, calls=[True] * shape.n_calls,
+                                 step_scores=[1.0] * shape.n_steps)
+
+
+def _private_judged_by_people(benchmark: Benchmark, private: Submission, people: list) -> None:
+    """The private submission was public when people judged its traces; its owner has since unpublished it.
+    Its judge carries the private mark, so an agreement page that counts its traces shows the mark."""
+    Submission.objects.filter(pk=private.pk).update(is_public=True)
+    batch = tr_services.batch_create(benchmark=benchmark, name="Judged before unpublishing", size=2,
+                                     submission=Submission.objects.get(pk=private.pk))
+    for trace in batch.traces.all():
+        _judged_by_people(trace, people)
+    PredictionResult.objects.filter(submission=private).update(decided_by=f"judge:{PRIVATE_MARK}")
+    Submission.objects.filter(pk=private.pk).update(is_public=False, judge_name=PRIVATE_MARK)
 
 
 def build_world(folder) -> World:  # noqa: ANN001
@@ -117,6 +143,14 @@ def build_world(folder) -> World:  # noqa: ANN001
     trace = batch.traces.get(sample=test)
     trace_assignment = TraceAssignment.objects.create(trace=trace, reviewer=users["annotator"],
                                                       locked_until=timezone.now() + timedelta(hours=1))
+    named_batch = tr_services.batch_create(benchmark=benchmark, name="Named", size=2, submission=public,
+                                           reviewers=[users["annotator"]])
+    # Agreement with people: over a public submission's traces, and over a private one's (staff only).
+    people = [users_model.objects.create_user(name, password="pw") for name in ("judger1", "judger2")]
+    for person in people:
+        role_grant(benchmark=benchmark, user=person, role=Role.ANNOTATOR)
+    _judged_by_people(batch.traces.exclude(pk=trace.pk).first(), people)
+    _private_judged_by_people(benchmark, private, people)
     downloads_build_now(benchmark=benchmark)  # the public files of the world as it is, test markers included
     from evaluation.models import HostedRun
     from evaluation.secrets import encrypt_api_key
@@ -125,7 +159,7 @@ def build_world(folder) -> World:  # noqa: ANN001
                                    model="m", modes=["text"], api_key_encrypted=encrypt_api_key(PRIVATE_MARK),
                                    keep_endpoint=True, status="done")
     return World(benchmark, dev, test, public, private, assignment, revision, draft, batch, trace_assignment, users,
-                 run)
+                 run, named_batch)
 
 
 SLUG = {"slug": lb.SLUG}
@@ -246,13 +280,29 @@ TABLE: dict[str, Row] = {
     "trace_review:medium": Row(args=lambda w: {"pk": w.trace_assignment.pk, "position": 0, "part": "still"},
                                expect=OWN),
     "trace_review:image": Row(args=lambda w: {"pk": w.trace_assignment.pk, "ref": "img1"}, expect=OWN),
-    "trace_review:agreement": Row(expect=PUBLIC),
+    # Agreement with people: over public submissions' traces, and over every submission's for staff only, so
+    # a private submission's judge (its name is the private mark here) shows to staff alone.
+    "trace_review:agreement": Row(expect=PUBLIC, private_ok=frozenset({"staff"})),
     "trace_review:agreement_for_submission": Row(args=lambda w: {"pk": w.public.pk}, expect=_all(302)),
     "trace_review:export": Row(expect={**_signed_in(403), "staff": 200}),
     # Staff only: re-asking the judge pays for every repeat (the offline test judge: refused with a message).
     "trace_review:stability_start": Row(method="post", data=lambda w: {"benchmark": lb.SLUG},
                                         expect={**_signed_in(403), "staff": 302}),
     "trace_review:verified": Row(args=lambda w: {"pk": w.public.pk}, expect=PUBLIC),
+}
+
+# The same URL again on another object of the world, where who may see it differs.
+VARIANTS: dict[str, list[Row]] = {
+    # A batch that names people is theirs (and admins'): the reviewer, not named, is refused.
+    "trace_review:batch": [Row(args=lambda w: {"pk": w.named_batch.pk}, expect={**REVIEWERS, "annotator": 200,
+                                                                              "reviewer": 403})],
+    "trace_review:next": [Row(args=lambda w: {"pk": w.named_batch.pk}, method="post",
+                              expect={**REVIEWERS, "annotator": 302, "reviewer": 403, "staff": 302})],
+    # A private submission's agreement and human-verified figures: staff only, the owner included out.
+    "trace_review:agreement_for_submission": [Row(args=lambda w: {"pk": w.private.pk},
+                                                  expect={**_all(404), "staff": 302}, private_ok=frozenset({"staff"}))],
+    "trace_review:verified": [Row(args=lambda w: {"pk": w.private.pk}, expect={**_all(404), "staff": 200},
+                                  private_ok=frozenset({"staff"}))],
 }
 
 
@@ -306,50 +356,54 @@ def test_every_url_answers_each_role_as_the_security_table_says(tmp_path) -> Non
     for role in ROLES[1:]:
         clients[role] = Client()
         clients[role].force_login(world.users[role])
-    problems, missing, gold_seen = [], [], set()
+    problems, missing, gold_seen, private_seen = [], [], set(), set()
     for name, pattern, route in url_patterns():
         if name.startswith("admin:"):
-            row = _admin_row(name)
-            kwargs = _admin_args(pattern)
+            rows = [_admin_row(name)]
         elif name in TABLE:
-            row = TABLE[name]
-            kwargs = row.args(world)
+            rows = [TABLE[name], *VARIANTS.get(name, ())]
         else:
             missing.append(name)
             continue
-        try:  # an unnamed pattern (the admin's object redirect) is filled in by hand
-            url = "/" + re.sub(r"<[^>]+>", "1", route) if pattern.name is None else reverse(name, kwargs=kwargs)
-        except Exception as error:  # noqa: BLE001 - say which row cannot be built
-            problems.append(f"{name}: cannot build its URL from {kwargs}: {error}")
-            continue
-        for role in ROLES:
-            client = clients[role]
-            if name in ("logout", "admin:logout"):  # signing out would sign this client out for the next rows
-                client = Client()
-                if role != "anonymous":
-                    client.force_login(world.users[role])
-            with transaction.atomic():
-                call = getattr(client, row.method)
-                response = call(url, row.data(world)) if row.method == "post" else call(url)
-                body = b"".join(response.streaming_content) if response.streaming else response.content
-                transaction.set_rollback(True)
-            expected = row.expect.get(role)
-            if not _status_ok(response, expected):
-                problems.append(f"{name} {row.method.upper()} {url} as {role}: {response.status_code} "
-                                f"{response.get('Location', '')}, expected {expected}")
-            text = body.decode("utf-8", "replace")
-            if gold_in(text):
-                gold_seen.add((name, role))
-            if role not in row.gold_ok and gold_in(text):
-                problems.append(f"{name} as {role}: test gold in the body: {sorted(set(gold_in(text)))[:3]}")
-            if role not in row.private_ok and PRIVATE_MARK in text:
-                problems.append(f"{name} as {role}: a private submission's predictions in the body")
+        for row in rows:
+            kwargs = _admin_args(pattern) if name.startswith("admin:") else row.args(world)
+            try:  # an unnamed pattern (the admin's object redirect) is filled in by hand
+                url = "/" + re.sub(r"<[^>]+>", "1", route) if pattern.name is None else reverse(name, kwargs=kwargs)
+            except Exception as error:  # noqa: BLE001 - say which row cannot be built
+                problems.append(f"{name}: cannot build its URL from {kwargs}: {error}")
+                continue
+            for role in ROLES:
+                client = clients[role]
+                if name in ("logout", "admin:logout"):  # signing out would sign this client out for the next rows
+                    client = Client()
+                    if role != "anonymous":
+                        client.force_login(world.users[role])
+                with transaction.atomic():
+                    call = getattr(client, row.method)
+                    response = call(url, row.data(world)) if row.method == "post" else call(url)
+                    body = b"".join(response.streaming_content) if response.streaming else response.content
+                    transaction.set_rollback(True)
+                expected = row.expect.get(role)
+                if not _status_ok(response, expected):
+                    problems.append(f"{name} {row.method.upper()} {url} as {role}: {response.status_code} "
+                                    f"{response.get('Location', '')}, expected {expected}")
+                text = body.decode("utf-8", "replace")
+                if gold_in(text):
+                    gold_seen.add((name, role))
+                if role not in row.gold_ok and gold_in(text):
+                    problems.append(f"{name} as {role}: test gold in the body: {sorted(set(gold_in(text)))[:3]}")
+                if PRIVATE_MARK in text:
+                    private_seen.add((name, role))
+                if role not in row.private_ok and PRIVATE_MARK in text:
+                    problems.append(f"{name} {url} as {role}: a private submission's predictions or judge in the body")
     assert not missing, f"URL patterns without a row in docs/security.md's table (tests/test_security_table.py): {missing}"
     assert not problems, "\n".join(problems)
     # Not vacuous: the markers are there to be found, where staff look.
     assert ("annotation:review_sample", "staff") in gold_seen
+    assert ("trace_review:agreement", "staff") in private_seen  # the private judge's row, for staff alone
 
 
 def test_the_table_has_no_row_for_a_url_that_no_longer_exists() -> None:
     names = {name for name, _, _ in url_patterns()}
     assert set(TABLE) - names == set()
+    assert set(VARIANTS) - set(TABLE) == set()

@@ -56,6 +56,22 @@ def test_a_tsv_imports_whole_samples_with_shared_images(tmp_path: Path) -> None:
     assert "Perception: 2\n    shapes: 2\n  Reasoning: 1\n    arithmetic: 1" in out
 
 
+def test_without_a_split_column_every_sample_is_test_so_no_answer_is_published(tmp_path: Path) -> None:
+    # Dev answers are public (docs/security.md): a release that does not say its split must not hand them out.
+    columns = [c for c in COLUMNS if c != "split"]
+    rows = [{k: v for k, v in row(i).items() if k != "split"} for i in (1, 2)]
+    run_import(write_tsv(tmp_path / "MMNoSplit.tsv", columns, rows))
+    assert sorted(Sample.objects.values_list("uid", "split")) == [("1", "test"), ("2", "test")]
+
+
+def test_an_answer_written_as_a_lowercase_letter_in_brackets_is_that_option(tmp_path: Path) -> None:
+    path = write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1, answer="(b)"), row(2, answer="b."), row(3, answer="(A)")])
+    out, _ = run_import(path)
+    assert "3 created" in out
+    assert sorted(Sample.objects.values_list("uid", "answer", "answer_type")) == [
+        ("1", "B", "choice"), ("2", "B", "choice"), ("3", "A", "choice")]
+
+
 def test_mmreason_disciplines_are_one_level_and_domain_of_groups_them(tmp_path: Path) -> None:
     columns = ["index", "image", "question", "answer", "discipline"]
     rows = [

@@ -25,6 +25,24 @@ def test_the_judge_stops_before_a_request_would_pass_its_budget(server) -> None:
     assert judge.usage["cost_usd"] == pytest.approx(spent) and 0.5 < spent <= 1.0
 
 
+def test_batches_in_flight_at_once_never_take_the_spending_past_the_budget(server) -> None:  # noqa: F811
+    # Each 2-question request costs about $0.40 (as above); $1.30 fits three. Eight threads and a server that
+    # takes 0.5 s to answer: the first three are in flight together, and a fourth must count what they hold.
+    server.delay = 0.5
+    judge = _judge(server, batch_size=2, max_concurrency=8, price_input=1000.0, budget_usd=1.3)
+    stopped: JudgeBudgetExceeded | None = None
+    try:
+        judge.answer_equivalence(_numbered(20))
+    except JudgeBudgetExceeded as exc:
+        stopped = exc
+    spent = sum(u["prompt_tokens"] for u in server.usage) * 1000.0 / 1e6
+    assert spent <= 1.3, f"{len(server.requests)} requests spent ${spent:.2f} of a $1.30 budget"
+    assert stopped is not None and "budget of $1.3 would be exceeded" in str(stopped)
+    assert len(server.requests) == 3 and spent > 0.9
+    assert server.arrivals[-1] - server.arrivals[0] < server.delay  # all three were in flight at once
+    assert judge.usage["cost_usd"] == pytest.approx(spent) and judge.spending.spent_usd == pytest.approx(spent)
+
+
 def test_the_spend_is_counted_from_the_reported_usage(server) -> None:  # noqa: F811
     judge = _judge(server, batch_size=5, price_input=2.0, price_output=8.0)
     assert judge.answer_equivalence(_numbered(10)) == _expected(10)

@@ -67,6 +67,18 @@ def test_generative_tasks_have_their_own_goal_accuracy() -> None:
     assert g3.generative and g3.goal_accuracy_generation is None and g3.goal_accuracy is None
 
 
+def test_goal_accuracy_with_generation_reads_the_last_generation_call() -> None:
+    # An agent that gets the image wrong, then right on a second try, has generated the right image.
+    ref = (Call("SceneDescriber", {}), Call("ImageGenerator", {"keywords": "a cat on a mat"}))
+    retried = TaskInput("g1", "generative", ref, (Call("SceneDescriber", {}), Call("ImageGenerator", {"keywords": "a dog"}),
+                                                  Call("ImageGenerator", {"keywords": "a cat on a mat"})))
+    spoiled = TaskInput("g2", "generative", ref, (Call("ImageGenerator", {"keywords": "a cat on a mat"}),
+                                                  Call("ImageGenerator", {"keywords": "a dog"})))
+    assert task_figures(retried).goal_accuracy_generation == 1.0
+    assert task_figures(spoiled).goal_accuracy_generation == 0.0
+    assert agentx_report([retried, spoiled], resamples=10).goal_accuracy_generation.value == 0.5
+
+
 def test_benchmark_means_over_tasks_with_a_value() -> None:
     tasks = [
         # t1: F1 1, precision 1, correct

@@ -197,4 +197,7 @@ def test_the_estimate_counts_the_agentx_questions(agentx, remote, settings) -> N
     assert with_figures["questions"] - without["questions"] == 3 + 2 + 2
     assert with_figures["requests"] - without["requests"] == 3
     assert with_figures["input_tokens"] > without["input_tokens"]
+    # Agent-X's verdicts are longer than a yes/no: 32 tokens a trace or steps question, 20 a tool question,
+    # which the budget and the tokens-per-minute gate count on too.
+    assert with_figures["output_tokens"] - without["output_tokens"] == 3 * 32 + 2 * 32 + 2 * 20
     assert not remote.requests  # an estimate asks nothing

@@ -38,6 +38,13 @@ def test_pool_holds_the_public_priced_scored_models_only(benchmark):
     assert [len(data.rows(s)) for s in ("train", "dev", "test")] == [14, 2, 4]
 
 
+def test_a_model_with_some_predictions_unpriced_stays_out_of_the_pool(benchmark):
+    # Its unpriced rows would count as free, so it would look cheaper than it is.
+    partly = helpers.add_model(benchmark, "Partly", 0.0001, set(helpers.UIDS))
+    partly.prediction_results.filter(sample__uid=helpers.UIDS[0]).update(cost_usd=None)
+    assert pool_load(benchmark).pool.models == ("Big", "Mid", "Small")
+
+
 def test_split_is_stored_and_never_moves(benchmark, tmp_path):
     first = pool_load(benchmark).split
     assert first == split_samples(helpers.UIDS)

@@ -77,6 +77,15 @@ def test_probabilities_through_the_command(benchmark, tmp_path):
     assert figures["share"] == {"Big": 0.5, "Mid": 0, "Small": 0.5}
 
 
+def test_a_probability_of_zero_is_allowed(benchmark, tmp_path):
+    # docs/routers.md refuses only negative weights and all zero: a 0 says "never this model".
+    lines = [{"sample_id": u, "probs": {"Big": 0, "Mid": 0.0, "Small": 1}} for u in TEST]
+    out, _ = submit(write(tmp_path, lines), "--sync")
+    figures = json.loads(out[out.index("{"):])
+    assert figures["share"] == {"Big": 0, "Mid": 0, "Small": 1}
+    assert RouterSubmission.objects.get().status == "done"
+
+
 def test_every_problem_names_its_line(benchmark, tmp_path):
     lines = [
         {"sample_id": TEST[0], "model": "Nope"},

@@ -12,16 +12,18 @@ from django.core.management import CommandError, call_command
 from django.test import RequestFactory
 from django.urls import reverse
 
+from annotation.models import Benchmark
 from evaluation import services
 from evaluation.judge_cache import DatabaseVerdictCache
 from evaluation.judges.openai_judge import OpenAIJudge
-from evaluation.models import JudgeVerdict
+from evaluation.models import JudgeVerdict, PredictionResult, Submission
 from evaluation.tests import test_judges_openai as fake
 from evaluation.tests.submission_helpers import SLUG, good_file, make_benchmark, upload
 from evaluation.tests.test_judges_openai import server  # noqa: F401 - fixture
-from trace_review import selectors
+from trace_review import services as tr_services
 from trace_review.models import JudgeRepeatVerdict, JudgeStabilityRun
 from trace_review.stability import OFFLINE_MESSAGE, run_stability, stability_figures
+from trace_review.traces import trace_view
 from trace_review.views_agreement import agreement as agreement_view
 
 pytestmark = pytest.mark.django_db
@@ -142,17 +144,35 @@ def test_only_staff_may_start_a_run(scored, server, client, django_capture_on_co
     assert 'id="stability-form"' in client.get(reverse("trace_review:agreement")).content.decode()
 
 
+def _judged_by_people(benchmark: Benchmark) -> None:
+    """The scored submission published, and two people agreeing with its judge on every trace."""
+    sub = services.submission_set_public(submission=Submission.objects.get(benchmark=benchmark), public=True)
+    batch = tr_services.batch_create(benchmark=benchmark, name="b", size=100, submission=sub)
+    people = [get_user_model().objects.create_user(n, f"{n}@example.org", "pw") for n in ("p1", "p2")]
+    for trace in batch.traces.all():
+        judged = PredictionResult.objects.get(submission=sub, sample=trace.sample, mode=trace.mode)
+        shape = trace_view(trace, gold=True, run=False).shape
+        for person in people:
+            assignment = trace.assignments.create(reviewer=person, locked_until="2100-01-01T00:00Z")
+            tr_services.verdict_save(assignment=assignment, shape=shape, answer_correct=judged.correct,
+                                     key_steps=judged.key_steps, calls=[c["valid"] for c in judged.calls],
+                                     step_scores=judged.step_scores)
+
+
 def test_the_judge_card_shows_its_self_agreement_beside_its_agreement_with_people(scored, server, monkeypatch):  # noqa: F811
+    _judged_by_people(scored)
     _fickle(monkeypatch, uid="s1")
     run = run_stability(benchmark=scored, sample=1000, repeats=3, judge=_judge(server))
-    # A judge row as the page builds it for a judge people have judged too (its name is the run's).
-    monkeypatch.setattr(selectors, "agreement_page", lambda **kw: selectors.AgreementPage(
-        [selectors.JudgeRow(run.judge, [])], [], 1, 2))
     request = RequestFactory().get("/review/agreement/")
     request.user = AnonymousUser()
     card = agreement_view(request).content.decode()
     card = card[card.index(f'id="judge-{run.judge}"'):card.index('id="stability"')]
     assert "Against itself: all 3 repeats agree on <strong>94.4 %</strong> of 18 questions" in card  # 17/18
+    # Beside it, its agreement with the two people, who said what it said: every unit agrees.
+    for kind in ("key_steps", "calls", "step_scores"):
+        row = card[card.index(f'id="{run.judge}-{kind}"'):]
+        row = row[:row.index("</tr>")]
+        assert '<td class="num raw">100.0' in row, row
 
 
 def test_bad_numbers_and_too_few_repeats_are_refused_with_a_message(scored, client) -> None:
