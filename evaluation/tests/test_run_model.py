@@ -19,13 +19,15 @@ from evaluation.harness.simulated import answer_for
 from evaluation.models import PredictionResult, Submission
 from evaluation.run_inputs import write_simulated_key
 from evaluation.tests.harness_fixtures import log_lines, simulated_model
+from evaluation.tests.submission_helpers import SLUG, make_benchmark
 
 pytestmark = pytest.mark.django_db
-LIMIT = 24
+LIMIT = 12
 
 
 @pytest.fixture
 def demo(tmp_path: Path):  # noqa: ANN201
+    """The demo benchmark (151 samples, both splits), its first LIMIT samples in the simulated model's key."""
     demo_benchmark_load()
     get_user_model().objects.create_user("runner", "runner@example.org", "pw", is_staff=True)
     benchmark = Benchmark.objects.get(slug=DEMO_SLUG)
@@ -33,9 +35,16 @@ def demo(tmp_path: Path):  # noqa: ANN201
     return benchmark, key
 
 
-def _run(url: str, tmp_path: Path, *extra: str) -> str:
+@pytest.fixture
+def tiny(tmp_path: Path):  # noqa: ANN201
+    """The 6-sample benchmark, for what needs no demo (quicker to import)."""
+    benchmark = make_benchmark(tmp_path / "tiny")
+    return benchmark, write_simulated_key(benchmark, tmp_path / "tiny-key.jsonl")
+
+
+def _run(url: str, tmp_path: Path, *extra: str, slug: str = DEMO_SLUG) -> str:
     out = StringIO()
-    call_command("run_model", DEMO_SLUG, "--endpoint", url, "--model", "sim-requested", "--limit", str(LIMIT),
+    call_command("run_model", slug, "--endpoint", url, "--model", "sim-requested", "--limit", str(LIMIT),
                  "--out", str(tmp_path / "predictions.jsonl"), "--cache", str(tmp_path / "cache.sqlite3"),
                  "--no-progress", "--concurrency", "4", *extra, stdout=out)
     return out.getvalue()
@@ -85,20 +94,20 @@ def test_run_model_scores_what_the_simulated_policy_implies_and_a_rerun_sends_no
         assert metrics["modes"][mode]["accuracy"]["overall"]["count"] <= right
 
 
-def test_estimate_only_prints_the_estimate_and_sends_nothing(demo, tmp_path: Path) -> None:  # noqa: ANN001
-    _, key = demo
+def test_estimate_only_prints_the_estimate_and_sends_nothing(tiny, tmp_path: Path) -> None:  # noqa: ANN001
+    _, key = tiny
     log = tmp_path / "log.jsonl"
     with simulated_model(key, log) as url:
-        printed = _run(url, tmp_path, "--estimate-only", "--prices", "0.2", "0.6")
+        printed = _run(url, tmp_path, "--estimate-only", "--prices", "0.2", "0.6", slug=SLUG)
     assert "requests" in printed and "$" in printed and log_lines(log) == []
     assert not (tmp_path / "predictions.jsonl").exists()
 
 
-def test_a_benchmark_with_model_backed_tools_refuses_adaptive_with_the_reason(demo, tmp_path: Path) -> None:  # noqa: ANN001
-    benchmark, _ = demo
+def test_a_benchmark_with_model_backed_tools_refuses_adaptive_with_the_reason(tiny, tmp_path: Path) -> None:  # noqa: ANN001
+    benchmark, _ = tiny
     Benchmark.objects.filter(pk=benchmark.pk).update(declared_tools=[{"name": "OCR", "description": "reads text"}])
     with pytest.raises(CommandError, match="declares tools the platform cannot run.*OCR"):
-        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "adaptive")
+        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "adaptive", slug=SLUG)
 
 
 def test_failed_attempts_are_submitted_scored_wrong_and_counted_by_class(demo, tmp_path: Path) -> None:  # noqa: ANN001
@@ -119,12 +128,13 @@ def test_failed_attempts_are_submitted_scored_wrong_and_counted_by_class(demo, t
     assert rows.count() == 2 and not any(r.correct for r in rows)
 
 
-def test_oracle_runs_on_the_test_split_can_be_turned_off_by_the_benchmark(demo, tmp_path: Path) -> None:  # noqa: ANN001
-    benchmark, _ = demo
+def test_oracle_runs_on_the_test_split_can_be_turned_off_by_the_benchmark(tiny, tmp_path: Path) -> None:  # noqa: ANN001
+    benchmark, _ = tiny
     Benchmark.objects.filter(pk=benchmark.pk).update(oracle_runs_on_test=False)
     with pytest.raises(CommandError, match="turned oracle runs off for its test split"):
-        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "oracle")
+        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "oracle", slug=SLUG)
     with pytest.raises(CommandError, match="turned oracle runs off"):
-        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "text,oracle", "--split", "test")
-    printed = _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "oracle", "--split", "dev", "--estimate-only")
+        _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "text,oracle", "--split", "test", slug=SLUG)
+    printed = _run("http://127.0.0.1:9/v1", tmp_path, "--modes", "oracle", "--split", "dev", "--estimate-only",
+                   slug=SLUG)
     assert "requests" in printed
