@@ -337,3 +337,4 @@ class SubmissionReport:
     modes: Mapping[str, ModeReport]
     mode_selection: Confusion | None
     records: tuple[PredictionResult, ...]
+    scoring: str = "generic"  # the scoring profile that decided the answers (metrics.md section 13)
