@@ -22,6 +22,8 @@ RESULTS_FORMAT = 2  # bump when the shape of Submission.results changes (2: answ
 def _plain(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if out.get("reason", "") is None:
+            del out["reason"]  # only a figure that is not available says why (metrics.md section 14)
         if isinstance(obj, Rate):
             out["value"] = obj.value
             out["percent"] = obj.percent

@@ -100,6 +100,8 @@ def row_dict(row: board.Row, standings: Standings | None = None, scoring: str | 
                run=row.run or None, run_mismatch=mismatch_text(row.run) or None)
     out["ranks"] = {m: _standing((standings or {}).get(m, {}).get(row.submission_id)) for m in board.TESTED}
     out["scoring"] = None if row.reported else scoring  # a paper's figures follow the paper's own rules
+    # Figures with nothing under them in the file, and why (metrics.md section 14): null values above.
+    out["not_available"] = dict(row.reasons) or None
     return out
 
 
@@ -153,6 +155,8 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                   "digest": "sha256 (hex) of the row's canonical per-sample records with the scorer and judge-prompt "
                             "versions; digest_dev: of the dev split's records (the public records export); null: "
                             "not available (scored before digests existed). docs/runs.md, The verified tier",
+                  "not_available": "figure -> why it is null: nothing in the file carries it (no tool calls, "
+                                   "steps or token usage), never a 0",
                   "run_mismatch": "set when the endpoint answered as another model than the run asked for",
                   "scoring": "the scoring profile whose rules decided the answers: generic (the platform's), "
                              "vtcbench, vlmevalkit or mmreason (the authors' released rules; docs/metrics.md); "

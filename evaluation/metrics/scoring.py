@@ -24,6 +24,7 @@ from .aggregate import (
     ModeAccumulator,
     mode_report,
     mode_selection_from_state,
+    not_available,
     slot_state as _slot_state,
 )
 from .answers import extract_answer, rule_is_final, rule_match
@@ -525,6 +526,12 @@ def _score(
                        resamples=resamples)
         for i, m in enumerate(MODES) if accs[i].n_rows
     }
+    # A figure with nothing under it is not available, with the reason, never 0 (section 14).
+    file_calls = any(a.calls for a in accs)
+    file_steps = any(a.steps for a in accs)
+    file_usage = any(a.n_tokens or a.cost for a in accs)
+    modes = {m: not_available(r, file_calls=file_calls, file_steps=file_steps, file_usage=file_usage)
+             for m, r in modes.items()}
     return SubmissionReport(
         judge=judge.name,
         n_samples=len(bench.order),
