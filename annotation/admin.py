@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from annotation.models import (
     Annotation,
@@ -11,6 +14,7 @@ from annotation.models import (
     Region,
     Sample,
 )
+from annotation.services import benchmark_scoring_set
 
 
 class DomainInline(admin.TabularInline):
@@ -40,9 +44,20 @@ class ReferenceToolCallInline(admin.TabularInline):
 
 @admin.register(Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "version", "license", "updated_at"]
+    list_display = ["slug", "name", "version", "license", "scoring", "updated_at"]
+    list_filter = ["scoring"]
     search_fields = ["slug", "name"]
     inlines = [DomainInline]
+
+    def save_model(self, request: HttpRequest, obj: Benchmark, form: Any, change: bool) -> None:
+        scoring = obj.scoring
+        if change and "scoring" in form.changed_data:
+            # Saved through the service, so the benchmark's submissions are re-scored by the new rules.
+            obj.scoring = form.initial.get("scoring", obj.scoring)
+            super().save_model(request, obj, form, change)
+            benchmark_scoring_set(benchmark=obj, scoring=scoring)
+            return
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Domain)

@@ -125,6 +125,9 @@ class SampleRecord:
 # (the VLMEvalKit reader sets it on a TSV with MMReason's `discipline` column): its step score is
 # labelled as MMReason's, with our judge prompt's version (the authors' prompt is unreleased).
 KNOWN_FIGURES = frozenset({"agentx", "mmreason"})
+# Scoring profiles (metrics.md section 13): whose rules decide answer correctness. The same names as
+# evaluation/metrics/profiles.py PROFILES and annotation.models.ScoringProfile (a test keeps them equal).
+SCORING_PROFILES = ("generic", "vtcbench", "vlmevalkit", "mmreason")
 
 
 @dataclass(slots=True)
@@ -143,6 +146,9 @@ class Manifest:
     domains: dict[str, dict] | None = None  # None: open, the file's own (annotation/taxonomy.py)
     # Figure sets beyond the standard ones the leaderboard shows for this benchmark (KNOWN_FIGURES).
     figures: list[str] = field(default_factory=list)
+    # The scoring profile the manifest (or a release's reader) declares; None: not said (a new
+    # benchmark is then generic, a re-import keeps the benchmark's own).
+    scoring: str | None = None
 
 
 @dataclass(slots=True)
@@ -316,6 +322,11 @@ def manifest_from_data(data: Any, *, resolve_tool: Callable[[str], str | None]) 
         errors.append(FieldError(None, "figures", f"unknown figure set {unknown[0]!r} (known: {', '.join(sorted(KNOWN_FIGURES))})"))
     else:
         manifest.figures = list(dict.fromkeys(figures))
+    scoring = data.get("scoring")
+    if scoring is not None and scoring not in SCORING_PROFILES:
+        errors.append(FieldError(None, "scoring", f"unknown scoring profile {scoring!r} (known: {', '.join(SCORING_PROFILES)})"))
+    elif scoring is not None:
+        manifest.scoring = scoring
     if "domains" in data:
         domains, domain_errors = _read_domains(data["domains"])
         errors.extend(domain_errors)

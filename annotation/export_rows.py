@@ -155,4 +155,6 @@ def benchmark_manifest(benchmark: Benchmark) -> dict:
         manifest.update(cost_min=benchmark.cost_min, cost_max=benchmark.cost_max)
     if benchmark.figures:
         manifest["figures"] = list(benchmark.figures)
+    if benchmark.scoring != "generic":
+        manifest["scoring"] = benchmark.scoring
     return manifest

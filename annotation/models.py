@@ -16,6 +16,15 @@ from django.db.models import Q
 from config.storages import private_storage, random_name
 
 
+class ScoringProfile(models.TextChoices):
+    """Which rule decides an answer's correctness (metrics.md section 13; evaluation/metrics/profiles.py)."""
+
+    GENERIC = "generic", "Platform rules (metrics.md section 1)"
+    VTCBENCH = "vtcbench", "VTC-Bench's released rules"
+    VLMEVALKIT = "vlmevalkit", "VLMEvalKit's matching"
+    MMREASON = "mmreason", "MMReason's evaluation (VLMEvalKit)"
+
+
 class Benchmark(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -30,6 +39,9 @@ class Benchmark(models.Model):
     declared_tools = models.JSONField(default=list, blank=True)
     # Extra figure sets the manifest declares (benchmark_format.KNOWN_FIGURES), e.g. ["agentx"].
     figures = models.JSONField(default=list, blank=True)
+    # The scoring profile: whose rules decide answer correctness. Recorded in every result; changing it
+    # re-scores the benchmark's submissions (evaluation.services.benchmark_scoring_changed).
+    scoring = models.CharField(max_length=16, choices=ScoringProfile.choices, default=ScoringProfile.GENERIC)
     # Fixed cost bounds for the rank score in $ per sample (RouterArena fixes them); else derived.
     cost_min = models.FloatField(null=True, blank=True)
     cost_max = models.FloatField(null=True, blank=True)

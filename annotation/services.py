@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from annotation.models import (
     Region,
     Sample,
     SampleMedia,
+    ScoringProfile,
     sample_media_storage,
 )
 from annotation.bundles import bundle_write
@@ -39,6 +41,9 @@ from annotation.export_rows import (  # noqa: F401 - benchmark_manifest, sample_
     sample_to_record,
 )
 from annotation.taxonomy import merge_key
+from config.celery import task_by_name
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,7 @@ def benchmark_import(
     format: str | None = None,
     domain_of: dict[str, str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    scoring: str | None = None,
 ) -> ImportSummary:
     """Validate the whole file first, then write it in one transaction; updates samples by uid.
 
@@ -82,6 +88,7 @@ def benchmark_import(
     `domain_of` maps categories to domains (the grouping a one-level release lacks).
     Raises BenchmarkFileError (nothing written) when any line is invalid.
     `progress(stage, done, total)` is called as lines are read and samples written.
+    `scoring` overrides the scoring profile the manifest or the release's reader declares.
     """
     paths = [Path(p) for p in path] if isinstance(path, list) else Path(path)
     with open_benchmark_source(
@@ -107,6 +114,8 @@ def benchmark_import(
         # Media are stored under their content hash, so files written before a failed
         # transaction never replace a file that a committed row still points to.
         stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
+        if scoring is not None:
+            bundle.manifest.scoring = scoring
         summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
     # The public downloads of the new state, built on commit (a re-import of the same file keeps the key).
     downloads_request(benchmark=summary.benchmark)
@@ -168,6 +177,13 @@ def _write_bundle(
     for attr in ("version", "description", "license", "citation", "tools", "declared_tools", "cost_min", "cost_max",
                  "figures"):
         setattr(benchmark, attr, getattr(manifest, attr))
+    if manifest.scoring is not None:  # else a new benchmark is generic and a re-import keeps its own
+        if benchmark.scoring != manifest.scoring and benchmark.results_version:
+            bundle.warnings.append(f"the scoring profile changes from {benchmark.scoring} to {manifest.scoring}: "
+                                   "its submissions are re-scored")
+            pk = benchmark.pk
+            transaction.on_commit(lambda: benchmark_scoring_changed_publish(benchmark_id=pk))
+        benchmark.scoring = manifest.scoring
     benchmark.full_clean()
     benchmark.save()
     categories = _sync_taxonomy(benchmark, manifest.domains)
@@ -331,3 +347,27 @@ def benchmark_export(*, benchmark: Benchmark, out: Path, splits: Collection[str]
     """Write the benchmark (approved annotations only) as a folder, or a zip when `out` ends in .zip;
     only the samples of ``splits`` when given. Streamed (annotation/bundles.py)."""
     return bundle_write(benchmark=benchmark, out=out, splits=splits, approved_only=True)
+
+
+def benchmark_scoring_set(*, benchmark: Benchmark, scoring: str) -> bool:
+    """Change the benchmark's scoring profile (metrics.md section 13); True when it changed. Its
+    submissions are re-scored (the tasks of settings.SCORING_CHANGED_TASKS, sent on commit)."""
+    if scoring not in ScoringProfile.values:
+        raise ValueError(f"unknown scoring profile {scoring!r} (known: {', '.join(ScoringProfile.values)})")
+    with transaction.atomic():
+        changed = Benchmark.objects.filter(pk=benchmark.pk).exclude(scoring=scoring).update(scoring=scoring)
+        benchmark.scoring = scoring
+        if changed:
+            pk = benchmark.pk
+            transaction.on_commit(lambda: benchmark_scoring_changed_publish(benchmark_id=pk))
+    return bool(changed)
+
+
+def benchmark_scoring_changed_publish(*, benchmark_id: int) -> None:
+    """Tell the apps that score (by task name: evaluation's ``benchmark_rescore``) that the rules changed."""
+    for name in settings.SCORING_CHANGED_TASKS:
+        try:
+            task_by_name(name).apply_async(args=[benchmark_id], queue=settings.SUBMISSIONS_QUEUE)
+        except Exception as exc:  # noqa: BLE001 - a broker that is down: `rescore_all --stale-only` catches up
+            log.warning("benchmark %s: could not publish %s (%s); run rescore_all --benchmark ... --stale-only",
+                        benchmark_id, name, exc)

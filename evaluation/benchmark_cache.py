@@ -75,7 +75,8 @@ class _BenchmarkCache:
             return self._get(benchmark)
 
     def _get(self, benchmark: Any) -> tuple[PreparedBenchmark, dict[str, int], list[str]]:
-        version = selectors.benchmark_content_version(benchmark=benchmark)
+        # The profile decides the gold keys: a change of profile is a new prepared benchmark.
+        version = (selectors.benchmark_content_version(benchmark=benchmark), benchmark.scoring)
         entry = self.entries.get(benchmark.pk)
         if entry is not None and entry[0] == version:
             self.hits += 1
@@ -86,13 +87,14 @@ class _BenchmarkCache:
         started = time.perf_counter()
         entry = None
         self.entries.pop(benchmark.pk, None)  # free the stale one before building the new one
-        need = dict(version[2])["n"]
+        need = dict(version[0][2])["n"]
         while self.entries and sum(len(e[3]) for e in self.entries.values()) + need > self.MAX_SAMPLES:
             self.entries.popitem(last=False)
         resolve, _ = tool_hooks(benchmark)
         pks: dict[str, int] = {}
         # A generator: the samples' dicts are digested one by one, never all held at once.
-        prepared = PreparedBenchmark(selectors.iter_scoring_samples(benchmark=benchmark, pks=pks), resolve)
+        prepared = PreparedBenchmark(selectors.iter_scoring_samples(benchmark=benchmark, pks=pks), resolve,
+                                     scoring=benchmark.scoring)
         uids = [info.sample.uid for info in prepared.order]
         self.entries[benchmark.pk] = (version, prepared, pks, uids)
         log.info("benchmark %s: prepared %d samples in %.2f s", benchmark.slug, len(uids),

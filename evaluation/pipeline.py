@@ -323,7 +323,7 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
             now = timezone.now()
             Submission.objects.filter(pk=pk).update(
                 **_digest_fields(pk, results, scored.judge),
-                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=scored.judge,
+                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(benchmark.scoring), judge_name=scored.judge,
                 finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
                 heartbeat_at=now, attempts=0, failure_reason="", errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
                 coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=report.n_predictions,
@@ -478,7 +478,8 @@ def judge_prompts(judge: Any) -> dict[str, str]:
 def _digest_fields(submission_id: int, results: dict, judge: str) -> dict[str, Any]:
     """The row's digests over the rows just written (same transaction), so verify_row recomputes them from
     exactly what is stored. Sorting is in Python: a database collation would order uids differently."""
-    header = header_of(scorer_version=scorer_version(), judge=judge, results=results)
+    header = header_of(scorer_version=scorer_version(str(results.get("scoring") or "generic")), judge=judge,
+                       results=results)
     d = submission_digests(submission_id=submission_id, header=header)
     return {"digest": d["digest"], "digest_dev": d["digest_dev"],
             "digest_parts": {"modes": d["modes"], "dev_modes": d["dev_modes"]}}
@@ -663,7 +664,7 @@ def _score(submission_id: int, token: str) -> None:
             now = timezone.now()
             Submission.objects.filter(pk=submission_id).update(
                 **_digest_fields(submission_id, results, report.judge),
-                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(), judge_name=report.judge,
+                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(benchmark.scoring), judge_name=report.judge,
                 finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
                 heartbeat_at=now, attempts=0, failure_reason="", progress_done=F("n_predictions"), progress_total=F("n_predictions"),
             )

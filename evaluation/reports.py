@@ -22,6 +22,8 @@ RESULTS_FORMAT = 2  # bump when the shape of Submission.results changes (2: answ
 def _plain(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if out.get("reason", "") is None:
+            del out["reason"]  # only a figure that is not available says why (metrics.md section 14)
         if isinstance(obj, Rate):
             out["value"] = obj.value
             out["percent"] = obj.percent
@@ -41,6 +43,7 @@ def report_to_json(report: SubmissionReport) -> dict[str, Any]:
     return {
         "format": RESULTS_FORMAT,
         "judge": report.judge,
+        "scoring": report.scoring,
         "n_samples": report.n_samples,
         "n_predictions": report.n_predictions,
         "modes": {mode: _plain(m) for mode, m in report.modes.items()},
@@ -79,12 +82,19 @@ def record_fields(rec: PredictionResult) -> dict[str, Any]:
     }
 
 
-@cache
-def scorer_version() -> str:
-    """A fingerprint of the scoring library and judges' source: it changes whenever they do.
+def scorer_version(scoring: str = "generic") -> str:
+    """A fingerprint of the scoring library and judges' source: it changes whenever they do, and the
+    scoring profile (metrics.md section 13) when it is not generic (``metrics-<hash>+vtcbench``).
 
-    Stored with every result, so ``rescore_all`` can tell which submissions an old scorer made.
+    Stored with every result, so ``rescore_all`` can tell which submissions an old scorer made, or the
+    rules of a profile the benchmark no longer has.
     """
+    base = _library_version()
+    return base if scoring == "generic" else f"{base}+{scoring}"
+
+
+@cache
+def _library_version() -> str:
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for folder in ("metrics", "judges"):

@@ -359,6 +359,18 @@ def submission_rescore(*, submission: Submission, enqueue: bool = True) -> bool:
     return bool(moved)
 
 
+def benchmark_rescore(*, benchmark_id: int) -> int:
+    """Re-score every finished submission of a benchmark (its scoring profile changed: metrics.md
+    section 13). Returns how many were sent; each records the new profile and scorer version."""
+    count = 0
+    subs = Submission.objects.filter(benchmark_id=benchmark_id, status=SubmissionStatus.DONE,
+                                     deleted_at__isnull=True).order_by("pk")
+    for sub in subs.iterator():
+        if submission_rescore(submission=sub):
+            count += 1
+    return count
+
+
 @dataclass(frozen=True, slots=True)
 class SweepSummary:
     resent: list[int]

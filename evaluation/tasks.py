@@ -84,6 +84,14 @@ def benchmark_cache_warm() -> None:
     benchmark_cache.warm()
 
 
+@shared_task(name="evaluation.tasks.benchmark_rescore", ignore_result=True)
+def benchmark_rescore(benchmark_id: int) -> None:
+    """A benchmark's scoring profile changed (settings.SCORING_CHANGED_TASKS): re-score its submissions.
+    Safe twice: a submission already back in the pipeline is left alone."""
+    sent = services.benchmark_rescore(benchmark_id=benchmark_id)
+    log.info("benchmark %s: scoring profile changed; %s submissions re-scored", benchmark_id, sent)
+
+
 @shared_task(ignore_result=True)
 def submissions_sweep() -> None:
     services.submissions_sweep()

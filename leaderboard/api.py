@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.downloads.selectors import DownloadState, downloads_of
-from annotation.models import Benchmark, Category, Domain
+from annotation.models import Benchmark, Category, Domain, ScoringProfile
 from leaderboard import exports, selectors
 from leaderboard.downloads import download_url
 
@@ -48,6 +48,10 @@ class BenchmarkOut(serializers.Serializer):
     license = serializers.CharField()
     citation = serializers.CharField()
     tools = serializers.ListField(child=serializers.CharField())
+    scoring = serializers.ChoiceField(
+        choices=ScoringProfile.choices,
+        help_text="the scoring profile: whose rules decide answer correctness (docs/metrics.md, Scoring profiles)")
+    scoring_label = serializers.CharField(source="get_scoring_display")
     counts = serializers.SerializerMethodField()
     domains = DomainOut(many=True, source="domains.all")
     leaderboard_url = serializers.SerializerMethodField()

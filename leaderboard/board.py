@@ -52,6 +52,7 @@ class Row:
     run: dict[str, Any] = field(default_factory=dict)  # the public part of a run's record (evaluation.provenance)
     digest: str = ""  # sha256 of the row's canonical records ("" when not available); digest_dev: the dev split's
     digest_dev: str = ""
+    reasons: dict[str, str] = field(default_factory=dict)  # why a figure is not available (metrics.md section 14)
     rank: int = 0  # position in this view
     note: str = ""  # the paired test against the row above, in words
     significant: bool | None = None

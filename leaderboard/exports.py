@@ -27,6 +27,7 @@ CSV_HEADER = (
     + ["tied_rank", "rank_low", "rank_high", "p_vs_above", "significant_vs_above"]
     + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
     + ["provenance", "digest", "digest_dev", "run_mismatch"]  # docs/runs.md, "The verified tier"
+    + ["scoring"]  # the scoring profile whose rules decided the answers (metrics.md section 13)
 )
 PROVENANCE = ("provenance", "digest", "digest_dev", "run_mismatch")
 MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
@@ -77,8 +78,9 @@ def ordered(rows: list[board.Row]) -> list[board.Row]:
     return board.ranked(board.sort_rows(rows, board.DEFAULT_SORT, True))
 
 
-def row_dict(row: board.Row, standings: Standings | None = None) -> dict[str, Any]:
-    """One row with every figure and its interval (percent for shares; MCC in [-1, 1])."""
+def row_dict(row: board.Row, standings: Standings | None = None, scoring: str | None = None) -> dict[str, Any]:
+    """One row with every figure and its interval (percent for shares; MCC in [-1, 1]). ``scoring``: the
+    benchmark's scoring profile, which decided every submission row on the board (a change re-scores them)."""
     out: dict[str, Any] = {
         "rank": row.rank, "model": row.model_name, "organisation": row.organisation, "weights": row.weights or None,
         "date": row.date.isoformat() if row.date else None, "submission_id": row.submission_id,
@@ -97,6 +99,9 @@ def row_dict(row: board.Row, standings: Standings | None = None) -> dict[str, An
     out.update(provenance=row.provenance or None, digest=row.digest or None, digest_dev=row.digest_dev or None,
                run=row.run or None, run_mismatch=mismatch_text(row.run) or None)
     out["ranks"] = {m: _standing((standings or {}).get(m, {}).get(row.submission_id)) for m in board.TESTED}
+    out["scoring"] = None if row.reported else scoring  # a paper's figures follow the paper's own rules
+    # Figures with nothing under them in the file, and why (metrics.md section 14): null values above.
+    out["not_available"] = dict(row.reasons) or None
     return out
 
 
@@ -108,14 +113,16 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: dict[int, dict] | None = None) -> str:
-    """``agentx``: Agent-X's figures by submission (``agentx_figures``), as extra columns."""
+def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: dict[int, dict] | None = None,
+             scoring: str | None = None) -> str:
+    """``agentx``: Agent-X's figures by submission (``agentx_figures``), as extra columns; ``scoring``: the
+    benchmark's scoring profile (each submission row's ``scoring`` column)."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(CSV_HEADER + ([f"agentx_{k}{s}" for k in AGENTX_KEYS for s in ("", "_low", "_high")]
                                   if agentx is not None else []))
     for row in ordered(rows):
-        d = row_dict(row, standings)
+        d = row_dict(row, standings, scoring)
         flat = [d["rank"], d["model"], d["organisation"], d["weights"], d["date"], d["submission_id"], d["source"],
                 d["simulated_demo"]]
         for name in FIGURES:
@@ -126,6 +133,7 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
         flat += [r.get("rank"), r.get("low"), r.get("high"), r.get("p_vs_above"), r.get("significant_vs_above")]
         flat += [d[name] for name in MODEL_DETAILS]
         flat += [d[name] for name in PROVENANCE]
+        flat.append(d["scoring"])
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])
@@ -135,7 +143,8 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
 def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standings | None = None) -> dict[str, Any]:
     agentx = agentx_figures(benchmark)
     out = {
-        "benchmark": {"slug": benchmark.slug, "name": benchmark.name, "version": benchmark.version},
+        "benchmark": {"slug": benchmark.slug, "name": benchmark.name, "version": benchmark.version,
+                      "scoring": benchmark.scoring, "scoring_label": benchmark.get_scoring_display()},
         "order": "adaptive accuracy, descending; rows without it last",
         "units": {"shares": "percent", "mcc": "[-1, 1]", "cost_per_10k_usd": "US dollars per 10,000 samples",
                   "parameters_billions": "billions of parameters, as the submitter stated",
@@ -146,12 +155,17 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                   "digest": "sha256 (hex) of the row's canonical per-sample records with the scorer and judge-prompt "
                             "versions; digest_dev: of the dev split's records (the public records export); null: "
                             "not available (scored before digests existed). docs/runs.md, The verified tier",
+                  "not_available": "figure -> why it is null: nothing in the file carries it (no tool calls, "
+                                   "steps or token usage), never a 0",
                   "run_mismatch": "set when the endpoint answered as another model than the run asked for",
+                  "scoring": "the scoring profile whose rules decided the answers: generic (the platform's), "
+                             "vtcbench, vlmevalkit or mmreason (the authors' released rules; docs/metrics.md); "
+                             "null on the authors' reported rows",
                   "intervals": "95 % bootstrap percentile intervals (1,000 resamples)",
                   "ranks": "per ordering (text, adaptive, oracle accuracy; mcc), on the whole board: rank shared by "
                            "neighbours that do not differ significantly (paired test, p < 0.05), the 95 % bootstrap "
                            "interval of the rank (low, high), and the test against the entry above"},
-        "rows": [row_dict(r, standings) for r in ordered(rows)],
+        "rows": [row_dict(r, standings, benchmark.scoring) for r in ordered(rows)],
     }
     if agentx is not None:  # the Agent-X tab's figures of each submission row (percent, 95 % intervals)
         for d in out["rows"]:

@@ -23,13 +23,17 @@ class Fig:
     hi: float | None = None
     n: int | None = None
     digits: int | None = None  # decimals to show when fixed by the source (a paper's printed precision)
+    reason: str | None = None  # why there is no value: nothing in the file carries it (metrics.md section 14)
 
     @property
     def known(self) -> bool:
         return self.value is not None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "low": self.lo, "high": self.hi, "n": self.n}
+        out: dict[str, Any] = {"value": self.value, "low": self.lo, "high": self.hi, "n": self.n}
+        if self.value is None and self.reason:
+            out["reason"] = self.reason
+        return out
 
 
 NONE = Fig(None)
@@ -51,7 +55,8 @@ def rate_interval(count: int, n: int) -> tuple[float, float] | None:
 def rate_fig(node: Any, scale: float = 100.0) -> Fig:
     """A stored Rate (``{"count", "n", "value", "interval"}``) as a Fig, scaled to percent."""
     if not isinstance(node, dict) or node.get("value") is None:
-        return Fig(None, n=node.get("n") if isinstance(node, dict) else None)
+        return Fig(None, n=node.get("n") if isinstance(node, dict) else None,
+                   reason=node.get("reason") if isinstance(node, dict) else None)
     iv = node.get("interval")
     if iv is None and node.get("n"):
         pair = rate_interval(node["count"], node["n"])
@@ -72,7 +77,8 @@ def mean_fig(node: Any, scale: float = 1.0) -> Fig:
     results have one (the library gives it for the few-valued per-sample figures; results
     scored before it was added, and continuous means, show their n alone)."""
     if not isinstance(node, dict) or node.get("value") is None:
-        return Fig(None, n=node.get("n") if isinstance(node, dict) else None)
+        return Fig(None, n=node.get("n") if isinstance(node, dict) else None,
+                   reason=node.get("reason") if isinstance(node, dict) else None)
     return _scaled(node, node.get("interval"), scale)
 
 

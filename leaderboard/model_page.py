@@ -86,7 +86,7 @@ def metric_rows(results: dict) -> tuple[list[str], list[dict[str, Any]]]:
         for mode in modes:
             node = path(results, "modes", mode, section, key)
             figs.append(rate_fig(node, scale) if isinstance(node, dict) and "count" in node else mean_fig(node, scale))
-        if any(f.known for f in figs):
+        if any(f.known or f.reason for f in figs):  # "not available" with its reason, never hidden as if 0
             rows.append({"label": label, "figs": figs, "digits": digits})
         if key == "overall":  # beside accuracy: how many samples got an answer at all, and why not
             rows += answered_rows(results, modes)

@@ -57,6 +57,9 @@ class BoardEntry(models.Model):
     run_info = models.JSONField(default=dict)
     digest = models.CharField(max_length=64, blank=True)
     digest_dev = models.CharField(max_length=64, blank=True)
+    # Why a figure of the row is not available (metrics.md section 14), by figure: {"tool_eff": "no tool
+    # calls in this file", "cost": ...}; a figure not named has a value or was never recorded.
+    reasons = models.JSONField(default=dict)
     # Large values last: SQLite walks a value's overflow pages to read any column stored after it, and
     # the overview reads only the columns above (migration 0003 put these at the end of the table).
     # Per-sample vectors over the benchmark's non-aux samples (by primary key), for paired tests and

@@ -30,7 +30,7 @@ ENTRY_FIELDS = (
     "tool_eff", "tool_eff_lo", "tool_eff_hi", "tokens", "cost", "answered",
     "submission__first_finished_at", "submission__parameters_billions", "submission__license",
     "submission__release_date", "submission__model_url", "submission__paper_url",
-    "provenance", "run_info", "digest", "digest_dev",
+    "provenance", "run_info", "digest", "digest_dev", "reasons",
 )
 
 
@@ -83,8 +83,10 @@ def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.R
         organisation=v["submission__organisation"], weights=v["submission__weights"],
         date=v["finished_at"], is_demo=v["submission__is_demo"], headline_mode=v["headline_mode"],
         text=fig("text"), adaptive=fig("adaptive"), oracle=fig("oracle"),
-        mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]), kcov=Fig(v["kcov"], v["kcov_lo"], v["kcov_hi"], v["kcov_n"]),
-        tool_eff=Fig(v["tool_eff"], v["tool_eff_lo"], v["tool_eff_hi"]), tokens=v["tokens"], cost=v["cost"],
+        mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]),
+        kcov=Fig(v["kcov"], v["kcov_lo"], v["kcov_hi"], v["kcov_n"], reason=(v["reasons"] or {}).get("kcov")),
+        tool_eff=Fig(v["tool_eff"], v["tool_eff_lo"], v["tool_eff_hi"], reason=(v["reasons"] or {}).get("tool_eff")),
+        tokens=v["tokens"], cost=v["cost"], reasons=v["reasons"] or {},
         answered=Fig(v["answered"]), rank_score=score, first_finished=v["submission__first_finished_at"],
         parameters_billions=v["submission__parameters_billions"], license=v["submission__license"],
         release_date=v["submission__release_date"], model_url=v["submission__model_url"],

@@ -107,6 +107,10 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out["tokens"] = _num((head.get("process") or {}).get("mean_tokens"))
     out["answered"] = _rate(head.get("answered"))[0]
     out["cost"] = _num((head.get("cost") or {}).get("mean_cost_usd"))
+    # Why a figure is not available (no calls, steps or usage in the file), never a 0 (metrics.md section 14).
+    nodes = {"kcov": kcov, "tool_eff": tool_eff or {}, "tokens": (head.get("process") or {}).get("mean_tokens") or {},
+             "cost": (head.get("cost") or {}).get("mean_cost_usd") or {}}
+    out["reasons"] = {k: node["reason"] for k, node in nodes.items() if isinstance(node, dict) and node.get("reason")}
     out.update(provenance=submission.provenance, run_info=public_run(submission.run_record),
                digest=submission.digest, digest_dev=submission.digest_dev)
     n = len(frame.domain)

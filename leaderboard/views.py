@@ -100,7 +100,8 @@ def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     benchmark = _benchmark(slug)
     rows, standings = selectors.board_rows(benchmark), selectors.standings(benchmark)
     if fmt == "csv":
-        response = HttpResponse(exports.rows_csv(rows, standings, exports.agentx_figures(benchmark)),
+        response = HttpResponse(exports.rows_csv(rows, standings, exports.agentx_figures(benchmark),
+                                                 scoring=benchmark.scoring),
                                 content_type="text/csv; charset=utf-8")
     else:
         response = HttpResponse(exports.rows_json(benchmark, rows, standings), content_type="application/json")

@@ -11,6 +11,7 @@ from annotation.imagetools import enhancement  # noqa: F401  isort: skip
 from annotation.imagetools import features  # noqa: F401  isort: skip
 from annotation.imagetools import drawing  # noqa: F401  isort: skip
 from annotation.imagetools import adapt  # noqa: F401  isort: skip
+from annotation.imagetools import agent_names  # noqa: F401  isort: skip - after the tools it names
 from annotation.imagetools.context import MAX_LISTED, Limits, ToolContext, ToolOutput
 from annotation.imagetools.errors import (ChainError, ImageDecodeError, ImageTooLarge,
                                           ToolArgumentError, ToolError)

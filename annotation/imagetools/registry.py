@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -176,6 +176,17 @@ def tool(name: str, module: str, description: str, schema: dict, *, measures: bo
         return func
 
     return register
+
+
+def add_aliases(name: str, *aliases: str) -> None:
+    """More spellings of a registered tool (another harness's names for it); a spelling already naming
+    another tool is refused."""
+    for spelling in aliases:
+        owner = _NAMES.setdefault(_fold(spelling), name)
+        if owner != name:
+            raise ValueError(f"{spelling!r} names both {owner!r} and {name!r}")
+    REGISTRY[name] = replace(REGISTRY[name], aliases=REGISTRY[name].aliases + aliases)
+    _RESOLVED.clear()
 
 
 _RESOLVED: dict[str, str | None] = {}  # memo of resolve_tool_name; cleared by registrations

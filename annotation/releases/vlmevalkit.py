@@ -52,9 +52,11 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
                         line.data["domain"] = path.stem
         lines += file_lines
     name = files[0].name if len(files) == 1 else f"{len(files)} TSV files"
-    manifest: dict = {"name": files[0].stem}
+    # The authors' answer rules by default (metrics.md section 13): VLMEvalKit's matching, or MMReason's.
+    manifest: dict = {"name": files[0].stem, "scoring": "vlmevalkit"}
     if mmreason:  # MMReason's own column: its step score is labelled as such (docs/metrics.md, section 6)
         manifest["figures"] = ["mmreason"]
+        manifest["scoring"] = "mmreason"
     return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest)
 
 

@@ -51,7 +51,7 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     if CHAIN_COLUMN not in columns:
         warnings.append(f"{main.name} has no {CHAIN_COLUMN} column: the samples have no reference toolchain")
     return Release(format="vtcbench", name=main.name, lines=lines, root=root,
-                   manifest={"name": "VTC-Bench"}, warnings=warnings)  # fmt: skip
+                   manifest={"name": "VTC-Bench", "scoring": "vtcbench"}, warnings=warnings)  # fmt: skip
 
 
 def _media_root(tsv: Path, rows: list[tuple[int, dict]], images_dir: Path | None) -> Path:

@@ -87,3 +87,16 @@ def test_validate_args_knows_aliases_and_suggests_for_typos():
 def test_tools_are_described():
     for tool in REGISTRY.values():
         assert tool.description.endswith(".") and len(tool.description) < 220
+
+
+def test_vtcbench_agent_names_resolve_and_their_calls_are_checked_by_our_schemas() -> None:
+    from annotation.imagetools import REGISTRY, resolve_tool_name, validate_args
+    from annotation.imagetools.agent_names import VTCBENCH_AGENT
+
+    assert resolve_tool_name("opencv_crop") == "crop"
+    assert resolve_tool_name("opencv_threshold") == "binarize"
+    assert resolve_tool_name("opencv_colorspace_gray") == "convert_color"
+    assert sum(len(a) for a in VTCBENCH_AGENT.values()) == 34  # of their 35: opencv_features has no tool here
+    assert resolve_tool_name("opencv_features") is None
+    assert "opencv_crop" in REGISTRY["crop"].aliases
+    assert validate_args("opencv_crop", REGISTRY["crop"].example) == []

@@ -272,6 +272,9 @@ DOWNLOAD_APPROVAL_DELAY_SECONDS = env_int("DOWNLOAD_APPROVAL_DELAY_SECONDS", 120
 # evaluation.services.benchmark_results_bump: the leaderboard rebuilds its rows and rank statistics then,
 # not when a visitor asks (docs/leaderboard.md, "Derived rows and caching").
 RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh",)
+# Tasks told (by name, with the benchmark's id) on commit of a change of a benchmark's scoring profile
+# (annotation.services.benchmark_scoring_set: the admin, an import): evaluation re-scores its submissions.
+SCORING_CHANGED_TASKS = ("evaluation.tasks.benchmark_rescore",)
 # The sweeper's own queue, consumed by a small worker of its own (scripts/run, docker-compose.yml):
 # it runs when no pipeline worker is up and is not stuck behind a backlog of submissions.
 SUBMISSIONS_SWEEP_QUEUE = env_str("SUBMISSIONS_SWEEP_QUEUE", "sweeper")

@@ -103,9 +103,13 @@ def _steps(conversation: list[Any], loc: Loc, sink: Sink) -> tuple[list[dict] | 
             return None, 0
         role = msg.get("role")
         if role == "assistant":
-            turns += 1
             thought = _text(msg.get("content"))
             calls = _calls(msg)
+            if not thought and not calls and _is_reasoning_record(msg):
+                # A thinking model's separate reasoning (their harness appends it as a message of its own,
+                # `reasoning_content` only): not a turn, not a step (metrics.md section 14).
+                continue
+            turns += 1
             if not calls and thought:
                 steps.append({"thought": thought})
             for c, (call_id, name, args) in enumerate(calls):
@@ -133,6 +137,19 @@ def _steps(conversation: list[Any], loc: Loc, sink: Sink) -> tuple[list[dict] | 
             if tool is not None and "error" not in tool and result.lower().startswith("error"):
                 tool["error"] = result[:500]
     return steps, turns
+
+
+REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
+
+
+def _is_reasoning_record(msg: dict[str, Any]) -> bool:
+    """A message holding only a model's hidden reasoning: a reasoning field, or content parts that are all
+    of type reasoning/thinking."""
+    if any(msg.get(k) for k in REASONING_KEYS):
+        return True
+    content = msg.get("content")
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(p, dict) and p.get("type") in REASONING_KEYS for p in content)
 
 
 def _usage(usage: Any) -> dict[str, int] | None:

@@ -13,6 +13,7 @@ non-aux samples, as the paper's overall figures are.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .mode_selection import cell, mcc
@@ -142,6 +143,42 @@ def accuracy_table(acc: ModeAccumulator, bench: PreparedBenchmark, *, seed: int 
         aux_line=_rate(aux, seed, resamples),
         missing=bench.n_main - acc.n_main,
     )
+
+
+NO_CALLS = "no tool calls in this file"
+NO_STEPS = "no steps in this file"
+NO_USAGE = "no token usage or cost in this file"
+
+
+def _missing(what: str, mode: str, file_has: bool) -> str:
+    """The reason a figure is not available (metrics.md section 14): nothing in the file carries it,
+    or nothing in this mode's lines when other modes do."""
+    return f"{what} ({mode} lines)" if file_has else what
+
+
+def not_available(report: ModeReport, *, file_calls: bool, file_steps: bool, file_usage: bool) -> ModeReport:
+    """The mode's figures with nothing under them as "not available" with the reason, never 0 with an
+    interval [0, 0] (metrics.md section 14): the toolchain and tool figures when no line of the mode
+    has a tool call, the step figures when none has a step, the cost and tokens when none has usage."""
+    mode = report.mode
+    proc, chain, cost = report.process, report.toolchain, report.cost
+    if not proc.mean_calls.value:
+        why = _missing(NO_CALLS, mode, file_calls)
+        none = Mean(None, 0, reason=why)
+        chain = ToolchainReport(tcr=Rate(0, 0, reason=why), mae_total=none, mae_eff=none, efficiency=none,
+                                toolset_precision=none, toolset_recall=none, toolset_f1=none, edit_distance=none)
+        proc = replace(proc, tool_eff=Rate(0, 0, reason=why), tool_eff_per_sample=Mean(None, 0, reason=why),
+                       mean_calls=Mean(None, 0, reason=why), grounding_iou=Mean(None, 0, reason=why),
+                       grounding_hit=Rate(0, 0, reason=why))
+    if not proc.mean_steps.value:
+        why = _missing(NO_STEPS, mode, file_steps)
+        proc = replace(proc, mean_steps=Mean(None, 0, reason=why), kcov=Mean(None, 0, reason=why),
+                       kcov_any=Mean(None, 0, reason=why), step_score=Mean(None, 0, reason=why))
+    if cost.mean_cost_usd.value is None and proc.mean_tokens.value is None:
+        why = _missing(NO_USAGE, mode, file_usage)
+        cost = CostReport(mean_cost_usd=Mean(None, 0, reason=why))
+        proc = replace(proc, mean_tokens=Mean(None, 0, reason=why))
+    return replace(report, process=proc, toolchain=chain, cost=cost)
 
 
 def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, process: bool,

@@ -11,6 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .profiles import GENERIC, RIGHT, WRONG, AuthorGold, author_verdict, compile_author_gold
 from .types import Sample
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
@@ -87,9 +88,12 @@ class GoldKey:
     text: str
     text_words: int
     letters: str = ""  # a choice's option letters, upper case
+    # A scoring profile other than generic: the authors' rule decides instead (profiles.py).
+    author: AuthorGold | None = None
 
 
-def compile_gold(sample: Sample) -> GoldKey:
+def compile_gold(sample: Sample, profile: str = GENERIC) -> GoldKey:
+    author = compile_author_gold(sample, profile)
     kind = sample.answer_type
     gold = sample.answer.strip()
     letter = option_text = letters = ""
@@ -112,7 +116,7 @@ def compile_gold(sample: Sample) -> GoldKey:
                 sample.tolerance if sample.tolerance is not None else 1e-9 * max(1.0, abs(number))
             )
     norm = normalize_text(gold)
-    return GoldKey(kind, letter, option_text, number, tolerance, norm, len(norm.split()), letters)
+    return GoldKey(kind, letter, option_text, number, tolerance, norm, len(norm.split()), letters, author)
 
 
 def _text_match(gold_text: str, gold_words: int, pred: str) -> bool:
@@ -126,6 +130,8 @@ def _text_match(gold_text: str, gold_words: int, pred: str) -> bool:
 
 def rule_match(gold: GoldKey, extracted: str) -> bool:
     """Rule verdict for one extracted answer; False means "not shown correct by rules"."""
+    if gold.author is not None:
+        return author_verdict(gold.author, extracted) == RIGHT
     kind = gold.kind
     if kind == "choice":
         m = _CHOICE.match(extracted.strip())
@@ -144,7 +150,10 @@ def rule_is_final(gold: GoldKey, extracted: str) -> bool:
     It is for a number sample when the answer holds a number (the tolerance decided), and for a
     choice sample when the answer names one of the option letters. A judge may only read what
     the rules could not: a number in words, a choice answered in other words, free text.
+    Under a scoring profile the authors' code says which of its "wrong" verdicts are final.
     """
+    if gold.author is not None:
+        return author_verdict(gold.author, extracted) == WRONG
     kind = gold.kind
     if kind == "number":
         return parse_number(extracted) is not None

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .answers import GoldKey, compile_gold
+from .profiles import GENERIC, PROFILES
 from .toolchain import normalized_edit_distance, toolset_prf
 from .types import Sample
 
@@ -29,10 +30,10 @@ class SampleInfo:
     __slots__ = ("sample", "index", "gold", "gold_id", "aux", "ref_names", "l_gt", "zoomable",
                  "has_keys", "group", "empty_prf", "empty_edit")
 
-    def __init__(self, sample: Sample, resolve: Callable[[str], str]) -> None:
+    def __init__(self, sample: Sample, resolve: Callable[[str], str], scoring: str = GENERIC) -> None:
         self.sample = sample
         self.index = -1  # position in the benchmark
-        self.gold: GoldKey = compile_gold(sample)
+        self.gold: GoldKey = compile_gold(sample, scoring)
         self.gold_id = -1  # equal gold keys share an id: the rules' verdicts are memoised by it
         self.aux = sample.aux_line
         self.ref_names: tuple[str, ...] = tuple(resolve(c.tool) for c in sample.toolchain)
@@ -46,10 +47,16 @@ class SampleInfo:
 
 
 class PreparedBenchmark:
-    """Samples digested once; reuse it to score many submissions of the same benchmark."""
+    """Samples digested once; reuse it to score many submissions of the same benchmark.
+
+    ``scoring`` is the benchmark's scoring profile (profiles.py, metrics.md section 13): which
+    rule decides an answer's correctness. Nothing else depends on it."""
 
     def __init__(self, samples: Iterable[Sample | Mapping[str, Any]],
-                 resolve_tool: Callable[[str], str | None] | None = None) -> None:
+                 resolve_tool: Callable[[str], str | None] | None = None, *, scoring: str = GENERIC) -> None:
+        if scoring not in PROFILES:
+            raise ValueError(f"unknown scoring profile {scoring!r} (known: {', '.join(PROFILES)})")
+        self.scoring = scoring
         resolved: dict[str, str] = {}
         raw = resolve_tool
 
@@ -74,7 +81,7 @@ class PreparedBenchmark:
             sample = s if isinstance(s, Sample) else Sample.from_mapping(s)
             if sample.uid in self.infos:
                 raise ScoringError(f"duplicate sample uid {sample.uid!r} in the benchmark")
-            info = self.infos[sample.uid] = SampleInfo(sample, resolve)
+            info = self.infos[sample.uid] = SampleInfo(sample, resolve, scoring)
             info.index = len(self.infos) - 1
             info.gold_id = gold_ids.setdefault(info.gold, len(gold_ids))
             if info.aux:

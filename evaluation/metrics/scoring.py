@@ -24,12 +24,14 @@ from .aggregate import (
     ModeAccumulator,
     mode_report,
     mode_selection_from_state,
+    not_available,
     slot_state as _slot_state,
 )
 from .answers import extract_answer, rule_is_final, rule_match
 from .memo_keys import args_key
 from .parse import parse_prediction
 from .prepared import PreparedBenchmark, SampleInfo, ScoringError
+from .profiles import GENERIC
 from .process import best_iou, box_from_args, key_step_coverage
 from .questions import (
     make_answer_question,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:  # the protocol lives with the judges; the library only calls 
 
 ToolValidator = Callable[[str, dict], list[str]]
 DEFAULT_PROCESS_MODES = frozenset({"adaptive"})
+OFFLINE_JUDGE = "offline"  # the built-in judge's name (evaluation/judges/offline.py)
 STREAM_CHUNK = 4096  # predictions per chunk when records are streamed out (on_records)
 _MODE_INDEX = {m: i for i, m in enumerate(MODES)}
 _new_tuple = tuple.__new__
@@ -104,6 +107,7 @@ def score_submission(
     resamples: int = RESAMPLES,
     on_records: Callable[[list[PredictionResult]], None] | None = None,
     chunk_size: int = STREAM_CHUNK,
+    scoring: str = GENERIC,
 ) -> SubmissionReport:
     """Score one submission. See docs/metrics.md for every figure and its denominator.
 
@@ -117,6 +121,11 @@ def score_submission(
     malformed object raises PredictionFormatError, an unknown sample or a repeated
     (sample, mode) raises ScoringError. ``tool_validator`` must be a pure function of
     (name, args): its answers are memoised per submission.
+
+    ``scoring`` is the scoring profile (metrics.md section 13) when ``samples`` is not already a
+    ``PreparedBenchmark`` (which carries its own). Under a profile other than generic the offline
+    judge is not asked about answers: the authors' code without a judge ("exact matching") lets
+    its rules decide alone.
     """
     # The cyclic GC would re-walk every live record many times while we allocate hundreds of
     # thousands of acyclic objects; nothing here builds reference cycles, so pause it.
@@ -129,7 +138,7 @@ def score_submission(
                       benchmark_tools=benchmark_tools, prices=prices, resolve_tool=resolve_tool,
                       process_modes=process_modes, judge_answers=judge_answers, seed=seed,
                       resamples=resamples, on_records=on_records,
-                      chunk_size=chunk_size if on_records is not None else 0)
+                      chunk_size=chunk_size if on_records is not None else 0, scoring=scoring)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -150,9 +159,12 @@ def _score(
     resamples: int,
     on_records: Callable[[list[PredictionResult]], None] | None,
     chunk_size: int,
+    scoring: str,
 ) -> SubmissionReport:
     bench = samples if isinstance(samples, PreparedBenchmark) else PreparedBenchmark(
-        samples, resolve_tool)
+        samples, resolve_tool, scoring=scoring)
+    if bench.scoring != GENERIC and judge.name == OFFLINE_JUDGE:
+        judge_answers = False
     infos_get = bench.infos.get
     resolve = bench.resolve
     resolved_get = bench.resolved.get
@@ -514,6 +526,12 @@ def _score(
                        resamples=resamples)
         for i, m in enumerate(MODES) if accs[i].n_rows
     }
+    # A figure with nothing under it is not available, with the reason, never 0 (section 14).
+    file_calls = any(a.calls for a in accs)
+    file_steps = any(a.steps for a in accs)
+    file_usage = any(a.n_tokens or a.cost for a in accs)
+    modes = {m: not_available(r, file_calls=file_calls, file_steps=file_steps, file_usage=file_usage)
+             for m, r in modes.items()}
     return SubmissionReport(
         judge=judge.name,
         n_samples=len(bench.order),
@@ -522,4 +540,5 @@ def _score(
         mode_selection=mode_selection_from_state(seen, bench.order, seed=seed,
                                                  resamples=resamples),
         records=tuple(kept),
+        scoring=bench.scoring,
     )

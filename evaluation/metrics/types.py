@@ -186,6 +186,9 @@ class Rate:
     count: int
     n: int
     interval: Interval | None = None
+    # Why there is no value, when nothing in the file carries what the figure needs (metrics.md
+    # section 14): "no tool calls in this file". None otherwise.
+    reason: str | None = None
 
     @property
     def value(self) -> float | None:
@@ -204,6 +207,7 @@ class Mean:
     value: float | None
     n: int
     interval: Interval | None = None
+    reason: str | None = None  # why value is None: nothing in the file carries what it needs (section 14)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,3 +341,4 @@ class SubmissionReport:
     modes: Mapping[str, ModeReport]
     mode_selection: Confusion | None
     records: tuple[PredictionResult, ...]
+    scoring: str = "generic"  # the scoring profile that decided the answers (metrics.md section 13)

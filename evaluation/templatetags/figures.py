@@ -86,3 +86,25 @@ def failures(mode: Any) -> str:
     """A mode's failures by class ("3 timeout, 1 max_turns", "none"), or a dash saying why."""
     text = failure_text(mode.get("failures") if isinstance(mode, dict) else None)
     return _not_recorded() if text is None else text
+
+
+def _reason_dash(node: Any) -> SafeString | None:
+    """The dash for a figure the file carries nothing for, its title saying why (metrics.md section 14)."""
+    reason = node.get("reason") if isinstance(node, dict) else None
+    return format_html('<span class="na" title="not available: {}">{}</span>', reason, NA) if reason else None
+
+
+@register.filter
+def share_of(node: Any) -> str:
+    """A stored share (Rate or Mean) as a percentage, or a dash saying why it is not available."""
+    if isinstance(node, dict) and node.get("value") is not None:
+        return share(node["value"])
+    return _reason_dash(node) or NA
+
+
+@register.filter
+def cost_of(cost: Any) -> str:
+    """A mode's stored cost as $ per 10K samples, or a dash saying why it is not available."""
+    if isinstance(cost, dict) and cost.get("per_10k_usd") is not None:
+        return usd(cost["per_10k_usd"])
+    return _reason_dash(cost.get("mean_cost_usd") if isinstance(cost, dict) else None) or NA

@@ -257,3 +257,33 @@ def test_a_first_line_longer_than_the_part_sniffed_is_still_known_by_its_keys() 
     from evaluation.converters import check_kind
     kind, wrong = check_kind(io.BytesIO((json.dumps(ours) + "\n").encode()), fmt="jsonl")
     assert kind.name == "ours" and wrong is None
+
+
+def _vtc_line(conversation: list[dict]) -> bytes:
+    return (json.dumps({"item_id": "101", "agent_answer": "1", "full_response": "<answer>1</answer>",
+                        "conversation": conversation}) + "\n").encode()
+
+
+def test_a_vtcbench_reasoning_record_is_not_a_step_nor_a_turn() -> None:
+    # Their harness appends a thinking model's reasoning as an assistant message of its own.
+    _, (got,) = run(_vtc_line([
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": [{"image": "images/ocr/101.jpg"}, {"text": "What is written?"}]},
+        {"role": "assistant", "content": "<answer>1</answer>"},
+        {"role": "assistant", "reasoning_content": "Let me think about the sign first..."},
+    ]), "vtcbench", "results_1.jsonl")
+    assert got["turns"] == 1 and got["steps"] == [{"thought": "<answer>1</answer>"}]
+
+
+def test_vtcbench_calls_are_read_in_tool_calls_and_function_call_form_with_their_agent_names() -> None:
+    _, (got,) = run(_vtc_line([
+        {"role": "assistant", "content": "Crop the sign.", "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "opencv_crop", "arguments": '{"bbox": [0, 0, 10, 10]}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "Binarize it.",
+         "function_call": {"name": "opencv_threshold", "arguments": "{}"}},
+        {"role": "assistant", "content": "<answer>1</answer>"},
+    ]), "vtcbench", "results_1.jsonl")
+    assert [s["tool"]["name"] for s in got["steps"] if "tool" in s] == ["crop", "binarize"]
+    assert got["steps"][0]["tool"]["args"] == {"bbox": [0, 0, 10, 10]} and got["turns"] == 3

@@ -56,8 +56,18 @@ def test_a_prediction_without_calls_against_a_name_only_chain() -> None:
     samples = [{"uid": "v", "answer": "7", "toolchain": [{"tool": "Crop"}, {"tool": "Flip"}]}]
     report = score_submission(samples, [{"sample_id": "v", "mode": "adaptive", "answer": "7"}],
                               judge=OfflineJudge(), resolve_tool=resolve_tool_name)
+    (record,) = report.records
+    assert (record.l_total, record.toolset_prf, record.edit_distance) == (0, (0.0, 0.0, 0.0), 1.0)
+    # A file with no call at all: the figures are not available (metrics.md section 14), not 0.
     chain = report.modes["adaptive"].toolchain
-    assert (chain.mae_total.value, chain.toolset_f1.value, chain.edit_distance.value) == (2.0, 0.0, 1.0)
+    assert (chain.mae_total.value, chain.toolset_f1.value, chain.edit_distance.value) == (None, None, None)
+    assert chain.toolset_f1.reason == "no tool calls in this file"
+    calls = {"sample_id": "w", "mode": "adaptive", "answer": "7", "steps": [{"tool": {"name": "Crop", "args": {}}}]}
+    report = score_submission(samples + [{**samples[0], "uid": "w"}],
+                              [{"sample_id": "v", "mode": "adaptive", "answer": "7"}, calls],
+                              judge=OfflineJudge(), resolve_tool=resolve_tool_name)
+    chain = report.modes["adaptive"].toolchain
+    assert chain.mae_total.value == (2 + 1) / 2 and chain.toolset_f1.value == pytest.approx((0 + 2 / 3) / 2)
 
 
 def test_calls_to_declared_tools_are_checked_against_their_schema() -> None:

@@ -113,7 +113,9 @@ def test_every_chain_length_zero_gives_none_not_nan() -> None:
                               judge=OfflineJudge())
     chain = report.modes["adaptive"].toolchain
     assert chain.efficiency.value is None and chain.efficiency.n == 0
-    assert chain.mae_total.n == 0 and chain.tcr.count == 0 and chain.tcr.n == 1
+    # No call in the file: every toolchain and tool figure is not available, with the reason, never 0.
+    assert chain.mae_total.n == 0 and chain.tcr.value is None and chain.tcr.n == 0
+    assert chain.tcr.reason == chain.toolset_f1.reason == "no tool calls in this file"
     assert report.modes["adaptive"].process.tool_eff.value is None
 
 

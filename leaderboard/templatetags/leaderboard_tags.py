@@ -25,6 +25,13 @@ def _fmt(value: float | None, digits: int) -> str:
 NA = mark_safe('<span class="na" title="not available">–</span>')  # noqa: S308 - a constant
 
 
+def not_available(reason: str | None) -> str:
+    """A dash; its title says why when the file carries nothing for the figure (metrics.md section 14)."""
+    if not reason:
+        return NA
+    return mark_safe(f'<span class="na" title="not available: {escape(reason)}">–</span>')  # noqa: S308 - escaped
+
+
 @register.filter
 def fig(value: Fig | None, digits: int = 1) -> str:
     """62.5 [58.0, 66.1]: the value, then its 95 % interval when there is one.
@@ -33,7 +40,7 @@ def fig(value: Fig | None, digits: int = 1) -> str:
     point), so there is nothing to escape (``format_html`` escaping three numbers was most of its cost).
     """
     if value is None or value.value is None:
-        return NA
+        return not_available(value.reason if value is not None else None)
     if value.digits is not None:
         digits = value.digits
     if value.lo is None or value.hi is None:
@@ -163,8 +170,8 @@ def overview_row(row: Any, model_url: str | None, tz: Any = None, tested: bool =
         f'      <td class="num">{fig(row.mcc, 2)}</td>\n'
         f'      <td class="num">{fig(row.kcov)}{_agreement(row, "key_steps")}</td>\n'
         f'      <td class="num">{fig(row.tool_eff)}{_agreement(row, "calls")}</td>\n'
-        f'      <td class="num">{num(row.tokens, 0)}</td>\n'
-        f'      <td class="num">{money(row.cost_10k)}</td>\n'
+        f'      <td class="num">{_or_reason(num(row.tokens, 0), row, "tokens")}</td>\n'
+        f'      <td class="num">{_or_reason(money(row.cost_10k), row, "cost")}</td>\n'
         f'      <td class="num"{_rank_zero_title(row)}>{num(row.rank_score, 1)}</td>\n'
         f'    </tr>\n'
     )
@@ -199,6 +206,12 @@ def provenance_badges(row: Any) -> str:
 
 ANSWERED_UNKNOWN = ('<span class="na" title="not available: reported figures do not give it, and results scored '
                     'before it was recorded have none (a re-score adds it)">–</span>')
+
+
+def _or_reason(shown: str, row: Any, key: str) -> str:
+    """A cell, or the dash saying why the file carries nothing for it (metrics.md section 14)."""
+    reason = (getattr(row, "reasons", None) or {}).get(key)
+    return not_available(reason) if reason and shown in (NA, "–") else shown
 
 
 def _answered(row: Any) -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from annotation.benchmark_format import BenchmarkFileError
+from annotation.benchmark_format import SCORING_PROFILES, BenchmarkFileError
 from annotation.releases import FORMATS
 from annotation.services import benchmark_import
 
@@ -31,6 +31,13 @@ class Command(BaseCommand):
             default=[],
             metavar="CATEGORY=DOMAIN",
             help="put a category in a domain (repeatable): the grouping a one-level release lacks",
+        )
+        parser.add_argument(
+            "--scoring",
+            choices=SCORING_PROFILES,
+            default=None,
+            help="the scoring profile: whose rules decide answer correctness (default: the release's authors', "
+            "or the manifest's; else generic; docs/metrics.md)",
         )
         parser.add_argument("--no-progress", action="store_true", help="do not draw progress bars")
 
@@ -66,6 +73,7 @@ class Command(BaseCommand):
                 format=options["format"],
                 domain_of=domain_of,
                 progress=progress,
+                scoring=options["scoring"],
             )
         except BenchmarkFileError as exc:
             raise CommandError(f"Nothing was imported. {exc}") from None
@@ -75,6 +83,7 @@ class Command(BaseCommand):
         for warning in summary.warnings:
             self.stderr.write(self.style.WARNING(f"warning: {warning}"))
         self.stdout.write(self.style.SUCCESS(f"Imported {summary}"))
+        self.stdout.write(f"Scoring profile: {summary.benchmark.scoring}")
         self.stdout.write("Domains and categories (samples):")
         for line in summary.taxonomy_lines():
             self.stdout.write(f"  {line}")

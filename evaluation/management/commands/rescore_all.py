@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
+from django.db.models import Q
 
 from evaluation import pipeline, services
 from evaluation.models import Submission, SubmissionStatus
+from evaluation.metrics import PROFILES
 from evaluation.reports import scorer_version
 
 
@@ -14,7 +16,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:  # noqa: ANN001
         parser.add_argument("--benchmark", help="only this benchmark's submissions (slug)")
         parser.add_argument("--stale-only", action="store_true",
-                            help=f"only those scored by another scorer version than {scorer_version()}")
+                            help=f"only those scored by another scorer version than {scorer_version()} (with "
+                                 "their benchmark's scoring profile: metrics-...+vtcbench)")
         parser.add_argument("--sync", action="store_true", help="score in this process, one after another")
 
     def handle(self, *args: object, **opts: object) -> None:
@@ -22,7 +25,10 @@ class Command(BaseCommand):
         if opts["benchmark"]:
             subs = subs.filter(benchmark__slug=opts["benchmark"])
         if opts["stale_only"]:
-            subs = subs.exclude(scorer_version=scorer_version())
+            current = Q()
+            for profile in PROFILES:
+                current |= Q(benchmark__scoring=profile, scorer_version=scorer_version(profile))
+            subs = subs.exclude(current)
         count = 0
         for sub in subs.iterator():
             if services.submission_rescore(submission=sub, enqueue=not opts["sync"]):

@@ -1,0 +1,186 @@
+"""Scoring profiles: a benchmark's answers judged by its authors' released rules (metrics.md section 13).
+
+A profile replaces the rule step of section 1 (which answer counts as correct), nothing else. Each
+rule here was written from reading the authors' released evaluation code; docs/metrics.md lists
+every quirk it keeps on purpose, with the row that shows it (evaluation/tests/test_metrics_profiles.py).
+
+- ``generic``: section 1 as written (``answers.rule_match``); not handled here.
+- ``vtcbench``: VTC-Bench's rule pass (the ``VTCBenchDataset`` of its bundled VLMEvalKit).
+- ``vlmevalkit``: VLMEvalKit's multiple-choice answer inference (option letters, then option texts),
+  exact match for anything else.
+- ``mmreason``: VLMEvalKit's MMReason evaluation: the extracted answer equal to the gold, else the judge.
+
+A verdict is 1 (right), 0 (wrong, and a judge may still decide) or 2 (wrong, and final: the
+authors' code asks no judge about it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .types import Sample
+
+GENERIC = "generic"
+VTCBENCH = "vtcbench"
+VLMEVALKIT = "vlmevalkit"
+MMREASON = "mmreason"
+PROFILES: tuple[str, ...] = (GENERIC, VTCBENCH, VLMEVALKIT, MMREASON)
+PROFILE_LABELS: dict[str, str] = {
+    GENERIC: "platform rules",
+    VTCBENCH: "VTC-Bench's rules",
+    VLMEVALKIT: "VLMEvalKit's rules",
+    MMREASON: "MMReason's rules",
+}
+
+RIGHT, OPEN, WRONG = 1, 0, 2
+
+# VTC-Bench reads the option columns A-G only; an option H or beyond is invisible to its rules.
+_VTC_LETTERS = "abcdefg"
+# VLMEvalKit turns these into spaces before looking for a lone option letter.
+_VLM_SEPARATORS = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
+_VLM_REFUSALS = (
+    "Sorry, I can't help with images of people yet.", "I can't process this file.",
+    "I'm sorry, but without the image provided", "Cannot determine the answer",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorGold:
+    """What an author's rule reads of a sample: the gold as text and the options in order."""
+
+    profile: str
+    answer: str
+    options: tuple[tuple[str, str], ...]  # (upper-case letter, option text as written)
+
+
+def compile_author_gold(sample: Sample, profile: str) -> AuthorGold | None:
+    """None for the generic profile (section 1's own rules decide)."""
+    if profile == GENERIC:
+        return None
+    if profile not in PROFILES:
+        raise ValueError(f"unknown scoring profile {profile!r} (known: {', '.join(PROFILES)})")
+    options = tuple((str(k).strip().upper(), str(v)) for k, v in (sample.options or {}).items())
+    return AuthorGold(profile, str(sample.answer).strip(), options)
+
+
+def author_verdict(gold: AuthorGold, prediction: str) -> int:
+    """RIGHT, OPEN (a judge may decide) or WRONG (final) for one extracted answer."""
+    if gold.profile == VTCBENCH:
+        return RIGHT if vtcbench_rule(gold, prediction) else OPEN
+    if gold.profile == VLMEVALKIT:
+        return vlmevalkit_rule(gold, prediction)
+    # mmreason: VLMEvalKit's post_check_score, the extracted answer equal to the gold once stripped
+    return RIGHT if prediction.strip() == gold.answer else OPEN
+
+
+# ---- VTC-Bench ----------------------------------------------------------------------------------
+
+def vtcbench_rule(gold: AuthorGold, prediction: str) -> bool:
+    """VTC-Bench's rule pass on one row (its ``_evaluate_single_item``), quirks kept."""
+    pred = prediction.strip()
+    if not pred:
+        # Their predictions go through a spreadsheet: an empty cell comes back as NaN, read as "nan".
+        pred = "nan"
+    pred = pred.lower()
+    answer = gold.answer.lower()
+    visible = {letter.lower(): text for letter, text in gold.options if letter.lower() in _VTC_LETTERS
+               and len(letter) == 1}
+    # Multiple choice when any of the option columns A-G has a value, or when the gold is one of a-d.
+    if visible or (len(answer) == 1 and answer in "abcd"):
+        return _vtc_choice(visible, pred, answer)
+    return _vtc_free_text(pred, answer)
+
+
+def _vtc_choice(options: dict[str, str], pred: str, answer: str) -> bool:
+    first = pred[:1]
+    if len(answer) == 1 and answer in _VTC_LETTERS:
+        # The gold is a letter: the prediction is that letter, alone or followed by ". ", " " or "-"
+        # ("C. 6%-7%"); "(C)", "C)", "C:" and "Answer: C" are not read.
+        return first == answer and (len(pred) == 1 or pred[1] in ". -")
+    if first and first in _VTC_LETTERS:
+        # The gold is an option's text and the prediction starts with a letter a-g: that letter is
+        # taken as the chosen option, whatever the word ("cat" reads as option C).
+        text = options.get(first)
+        return text is not None and text.lower().strip() == answer
+    # Otherwise: right when the gold option's text appears anywhere in the prediction.
+    return any(text.lower().strip() in pred and text.lower().strip() == answer for text in options.values())
+
+
+def _vtc_free_text(pred: str, answer: str) -> bool:
+    if pred == answer:
+        return True
+    pred_ws = " ".join(pred.split())
+    answer_ws = " ".join(answer.split())
+    if pred_ws == answer_ws:
+        return True
+    # A gold of fewer than five words is right anywhere inside the prediction, as a plain substring
+    # (so "18007" holds "1800", and an empty gold is inside everything).
+    if len(answer_ws.split()) < 5 and answer_ws in pred_ws:
+        return True
+    # Their math_verify check computes a verdict and then returns 0 whatever it says.
+    return False
+
+
+# ---- VLMEvalKit ---------------------------------------------------------------------------------
+
+def vlmevalkit_rule(gold: AuthorGold, prediction: str) -> int:
+    if gold.options:
+        letter = can_infer(prediction, dict(gold.options))
+        if not letter:
+            return OPEN  # VLMEvalKit asks its judge to read the answer (exact_matching: "Z", wrong)
+        return RIGHT if letter == gold.answer.upper() else WRONG
+    return RIGHT if prediction.strip() == gold.answer else OPEN
+
+
+def can_infer(answer: str, choices: dict[str, str]) -> str | None:
+    """VLMEvalKit's answer inference: an option letter standing alone, else one option's text."""
+    return _infer_letter(answer, choices) or _infer_text(answer, choices)
+
+
+def _infer_letter(answer: str, choices: dict[str, str]) -> str | None:
+    if "Failed to obtain answer via API" in answer:
+        return None
+    if any(refusal in answer for refusal in _VLM_REFUSALS):
+        return "Z"  # a refusal is read as the letter Z: wrong, and no judge is asked
+    tokens = answer.translate(_VLM_SEPARATORS).split()
+    named = [c for c in choices if c in tokens]
+    if len(named) == 1:
+        # One letter stands alone (case-sensitive: "b" is not B), and only when its first
+        # appearance is among the last four words: "B is right because ..." is not read.
+        letter = named[0]
+        if tokens.index(letter) > len(tokens) - 5:
+            return letter
+    elif not named and "Z" in tokens:
+        return "Z"  # a lone Z: VLMEvalKit's "none of the options"
+    verbose = _verbose_answer(answer)
+    if verbose is not None and verbose in choices:
+        return verbose
+    return None
+
+
+def _verbose_answer(answer: str) -> str | None:
+    """"(the correct) answer is **B**" names B; only the letters A-D, in either case."""
+    lower = answer.lower()
+    start = 0
+    while (at := lower.find("answer", start)) >= 0:
+        start = at + 1
+        rest = answer[at + 6:]
+        stripped = rest.lstrip()
+        if len(stripped) == len(rest) or stripped[:2].lower() != "is":
+            continue
+        after = stripped[2:]
+        letters = after.lstrip()
+        if len(letters) == len(after):
+            continue
+        letters = letters.lstrip("*")
+        if letters[:1].upper() in ("A", "B", "C", "D"):
+            return letters[0].upper()
+    return None
+
+
+def _infer_text(answer: str, choices: dict[str, str]) -> str | None:
+    lower = answer.lower()
+    if len(lower) > 2 * sum(len(str(v)) for v in choices.values()):
+        return None  # longer than twice all the options together: not read
+    found = [k for k, v in choices.items() if str(v).lower() in lower]
+    return found[0] if len(found) == 1 else None

@@ -1,0 +1,108 @@
+"""A benchmark's scoring profile end to end (metrics.md section 13): set by the release's reader,
+by the manifest or by `import_benchmark --scoring`; changed by staff in the admin, which re-scores
+the submissions and records the profile and a new scorer version in every result.
+The rules themselves: evaluation/tests/test_metrics_profiles.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError
+
+from annotation.benchmark_format import SCORING_PROFILES
+from annotation.models import Benchmark, ScoringProfile
+from annotation.tests import release_files
+from annotation.tests.benchmark_files import sample_line, write_benchmark
+from annotation.tests.release_files import b64_image, write_tsv
+from annotation.tests.test_release_vtcbench import vtc_row, write_repo
+from evaluation import services
+from evaluation.metrics import PROFILES
+from evaluation.models import PredictionResult
+from evaluation.reports import scorer_version
+from evaluation.tests.submission_helpers import jsonl, upload
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_profile_names_agree_everywhere() -> None:
+    assert tuple(PROFILES) == tuple(SCORING_PROFILES) == tuple(ScoringProfile.values)
+
+
+def test_each_release_reader_sets_its_authors_profile_and_scoring_overrides_it(tmp_path: Path) -> None:
+    repo = write_repo(tmp_path, [vtc_row(1, "ocr_001", "ocr")])
+    out, _ = release_files.run_import(repo / "data" / "VTC-Bench_GTToolChain.tsv", slug="vtc")
+    assert Benchmark.objects.get(slug="vtc").scoring == "vtcbench" and "Scoring profile: vtcbench" in out
+    release_files.run_import(repo / "data" / "VTC-Bench_GTToolChain.tsv", slug="vtc2", scoring="generic")
+    assert Benchmark.objects.get(slug="vtc2").scoring == "generic"
+
+    columns = ["index", "image", "question", "answer", "A", "B"]
+    tsv = write_tsv(tmp_path / "MMTiny.tsv", columns,
+                    [{"index": 1, "image": b64_image(), "question": "q", "answer": "A", "A": "x", "B": "y"}])
+    release_files.run_import(tsv, slug="vlm")
+    assert Benchmark.objects.get(slug="vlm").scoring == "vlmevalkit"
+    mmr = write_tsv(tmp_path / "MMReason.tsv", ["index", "image", "question", "answer", "discipline"],
+                    [{"index": 1, "image": b64_image(), "question": "q", "answer": "3", "discipline": "Math"}])
+    release_files.run_import(mmr, slug="mmr")
+    assert Benchmark.objects.get(slug="mmr").scoring == "mmreason"
+
+
+def test_the_manifest_declares_a_profile_and_a_reimport_without_one_keeps_it(tmp_path: Path) -> None:
+    path = write_benchmark(tmp_path / "a", [sample_line("s1")], manifest={"name": "A", "scoring": "vlmevalkit"})
+    release_files.run_import(path, slug="a")
+    assert Benchmark.objects.get(slug="a").scoring == "vlmevalkit"
+    path = write_benchmark(tmp_path / "b", [sample_line("s1")], manifest={"name": "A"})
+    release_files.run_import(path, slug="a")
+    assert Benchmark.objects.get(slug="a").scoring == "vlmevalkit"
+    bad = write_benchmark(tmp_path / "c", [sample_line("s1")], manifest={"name": "A", "scoring": "paper"})
+    with pytest.raises(CommandError, match="unknown scoring profile 'paper'"):
+        release_files.run_import(bad, slug="c")
+
+
+def _admin_form_data(response: Any) -> dict[str, Any]:
+    """What the admin's change form would post back unchanged (the form and its inlines)."""
+    forms = [response.context["adminform"].form]
+    for inline in response.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    data: dict[str, Any] = {}
+    for form in forms:
+        for bound in form:
+            value = bound.value()
+            if value is None or value is False:
+                continue
+            data[bound.html_name] = "on" if value is True else value
+    return data
+
+
+def test_staff_change_the_profile_in_the_admin_and_every_result_is_rescored_by_it(
+        tmp_path: Path, admin_client, django_capture_on_commit_callbacks) -> None:
+    lines = [sample_line("s1", answer="1800", answer_type="text", regions=[], transform=[]),
+             sample_line("s2", answer="Paris", answer_type="text", regions=[], transform=[])]
+    release_files.run_import(write_benchmark(tmp_path, lines), slug="tiny")
+    bench = Benchmark.objects.get(slug="tiny")
+    owner = get_user_model().objects.create_user("ada", "ada@example.org", "pw")
+    content = jsonl([{"sample_id": "s1", "mode": "text", "answer": "18007"},
+                     {"sample_id": "s2", "mode": "text", "answer": "paris"}])
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = services.submission_create(benchmark=bench, owner=owner, file=upload(content), model_name="m1")
+    sub.refresh_from_db()
+    assert sub.status == "done" and sub.results["scoring"] == "generic"
+    assert sub.scorer_version == scorer_version("generic")
+    assert not PredictionResult.objects.get(submission=sub, sample__uid="s1").correct  # 18007 is not 1800 here
+
+    url = f"/admin/annotation/benchmark/{bench.pk}/change/"
+    data = _admin_form_data(admin_client.get(url))
+    data["scoring"] = "vtcbench"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    bench.refresh_from_db()
+    sub.refresh_from_db()
+    assert bench.scoring == "vtcbench"
+    assert sub.status == "done" and sub.results["scoring"] == "vtcbench"
+    assert sub.scorer_version == scorer_version("vtcbench") != scorer_version("generic")
+    assert sub.scorer_version.endswith("+vtcbench")
+    assert PredictionResult.objects.get(submission=sub, sample__uid="s1").correct  # their substring rule
+    assert sub.results["modes"]["text"]["accuracy"]["overall"]["count"] == 2
