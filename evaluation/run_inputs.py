@@ -35,15 +35,16 @@ class RunRefused(ValueError):
 
 
 def benchmark_family(benchmark: Benchmark) -> str:
-    """The prompt family: VTC-Bench's when the benchmark offers only VTC-Bench's operations,
-    VLMEvalKit's for a benchmark named after MMReason (imported from a VLMEvalKit TSV), else ours."""
+    """The prompt family: the benchmark's scoring profile names its authors (VTC-Bench's, VLMEvalKit's for
+    VLMEvalKit and MMReason); else VTC-Bench's when the benchmark offers only VTC-Bench's operations; else ours."""
+    profile = getattr(benchmark, "scoring", "generic")
+    if profile == "vtcbench":
+        return "vtcbench"
+    if profile in ("vlmevalkit", "mmreason"):
+        return "vlmevalkit"
     tools = [REGISTRY[t] for t in benchmark.tools if t in REGISTRY]
     if tools and all(t.module in VTC_MODULES for t in tools):
         return "vtcbench"
-    if "vtc" in benchmark.slug.lower():
-        return "vtcbench"
-    if "mmreason" in benchmark.slug.lower():
-        return "vlmevalkit"
     return "generic"
 
 
