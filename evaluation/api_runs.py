@@ -7,7 +7,7 @@ from typing import Any
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -23,6 +23,8 @@ from evaluation.models import HostedRun
 from evaluation.run_inputs import SPLITS
 
 
+@extend_schema_field({"oneOf": [{"type": "array", "items": {"type": "string", "enum": list(MODES)}},
+                               {"type": "string", "example": "text,adaptive"}]})
 class ModesField(serializers.Field):
     """A list of modes, or one comma-separated string ("text,adaptive")."""
 
