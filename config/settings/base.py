@@ -319,7 +319,12 @@ CELERY_BEAT_SCHEDULE = {
 # that write, and a second writer waits up to 30 s instead of failing with "database is locked".
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         # A transaction that reads, then writes, would be refused at once ("database is locked") when
+         # another writer went first (SQLite cannot upgrade it while waiting); taking the write lock at
+         # BEGIN makes it wait its turn, up to the timeout, instead: a web request and a worker that
+         # rebuild the same board at once take turns.
+         "transaction_mode": "IMMEDIATE"}
     )
 
 # ---------------------------------------------------------------------------------------------
