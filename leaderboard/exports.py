@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from annotation.models import Benchmark
+from config.csv_cells import csv_text_cell
 from evaluation.provenance import mismatch_text
 from leaderboard import agentx_tab, board
 
@@ -106,11 +107,12 @@ def row_dict(row: board.Row, standings: Standings | None = None, scoring: str | 
 
 
 def _csv_cell(value: Any) -> Any:
+    """Numbers stay numbers (a negative MCC is no formula); text a spreadsheet would run is escaped."""
     if value is None:
         return ""
     if isinstance(value, float):
         return f"{value:.6g}"
-    return value
+    return csv_text_cell(value)
 
 
 def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: dict[int, dict] | None = None,

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.urls import reverse
 
+from config.csv_cells import csv_text_row
 from evaluation.metrics.routing import SPLITS
 from routers.pool import PoolData
 
@@ -43,12 +44,17 @@ def matrix_rows(data: PoolData, split: str, absolute: Callable[[str], str] = lam
     return out
 
 
-def matrix_csv(data: PoolData, split: str, absolute: Callable[[str], str] = lambda u: u) -> str:
+def _csv(columns: list[str], rows: Iterable[dict[str, Any]]) -> str:
+    """Header and rows, text escaped against spreadsheet formulas: a model's name heads its columns."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=matrix_columns(data, split), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(matrix_rows(data, split, absolute))
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(csv_text_row(columns))
+    writer.writerows(csv_text_row(row[c] for c in columns) for row in rows)
     return buf.getvalue()
+
+
+def matrix_csv(data: PoolData, split: str, absolute: Callable[[str], str] = lambda u: u) -> str:
+    return _csv(matrix_columns(data, split), matrix_rows(data, split, absolute))
 
 
 def matrix_parquet(data: PoolData, split: str, absolute: Callable[[str], str] = lambda u: u) -> bytes:
@@ -82,8 +88,4 @@ def board_json(slug: str, board: Any) -> dict[str, Any]:  # board: routers.selec
 
 
 def board_csv(board: Any) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=BOARD_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(r.flat() for r in board.rows)
-    return buf.getvalue()
+    return _csv(BOARD_COLUMNS, (r.flat() for r in board.rows))
