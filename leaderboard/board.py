@@ -137,6 +137,10 @@ def end_of_day(day: date) -> datetime:
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=timezone.utc)
 
 
+# The query-string parameters Query.parse reads: the overview's page is cached by these alone.
+QUERY_PARAMS = ("sort", "dir", "weights", "q", "page", "demo", "reported", "size", "as_of")
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     sort: str = DEFAULT_SORT

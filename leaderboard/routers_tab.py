@@ -22,6 +22,9 @@ SORTS = {  # key: (label, row value, higher is better)
 MARKERS = {"router": ("circle", "Routers"), "baseline": ("star", "Baselines"), "model": ("square", "Candidate models")}
 
 
+ROUTERS_PARAMS = ("sort", "desc")  # what routers_context reads
+
+
 def routers_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
     board = router_board(benchmark)
     sort = params.get("sort", "rank")

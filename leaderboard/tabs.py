@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from django.http import QueryDict
 from django.urls import reverse
 
 from annotation.models import Benchmark
@@ -16,7 +17,7 @@ from leaderboard.figures import plot_text
 from leaderboard.guessable import guessability_context
 from leaderboard.pareto import UNITS, pareto_view
 from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
-from leaderboard.routers_tab import routers_context
+from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from leaderboard.services import MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
 
@@ -27,17 +28,21 @@ class Tab:
     label: str
     template: str
     cached: bool = True  # the Routers tab reads router submissions, which the version does not follow
+    params: tuple[str, ...] = ()  # the query-string parameters its context reads; the cache key has no other
+
+
+COST_PARAMS = ("mode", "unit")
 
 
 TABS: tuple[Tab, ...] = (
-    Tab("overview", "Overview", "leaderboard/tabs/overview.html"),
+    Tab("overview", "Overview", "leaderboard/tabs/overview.html", params=board.QUERY_PARAMS),
     Tab("domains", "Accuracy by domain", "leaderboard/tabs/domains.html"),
     Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html"),
     Tab("process", "Reasoning process", "leaderboard/tabs/process.html"),
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
-    Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html"),
+    Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html", params=COST_PARAMS),
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
-    Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False),
+    Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False, params=ROUTERS_PARAMS),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", cached=False),  # reads the
     # samples' guessable flags, written just after a submission finishes, after the version moved
     Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
@@ -49,6 +54,17 @@ OPTIONAL_TABS = {"agentx": shows_agentx}
 
 def tabs_for(benchmark: Benchmark) -> list[Tab]:
     return [t for t in TABS if t.slug not in OPTIONAL_TABS or OPTIONAL_TABS[t.slug](benchmark)]
+
+
+def known_params(tab: Tab, params: QueryDict) -> QueryDict:
+    """The query-string parameters ``tab`` reads, the others dropped: its page is built from these and
+    cached by them, so an unknown parameter (``?x=<random>``) can neither change the page nor turn every
+    request into a cache miss."""
+    out = QueryDict(mutable=True)
+    for k in tab.params:
+        if k in params:
+            out.setlist(k, params.getlist(k))
+    return out
 
 
 def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None) -> str:
@@ -139,7 +155,7 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "guessability":
         return guessability_context(benchmark)
     if tab == "cost":
-        mode = params.get("mode", "adaptive")
+        mode = params.get("mode", "adaptive")  # the parameters read here are COST_PARAMS
         mode = mode if mode in MODES else "adaptive"
         unit = params.get("unit", "usd")
         unit = unit if unit in UNITS else "usd"

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET
 from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from leaderboard import cache, exports, selectors
-from leaderboard.tabs import TAB_BY_SLUG, tab_context, tab_url, tabs_for
+from leaderboard.tabs import TAB_BY_SLUG, known_params, tab_context, tab_url, tabs_for
 
 
 @require_GET
@@ -59,7 +59,7 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     tabs = tabs_for(benchmark)
     if TAB_BY_SLUG[tab] not in tabs:
         raise Http404("This benchmark has no such tab")
-    params = request.GET
+    params = known_params(TAB_BY_SLUG[tab], request.GET)
 
     def build() -> str:
         context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -24,6 +26,17 @@ def test_a_cached_page_costs_one_query(client, hand) -> None:
     first = _queries(client, "/b/hand/")
     assert _queries(client, "/b/hand/") == 1 < first  # the benchmark with its results_version, nothing else
     assert _queries(client, "/b/hand/", HTTP_HX_REQUEST="true") == 1
+
+
+@pytest.mark.parametrize("tab", ["", "domains/", "cost/"])
+def test_an_unknown_parameter_is_no_new_page_to_build(client, hand, tab) -> None:
+    first = _queries(client, f"/b/hand/{tab}?x={uuid.uuid4().hex}")
+    assert _queries(client, f"/b/hand/{tab}?x={uuid.uuid4().hex}&y=1") == 1 < first  # the cached page
+    assert _queries(client, f"/b/hand/{tab}?x={uuid.uuid4().hex}", HTTP_HX_REQUEST="true") == 1  # the fragment
+    assert _queries(client, f"/b/hand/{tab}") == 1
+    known = "sort=text" if not tab else "mode=text" if tab == "cost/" else None
+    if known:  # a parameter the tab reads is another page
+        assert _queries(client, f"/b/hand/{tab}?{known}&x=1") > 1
 
 
 def _row_keys(client) -> set[str]:  # noqa: ANN001
