@@ -47,13 +47,24 @@ def _ref(v: Any, where: str) -> str | None:
     raise PredictionFormatError(where, "a string or null", v)
 
 
-def _opt_num(obj: Mapping[str, Any], key: str, where: str) -> float | int | None:
+# What one line may carry (docs/formats.md, "Numbers in range"): far above any real call, and far enough
+# below what the database columns (a 64-bit integer, a double) and the sums over a whole file hold that
+# a number past them is refused here, naming its line and field, not later as an internal error.
+MAX_TOKENS = 10**12  # usage.input_tokens, usage.output_tokens
+MAX_COST_USD = 10**9  # cost_usd
+MAX_LATENCY_MS = 10**12  # latency_ms (about 30 years)
+MAX_TURNS = 10**6  # turns
+
+
+def _opt_num(obj: Mapping[str, Any], key: str, where: str, below: int) -> float | int | None:
     v = obj.get(key)
     if v is None:
         return None
     # bool is an int subclass; "true" tokens are not a count.
     if type(v) is bool or not isinstance(v, (int, float)) or v < 0:
         raise PredictionFormatError(where + key, "a non-negative number or null", v)
+    if not v < below:  # NaN and infinity fail this too
+        raise PredictionFormatError(where + key, f"a number below 10^{len(str(below)) - 1} on one line", v)
     return v
 
 
@@ -133,9 +144,9 @@ def parse_prediction(obj: Any) -> Prediction:
     if usage is not None:
         if type(usage) is not dict:
             raise PredictionFormatError("usage", "an object", usage)
-        in_tok = _opt_num(usage, "input_tokens", "usage.")
-        out_tok = _opt_num(usage, "output_tokens", "usage.")
-    turns = _opt_num(obj, "turns", "") if "turns" in obj else None
+        in_tok = _opt_num(usage, "input_tokens", "usage.", MAX_TOKENS)
+        out_tok = _opt_num(usage, "output_tokens", "usage.", MAX_TOKENS)
+    turns = _opt_num(obj, "turns", "", MAX_TURNS) if "turns" in obj else None
     failure = _failure(obj, answer) if "failure" in obj or "failure_detail" in obj else None
     return make_prediction(  # Prediction's fields in order, built fast
         sid,  # sample_id
@@ -147,7 +158,7 @@ def parse_prediction(obj: Any) -> Prediction:
         int(in_tok) if in_tok is not None else None,  # input_tokens
         int(out_tok) if out_tok is not None else None,  # output_tokens
         int(turns) if turns is not None else None,  # turns
-        _opt_num(obj, "latency_ms", "") if "latency_ms" in obj else None,
-        _opt_num(obj, "cost_usd", "") if "cost_usd" in obj else None,
+        _opt_num(obj, "latency_ms", "", MAX_LATENCY_MS) if "latency_ms" in obj else None,
+        _opt_num(obj, "cost_usd", "", MAX_COST_USD) if "cost_usd" in obj else None,
         failure,
     )

@@ -459,3 +459,20 @@ def test_a_running_stage_renews_its_claim_while_it_is_silent_and_stops_when_it_e
     assert renewed > start + timedelta(seconds=0.5)  # renewed at least once (every second here)
     time.sleep(1.5)
     assert Submission.objects.get(pk=sub.pk).heartbeat_at == renewed  # the lease ended with the stage
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    ({"usage": {"input_tokens": 2**63, "output_tokens": 100}}, "usage.input_tokens"),
+    ({"usage": {"input_tokens": 1000, "output_tokens": 1e19}}, "usage.output_tokens"),
+    ({"cost_usd": 1e308}, "cost_usd"),
+])
+def test_a_huge_number_fails_the_submission_at_validation_naming_line_and_field(
+        bench, researcher, django_capture_on_commit_callbacks, extra, field) -> None:
+    lines = [prediction(uid, "text") for uid in ("s1", "s2", "s3")]
+    lines[1].update(extra)
+    sub = submit(bench, researcher, jsonl(lines), django_capture_on_commit_callbacks,
+                 price_input_per_mtok=1.0, price_output_per_mtok=2.0)
+    assert sub.status == "failed" and "internal error" not in sub.failure_reason
+    assert [(e["line"], e["field"]) for e in sub.errors] == [(2, field)]
+    assert "below" in sub.errors[0]["message"]
+    assert not PredictionResult.objects.filter(submission=sub).exists()

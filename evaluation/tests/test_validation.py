@@ -117,3 +117,23 @@ def test_a_line_with_a_failure_class_and_an_answer_is_an_error() -> None:
 def test_a_failure_detail_that_is_not_a_string_is_an_error() -> None:
     report = check(jsonl([failed("s1", "timeout", failure_detail={"code": 504})]))
     assert [(e.line, e.field) for e in report.errors] == [(1, "failure_detail")]
+
+
+@pytest.mark.parametrize(("extra", "field", "message"), [
+    ({"usage": {"input_tokens": 2**63, "output_tokens": 1}}, "usage.input_tokens",
+     "expected a number below 10^12 on one line, got 9223372036854775808"),
+    ({"usage": {"input_tokens": 1, "output_tokens": 10**12}}, "usage.output_tokens", "below 10^12"),
+    ({"cost_usd": 1e308}, "cost_usd", "expected a number below 10^9 on one line, got 1e+308"),
+    ({"latency_ms": 1e300}, "latency_ms", "below 10^12"),
+    ({"turns": 10**7}, "turns", "below 10^6"),
+])
+def test_a_number_out_of_range_is_one_error_naming_its_line_and_field(extra, field, message) -> None:
+    data = jsonl([prediction("s1", "text"), prediction("s2", "text", **extra), prediction("s3", "text")])
+    report = check(data)
+    assert [(e.line, e.field) for e in report.errors] == [(2, field)]
+    assert message in report.errors[0].message
+
+
+def test_numbers_just_inside_the_range_are_accepted() -> None:
+    line = prediction("s1", "text", usage={"input_tokens": 10**12 - 1, "output_tokens": 0}, cost_usd=999_999_999.0)
+    assert check(jsonl([line])).ok
