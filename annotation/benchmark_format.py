@@ -42,7 +42,7 @@ from annotation.benchmark_media import MediumIn, media_refs, parse_media
 from annotation.declared_tools import DeclaredTool, declared_from_dicts, read_declared_tool
 from annotation.declared_tools import fold as fold_tool_name
 from annotation.releases import Release, ReleaseError, read_release, sniff
-from annotation.taxonomy import TaxonomyCollector
+from annotation.taxonomy import SLUG_MAX_LENGTH, TaxonomyCollector, too_long
 
 __all__ = [  # frame_size, KeyStepIn and the registry view are part of this module's interface too
     "BenchmarkBundle", "BenchmarkFileError", "FieldError", "KeyStepIn", "Manifest", "SampleRecord", "SourceFiles",
@@ -379,7 +379,15 @@ def _read_domains(value: Any) -> tuple[dict[str, dict], list[FieldError]]:
         if not isinstance(categories, dict) or not all(isinstance(v, str) for v in categories.values()):
             errors.append(FieldError(None, f"domains.{slug}", "expected {name, categories: {slug: name}}"))
             continue
-        domains[slug] = {"name": str(spec.get("name") or slug), "categories": dict(categories)}
+        name = str(spec.get("name") or slug)
+        # The same limits as a line's names: a Domain or Category row that cannot hold them would fail the import.
+        found = [(f"domains.{slug}", too_long(slug, "domain slug", SLUG_MAX_LENGTH)),
+                 (f"domains.{slug}.name", too_long(name, "domain name"))]
+        for c_slug, c_name in categories.items():
+            found += [(f"domains.{slug}.categories.{c_slug}", too_long(c_slug, "category slug", SLUG_MAX_LENGTH)
+                       or too_long(c_name, "category name"))]
+        errors += [FieldError(None, where, problem) for where, problem in found if problem]
+        domains[slug] = {"name": name, "categories": dict(categories)}
     return domains, errors
 
 

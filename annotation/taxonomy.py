@@ -173,10 +173,18 @@ def _check_name(field: str, value: object, err: Callable[[str, str], None]) -> b
     if not isinstance(value, str) or not value.strip():
         err(field, "expected a non-empty string")
         return False
-    if len(value) > NAME_MAX_LENGTH:
-        err(field, f"{len(value)} characters long; a {field} name has at most {NAME_MAX_LENGTH}")
+    problem = too_long(value, f"{field} name")
+    if problem:
+        err(field, problem)
         return False
     return True
+
+
+def too_long(value: str, what: str, limit: int = NAME_MAX_LENGTH) -> str | None:
+    """Why a name (or, with SLUG_MAX_LENGTH, a slug) does not fit its column; None when it does."""
+    if len(value) > limit:
+        return f"{len(value)} characters long; a {what} has at most {limit}"
+    return None
 
 
 def _find(groups: dict[str, dict], name: str) -> str | None:

@@ -155,3 +155,24 @@ def test_pages_show_the_benchmarks_own_taxonomy(tmp_path: Path, client) -> None:
     assert "Perception" in page and "Estimation" in page
     for theirs in ("Real-world", "GUI", "Knowledge"):
         assert theirs not in page and theirs not in home
+
+
+LONG = "Very long " * 11  # 110 characters
+
+
+@pytest.mark.parametrize(("domains", "expected"), [
+    pytest.param({"ocr": {"name": LONG, "categories": {"chart": "Chart"}}},
+                 "field 'domains.ocr.name': 110 characters long; a domain name has at most 100", id="domain-name"),
+    pytest.param({"ocr": {"name": "OCR", "categories": {"chart": LONG}}},
+                 "field 'domains.ocr.categories.chart': 110 characters long; a category name has at most 100",
+                 id="category-name"),
+    pytest.param({"o" * 70: {"categories": {"chart": "Chart"}}},
+                 f"field 'domains.{'o' * 70}': 70 characters long; a domain slug has at most 64", id="domain-slug"),
+    pytest.param({"ocr": {"name": "OCR", "categories": {"c" * 70: "Chart"}}},
+                 f"field 'domains.ocr.categories.{'c' * 70}': 70 characters long; a category slug has at most 64",
+                 id="category-slug"),
+])
+def test_a_manifest_name_over_the_limit_is_a_field_message(tmp_path: Path, domains: dict, expected: str) -> None:
+    write_benchmark(tmp_path, [line("a", "ocr", "chart")])
+    write_manifest(tmp_path, domains)
+    assert expected in import_errors(tmp_path / "benchmark.jsonl")
