@@ -470,7 +470,7 @@ def test_a_huge_number_fails_the_submission_at_validation_naming_line_and_field(
         bench, researcher, django_capture_on_commit_callbacks, extra, field) -> None:
     lines = [prediction(uid, "text") for uid in ("s1", "s2", "s3")]
     lines[1].update(extra)
-    sub = submit(bench, researcher, jsonl(lines), django_capture_on_commit_callbacks,
+    sub = submit(bench, researcher, jsonl([*lines]), django_capture_on_commit_callbacks,
                  price_input_per_mtok=1.0, price_output_per_mtok=2.0)
     assert sub.status == "failed" and "internal error" not in sub.failure_reason
     assert [(e["line"], e["field"]) for e in sub.errors] == [(2, field)]
