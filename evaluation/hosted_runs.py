@@ -289,10 +289,17 @@ def run_execute(*, run_id: int, token: str = "") -> None:
 
 
 def _finish(run: HostedRun, token: str, summary: RunSummary, out: Path) -> None:
-    still_ours = HostedRun.objects.filter(pk=run.pk, claim_token=token, status=RunStatus.RUNNING)
-    if not still_ours.exists():
-        log.warning("run %s: finished, but another worker took it over; this result is dropped", run.pk)
-        return
+    """End the run with its outcome, holding its row so that a worker taking over a run it thinks dead
+    (its heartbeat stopped with the harness) cannot end it too, nor make a second submission."""
+    with transaction.atomic():
+        if not HostedRun.objects.select_for_update().filter(
+                pk=run.pk, claim_token=token, status=RunStatus.RUNNING).exists():
+            log.warning("run %s: finished, but another worker took it over; this result is dropped", run.pk)
+            return
+        _finish_held(run, token, summary, out)
+
+
+def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path) -> None:
     fields: dict[str, Any] = {
         "progress_done": summary.lines, "requests_sent": run.requests_sent + summary.requests_sent,
         "requests_cached": run.requests_cached + summary.requests_cached, "spent_usd": run.spent_usd + summary.spent_usd,
@@ -300,7 +307,7 @@ def _finish(run: HostedRun, token: str, summary: RunSummary, out: Path) -> None:
     with out.open("rb") as handle:
         run.predictions.save(f"{run.benchmark.slug}-run-{run.pk}.jsonl", File(handle), save=False)
     fields["predictions"] = run.predictions.name
-    if summary.stopped == CANCELLED or (summary.stopped is None and run.cancel_requested):
+    if summary.stopped == CANCELLED:
         _end(run, token, status=RunStatus.CANCELLED, reason=f"Cancelled by its owner after {summary.lines} of "
              f"{run.progress_total} answers; they are kept.", **fields)
         return

@@ -37,7 +37,7 @@ class RunRefused(ValueError):
 def benchmark_family(benchmark: Benchmark) -> str:
     """The prompt family: the benchmark's scoring profile names its authors (VTC-Bench's, VLMEvalKit's for
     VLMEvalKit and MMReason); else VTC-Bench's when the benchmark offers only VTC-Bench's operations; else ours."""
-    profile = getattr(benchmark, "scoring", "generic")
+    profile = benchmark.scoring
     if profile == "vtcbench":
         return "vtcbench"
     if profile in ("vlmevalkit", "mmreason"):

@@ -18,8 +18,8 @@ from typing import Any
 
 import openai
 
-from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, is_retriable,
-                                        retry_after_seconds)
+from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, estimate_tokens,
+                                        is_retriable, retry_after_seconds)
 from evaluation.harness.cache import RequestCache, request_key
 from evaluation.harness.safe_http import EndpointRefused, ResponseRefused, safe_http_client
 
@@ -83,22 +83,23 @@ class Counters:
 
 
 def estimate_request_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
-    text, images = 0, 0
+    """The request's tokens as the shared rule reckons text (endpoint_limits.estimate_tokens), plus
+    IMAGE_TOKENS an image."""
+    texts: list[str] = []
+    images = 0
     for message in messages:
         content = message.get("content")
         if isinstance(content, str):
-            text += len(content)
+            texts.append(content)
         elif isinstance(content, list):
             for part in content:
                 if part.get("type") == "text":
-                    text += len(part.get("text", ""))
+                    texts.append(part.get("text", ""))
                 else:
                     images += 1
-        for call in message.get("tool_calls") or ():
-            text += len(str(call))
-    if tools:
-        text += sum(len(str(t)) for t in tools)
-    return text // 4 + 1 + images * IMAGE_TOKENS
+        texts.extend(str(call) for call in message.get("tool_calls") or ())
+    texts.extend(str(tool) for tool in tools or ())
+    return estimate_tokens("".join(texts)) + images * IMAGE_TOKENS
 
 
 class Endpoint:
