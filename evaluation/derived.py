@@ -54,14 +54,6 @@ def derived_read(benchmark: Benchmark, kind: str, *, payload: bool = True) -> Bu
     return Build(kind, row[0], row[1], row[2] if payload else None, benchmark.results_version)
 
 
-def derived_builds(benchmark: Benchmark) -> dict[str, Build]:
-    """Every kind's last build without its payload (one query): what a cached page's key carries (a build
-    at the same version, forced by a change the version does not follow, has a new ``built_at``)."""
-    found = {kind: Build(kind, version, built_at, None, benchmark.results_version) for kind, version, built_at in
-             DerivedState.objects.filter(benchmark_id=benchmark.pk).values_list("kind", "version", "built_at")}
-    return {kind: found.get(kind) or Build(kind, 0, None, None, benchmark.results_version) for kind in KINDS}
-
-
 def derived_refresh(*, benchmark_id: int, kind: str, build: Callable[[Benchmark], Any],
                     force: bool = False) -> int | None:
     """Build ``kind`` for the benchmark's current results_version unless it is built already (or ``force``:

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
-from evaluation.derived import derived_builds
+from evaluation.derived import derived_read
 from leaderboard import cache, exports, selectors
 from routers.selectors import routers_stamp
 from leaderboard.tabs import TAB_BY_SLUG, known_params, tab_context, tab_url, tabs_for
@@ -70,16 +70,15 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     params = known_params(TAB_BY_SLUG[tab], request.GET)
     # The tab shows its kind's last build (never built here); the key carries every build, so a page
     # cached while a refresh was behind ("updating") is replaced once it has run.
-    builds = derived_builds(benchmark)
-    shown = builds[TAB_BY_SLUG[tab].kind]
+    kind = TAB_BY_SLUG[tab].kind
 
     def build() -> str:
-        context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "updating": shown.updating,
-                   "built_at": shown.built_at,
+        context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "updating": cache.updating(benchmark, kind),
+                   "built_at": derived_read(benchmark, kind, payload=False).built_at,
                    "tabs": [(t, tab_url(benchmark, t.slug)) for t in tabs], **tab_context(benchmark, tab, params)}
         return render_to_string("leaderboard/_board.html", context)
 
-    stamp = [(b.kind, b.version, b.built_at.timestamp() if b.built_at else 0) for b in builds.values()]
+    stamp = sorted((k, str(v)) for k, v in benchmark.page_builds.items())
     if tab == "routers":
         stamp.append(routers_stamp(benchmark))
     variant = (tab, sorted(params.lists()), stamp)

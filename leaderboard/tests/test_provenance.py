@@ -38,6 +38,7 @@ def _create(benchmark, spec: helpers.ModelSpec, *, run_record: dict | None = Non
         enqueue=False, run_record=run_record)
     sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
+    helpers.refreshed(benchmark)
     return sub
 
 

@@ -61,6 +61,23 @@ def make_pool(folder: Path) -> Benchmark:
     return refreshed(benchmark)
 
 
+def trained(benchmark: Benchmark) -> Benchmark:
+    """The pool's refresh, then the reference router's training as the worker runs it when its message
+    arrives (a test's transaction never reaches the on-commit send): its row joins the board."""
+    from routers.models import RouterReference
+    from routers.services import router_reference_compute
+
+    refreshed(benchmark)
+    for pk in RouterReference.objects.filter(track__benchmark=benchmark, status="queued").values_list("pk", flat=True):
+        router_reference_compute(reference_id=pk)
+    return benchmark
+
+
+def sends(callbacks: list) -> list:
+    """The on-commit callbacks that send a router task: those of the results' bump (``refreshed``) left out."""
+    return [c for c in callbacks if "benchmark_results_bump" not in c.__qualname__]
+
+
 def refreshed(benchmark: Benchmark) -> Benchmark:
     """A change to the public results, then what the worker does on its commit: every derived kind's refresh
     (the router pool's among them). Pages only read what it built."""
