@@ -118,7 +118,7 @@ class Submission(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # Who holds the current stage ("host:pid:random", empty when nobody): a delivery of the same
     # stage claims it only if this is empty or the holder's heartbeat is older than
-    # SUBMISSION_STUCK_SECONDS (evaluation/pipeline.py, _claim).
+    # SUBMISSION_STUCK_SECONDS (evaluation/pipeline/claims.py, _claim).
     claim_token = models.CharField(max_length=64, blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)

@@ -158,7 +158,7 @@ def celery_broker_options(url: str | None, var_dir: Path) -> dict:
         # Redis re-delivers an unacknowledged task after this many seconds: the backstop when a
         # whole worker is killed and the sweeper is not running. A stage still running when its
         # message comes back is harmless: the second delivery finds the stage claimed and returns
-        # (evaluation/pipeline.py, _claim). Keep it above the longest countdown of a retry (judge:
+        # (evaluation/pipeline/claims.py, _claim). Keep it above the longest countdown of a retry (judge:
         # SUBMISSION_JUDGE_RETRY_SECONDS x 2^(retries-1)), since Redis also re-delivers those.
         timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=30)
         return {"visibility_timeout": timeout} if url.startswith(("redis://", "rediss://")) else {}

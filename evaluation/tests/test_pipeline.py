@@ -111,7 +111,7 @@ def test_a_stage_whose_worker_dies_every_time_fails_after_the_last_attempt_with_
     # A file that kills its worker: each delivery claims the stage and is never heard of again.
     # The attempt is counted at the claim, so the sweeper's re-sends cannot loop for ever.
     settings.SUBMISSION_MAX_ATTEMPTS = 2
-    with mock.patch.object(pipeline, "_validate"):
+    with mock.patch.object(pipeline.validating, "_validate"):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
         assert (sub.status, sub.attempts) == ("validating", 1)
         for attempts in (2, 2):
@@ -157,7 +157,7 @@ def test_a_judge_failure_is_retried_then_scored(bench, researcher, django_captur
                                                 settings) -> None:
     settings.SUBMISSION_JUDGE_RETRY_SECONDS = 0
     judge = FlakyJudge(failures=1)
-    with mock.patch.object(pipeline, "pipeline_judge", return_value=judge):
+    with mock.patch.object(pipeline.judging, "pipeline_judge", return_value=judge):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
     assert sub.status == "done" and judge.failures == 0
 
@@ -166,7 +166,7 @@ def test_a_judge_that_keeps_failing_fails_the_submission_with_the_reason(
         bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
     settings.SUBMISSION_JUDGE_RETRY_SECONDS = 0
     settings.SUBMISSION_JUDGE_RETRIES = 2
-    with mock.patch.object(pipeline, "pipeline_judge", return_value=FlakyJudge(failures=99)):
+    with mock.patch.object(pipeline.judging, "pipeline_judge", return_value=FlakyJudge(failures=99)):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
     assert sub.status == "failed"
     assert "The judge kept failing (3 tries with backoff): judge http 503" in sub.failure_reason
@@ -335,7 +335,7 @@ class _Crash(BaseException):
 
 def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_rerun_finishes_once(
         bench, researcher, django_capture_on_commit_callbacks, monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 5)  # 12 predictions: chunks of 5, 5, 2
+    monkeypatch.setattr(pipeline.finishing, "SCORE_CHUNK", 5)  # 12 predictions: chunks of 5, 5, 2
     written = []
     real_write = pipeline._ResultWriter.write
 
@@ -367,7 +367,7 @@ def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_reru
 
 def test_a_file_whose_error_comes_after_streamed_chunks_fails_whole_with_no_rows(
         bench, researcher, django_capture_on_commit_callbacks, monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 2)
+    monkeypatch.setattr(pipeline.finishing, "SCORE_CHUNK", 2)
     written = []
     real_write = pipeline._ResultWriter.write
     monkeypatch.setattr(pipeline._ResultWriter, "write",
@@ -384,7 +384,7 @@ def test_a_file_whose_error_comes_after_streamed_chunks_fails_whole_with_no_rows
 
 def test_streamed_rows_match_the_library_records(bench, researcher, django_capture_on_commit_callbacks,
                                                  monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 3)
+    monkeypatch.setattr(pipeline.finishing, "SCORE_CHUNK", 3)
     sub = submit(bench, researcher, good_file(modes=("text", "adaptive", "oracle")),
                  django_capture_on_commit_callbacks)
     assert sub.status == "done", sub.failure_reason
