@@ -257,7 +257,7 @@ SUBMISSION_JUDGE_RETRIES = env_int("SUBMISSION_JUDGE_RETRIES", 3, minimum=0)
 SUBMISSION_JUDGE_RETRY_SECONDS = env_int("SUBMISSION_JUDGE_RETRY_SECONDS", 30, minimum=0)
 # When a worker starts it sends itself one task per pool process that prepares (reads and digests)
 # the benchmarks submitted to in the last SCORING_WARMUP_DAYS days, so the first submission after a
-# restart does not wait for it (evaluation/benchmark_cache.py, config/celery.py).
+# restart does not wait for it (evaluation/benchmark_cache.py, evaluation/tasks.py).
 SCORING_WARMUP = env_bool("SCORING_WARMUP", True)
 SCORING_WARMUP_DAYS = env_int("SCORING_WARMUP_DAYS", 30, minimum=0)
 # The Celery queue the pipeline's tasks go to (tests give their worker a private one).
