@@ -44,10 +44,6 @@ def home_benchmarks() -> QuerySet[Benchmark]:
     ).prefetch_related(Prefetch("domains", queryset=domains))
 
 
-def benchmark_get(slug: str) -> Benchmark | None:
-    return Benchmark.objects.filter(slug=slug).first()
-
-
 def domains_of(benchmark: Benchmark) -> list[tuple[str, str]]:
     return list(Domain.objects.filter(benchmark=benchmark).order_by("position", "slug").values_list("slug", "name"))
 

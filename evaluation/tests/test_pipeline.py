@@ -37,6 +37,11 @@ def submit(bench, owner, content: bytes, capture, **kw) -> Submission:
     return sub
 
 
+def sample_uids(benchmark) -> list[str]:
+    """The benchmark's sample uids in the scorer's order."""
+    return list(benchmark.samples.order_by("position", "uid").values_list("uid", flat=True))
+
+
 def test_a_good_file_goes_to_done_with_its_scores_and_one_row_per_prediction(
         bench, researcher, django_capture_on_commit_callbacks) -> None:
     sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks,
@@ -393,7 +398,7 @@ def test_streamed_rows_match_the_library_records(bench, researcher, django_captu
 
     report = score_submission(prepared, [prediction(uid, mode, right=uid not in ("s2", "s5"))
                                          for mode in ("text", "adaptive", "oracle")
-                                         for uid in selectors.benchmark_sample_uids(benchmark=bench)],
+                                         for uid in sample_uids(bench)],
                               judge=OfflineJudge())
     rows = {(r.sample.uid, r.mode): r for r in PredictionResult.objects.filter(submission=sub)
             .select_related("sample")}
@@ -411,7 +416,7 @@ def test_the_prepared_benchmark_is_cached_per_worker_until_the_benchmark_changes
     cache.clear()
     first, _, uids = cache.get(bench)
     assert cache.get(bench)[0] is first  # unchanged: no re-read
-    assert uids == selectors.benchmark_sample_uids(benchmark=bench)
+    assert uids == sample_uids(bench)
     sample = bench.samples.get(uid="s2")
     sample.answer = "99"  # s2's answer changes: the wrong answer of good_file becomes right
     sample.save()
@@ -428,7 +433,7 @@ def test_the_benchmark_cache_is_bounded_by_samples(tmp_path, monkeypatch) -> Non
     cache.clear()
     a = make_benchmark(tmp_path / "a", slug="bench-a")
     b = make_benchmark(tmp_path / "b", slug="bench-b")
-    n = len(selectors.benchmark_sample_uids(benchmark=a))
+    n = len(sample_uids(a))
     monkeypatch.setattr(cache, "MAX_SAMPLES", 2 * n)
     cache.get(a)
     cache.get(b)
