@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from leaderboard.figures import plot_text
@@ -43,7 +43,7 @@ class MonthRow:
 
 def month_of(when: datetime) -> str:
     if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
+        when = when.astimezone(UTC)
     return f"{when.year:04d}-{when.month:02d}"
 
 

@@ -34,7 +34,7 @@ PROMPT_VERSIONS: dict[str, str] = {
 }
 # v1: one question per request (the payload itself -> one verdict), for judges that cannot follow
 # the batch format (JUDGE_OPENAI_BATCH=1).
-SINGLE_PROMPT_VERSIONS: dict[str, str] = {kind: "v1" for kind in PROMPT_VERSIONS}
+SINGLE_PROMPT_VERSIONS: dict[str, str] = dict.fromkeys(PROMPT_VERSIONS, "v1")
 
 
 class JudgeError(RuntimeError):

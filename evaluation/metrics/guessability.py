@@ -41,7 +41,7 @@ def guessability(correct_sets: Sequence[Collection[str]], sample_ids: Iterable[s
     sample without a blind line counts as wrong, as everywhere else)."""
     if k < 1:
         raise ValueError("k must be at least 1")
-    counts = {sid: 0 for sid in sample_ids}
+    counts = dict.fromkeys(sample_ids, 0)
     for correct in correct_sets:
         for sid in correct:
             if sid in counts:

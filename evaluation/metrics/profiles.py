@@ -37,7 +37,7 @@ RIGHT, OPEN, WRONG = 1, 0, 2
 # VTC-Bench reads the option columns A-G only; an option H or beyond is invisible to its rules.
 _VTC_LETTERS = "abcdefg"
 # VLMEvalKit turns these into spaces before looking for a lone option letter.
-_VLM_SEPARATORS = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
+_VLM_SEPARATORS = str.maketrans(dict.fromkeys(".()[],:;!*#{}", " "))
 _VLM_REFUSALS = (
     "Sorry, I can't help with images of people yet.", "I can't process this file.",
     "I'm sorry, but without the image provided", "Cannot determine the answer",

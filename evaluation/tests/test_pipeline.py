@@ -241,9 +241,8 @@ def test_rescore_keeps_the_old_results_visible_until_replaced(bench, researcher,
                                                               django_capture_on_commit_callbacks) -> None:
     sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks, is_public=True)
     Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
-    with mock.patch.object(tasks.submission_validate, "apply_async"):
-        with django_capture_on_commit_callbacks(execute=True):
-            assert services.submission_rescore(submission=sub)
+    with mock.patch.object(tasks.submission_validate, "apply_async"), django_capture_on_commit_callbacks(execute=True):
+        assert services.submission_rescore(submission=sub)
     assert sub.status == "queued"
     assert list(selectors.leaderboard_submissions(benchmark=bench)) == [sub]
     pipeline.submission_process_sync(submission=sub)
@@ -350,9 +349,8 @@ def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_reru
         if len(written) == 2:
             raise _Crash
 
-    with mock.patch.object(pipeline._ResultWriter, "write", write_then_crash):
-        with pytest.raises(_Crash):
-            submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    with mock.patch.object(pipeline._ResultWriter, "write", write_then_crash), pytest.raises(_Crash):
+        submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
     assert written == [5, 5]  # two chunks went to the database before the "crash"
     sub = Submission.objects.get(model_name="m1")
     assert sub.status == "validating"  # offline judge: validated and scored in one pass
