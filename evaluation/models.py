@@ -243,7 +243,8 @@ class PredictionResult(models.Model):
         constraints = [
             # Re-running a stage can never leave two rows for one prediction.
             models.UniqueConstraint(fields=["submission", "sample", "mode"], name="prediction_result_unique"),
-            models.CheckConstraint(name="prediction_result_mode_valid", condition=Q(mode__in=["text", "adaptive", "oracle", "blind"])),
+            models.CheckConstraint(name="prediction_result_mode_valid",
+                                   condition=Q(mode__in=["text", "adaptive", "oracle", "blind"])),
         ]
 
     def __str__(self) -> str:

@@ -23,7 +23,8 @@ EXACT_COLUMNS = (
     ("toolset_accuracy", "Toolset acc.", "F1 of the tool names against the reference's (multisets)"),
     ("tool_precision", "Tool precision", "Share of calls whose tool is the reference call's at the same position"),
     ("goal_accuracy", "Goal acc.", "Answer correct (rules, then the judge), factual and interpretive tasks"),
-    ("goal_accuracy_generation", "Goal acc. w/ image gen.", "Generation call's arguments match the reference's, generative tasks"),
+    ("goal_accuracy_generation", "Goal acc. w/ image gen.",
+     "Generation call's arguments match the reference's, generative tasks"),
 )
 JUDGED_COLUMNS = ("Grounding score", "Tool accuracy", "Faithfulness", "Context score", "Factual precision",
                   "Semantic accuracy")

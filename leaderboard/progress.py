@@ -89,7 +89,8 @@ def progress_figure(rows: Sequence[MonthRow]) -> dict[str, Any]:
         data.append({
             "type": "scatter", "mode": "lines+markers", "name": GROUP_LABELS[group],
             "x": [f"{r.month}-01" for r in mine], "y": [round(r.record, 4) for r in mine],
-            "line": {"width": 2, "shape": "hv", **GROUP_STYLES[group]}, "marker": {"size": 7, "color": GROUP_STYLES[group]["color"]},
+            "line": {"width": 2, "shape": "hv", **GROUP_STYLES[group]},
+            "marker": {"size": 7, "color": GROUP_STYLES[group]["color"]},
             "customdata": [[plot_text(r.record_model), round(r.best, 4), plot_text(r.best_model), r.submissions]
                            for r in mine],
             "hovertemplate": ("%{x|%b %Y}<br>best so far %{y:.1f} % (%{customdata[0]})<br>"

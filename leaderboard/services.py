@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,10 +299,8 @@ def board_refresh(*, benchmark_id: int) -> int | None:
     # readers take every entry as public without joining the submissions (selectors.public_entries).
     BoardEntry.objects.filter(benchmark=benchmark).exclude(
         submission_id__in=public_submissions(benchmark).values("pk")).delete()
-    try:
+    with suppress(IntegrityError):  # created by a concurrent refresh meanwhile
         BoardState.objects.get_or_create(benchmark_id=benchmark_id, defaults={"version": 0})
-    except IntegrityError:  # created by a concurrent refresh meanwhile
-        pass
     with transaction.atomic():
         state = BoardState.objects.select_for_update().get(benchmark_id=benchmark_id)
         if state.version == version:  # built by the refresh that held the lock before us

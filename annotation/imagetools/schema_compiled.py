@@ -91,9 +91,14 @@ def _compile_property(prop: dict) -> tuple[str | None, Callable[[Any], bool], di
         test = tests[0]
     elif len(tests) == 2:
         first, second = tests
-        test = lambda value: first(value) or second(value)
+
+        def either(value: Any) -> bool:
+            return first(value) or second(value)
+        test = either
     else:
-        test = lambda value: any(t(value) for t in tests)
+        def any_of(value: Any) -> bool:
+            return any(t(value) for t in tests)
+        test = any_of
     shortcuts, constants = [], {}
     for kind in kinds:
         shortcut, more = _shortcut(kind, prop)

@@ -20,7 +20,8 @@ SEGMENT_PROPERTIES: dict[str, dict] = {
 
 
 def foreground_mask(image: np.ndarray, args: dict) -> np.ndarray:
-    """`args` holds SEGMENT_PROPERTIES (defaults filled in). A 0/255 mask of the objects. With foreground auto, the objects are the class covering
+    """`args` holds SEGMENT_PROPERTIES (defaults filled in). A 0/255 mask of the objects. With
+    foreground auto, the objects are the class covering
     less of the image (dark text on white paper, bright blobs on black); with threshold_mode
     nonzero they are the non-black pixels."""
     gray = as_gray(image)

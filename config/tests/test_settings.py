@@ -97,7 +97,8 @@ def test_production_refuses_to_start_without_allowed_hosts() -> None:
 
 
 def test_production_passes_the_deployment_checklist() -> None:
-    result = run_manage(["check", "--deploy", "--fail-level", "WARNING"], SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="bench.example.org")
+    result = run_manage(["check", "--deploy", "--fail-level", "WARNING"], SECRET_KEY=STRONG_KEY,
+                        ALLOWED_HOSTS="bench.example.org")
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
 

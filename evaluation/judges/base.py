@@ -1,6 +1,7 @@
 """The judge protocol (metrics.md section 9).
 
-A judge answers four kinds of question (and a remote one three more, Agent-X's judged figures), each in batches so that a remote judge can work
+A judge answers four kinds of question (and a remote one three more, Agent-X's judged figures), each
+in batches so that a remote judge can work
 concurrently and consult its cache once per batch. Verdicts come back in question order.
 """
 

@@ -9,7 +9,8 @@ worker and may be taken over. Each claim counts as an attempt; the claim after t
 fails the submission with a reason.
 
 Stages never send messages: they return, and the task sends the next stage
-(``evaluation.tasks``; the import direction is tasks -> pipeline -> services). Scoring streams its rows as the scorer makes them, but they,
+(``evaluation.tasks``; the import direction is tasks -> pipeline -> services). Scoring streams
+its rows as the scorer makes them, but they,
 the aggregates and ``done`` become visible in one transaction (delete, then insert; see
 ``_ResultWriter``), so a crash at any point leaves either the old state or the new one, never
 a half, and a re-run never duplicates a row. The prepared benchmark is cached per worker

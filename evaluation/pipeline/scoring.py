@@ -69,9 +69,11 @@ def _score(submission_id: int, token: str) -> None:
             now = timezone.now()
             Submission.objects.filter(pk=submission_id).update(
                 **_digest_fields(submission_id, results, report.judge),
-                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(benchmark.scoring), judge_name=report.judge,
+                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(benchmark.scoring),
+                judge_name=report.judge,
                 finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
-                heartbeat_at=now, attempts=0, failure_reason="", progress_done=F("n_predictions"), progress_total=F("n_predictions"),
+                heartbeat_at=now, attempts=0, failure_reason="", progress_done=F("n_predictions"),
+                progress_total=F("n_predictions"),
             )
             benchmark_results_bump(benchmark_id=benchmark.pk)
             transaction.on_commit(lambda: submission_notify(submission_id=submission_id))

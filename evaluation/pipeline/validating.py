@@ -139,9 +139,11 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
             now = timezone.now()
             Submission.objects.filter(pk=pk).update(
                 **_digest_fields(pk, results, scored.judge),
-                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(benchmark.scoring), judge_name=scored.judge,
+                status=S.DONE, claim_token="", results=results, scorer_version=scorer_version(benchmark.scoring),
+                judge_name=scored.judge,
                 finished_at=now, first_finished_at=Coalesce("first_finished_at", now), scored_at=now,
-                heartbeat_at=now, attempts=0, failure_reason="", errors=[], errors_truncated=False, n_lines=report.n_lines, n_predictions=report.n_predictions,
+                heartbeat_at=now, attempts=0, failure_reason="", errors=[], errors_truncated=False, n_lines=report.n_lines,
+                n_predictions=report.n_predictions,
                 coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=report.n_predictions,
                 progress_total=report.n_predictions,
             )

@@ -297,9 +297,9 @@ def test_rescore_all_requeues_every_done_submission_of_a_benchmark(
     submit(bench, researcher, b"{", django_capture_on_commit_callbacks)  # failed: not re-scored
     Submission.objects.update(scorer_version="metrics-old")
     out = StringIO()
-    with mock.patch.object(tasks.submission_validate, "apply_async") as sent:
-        with django_capture_on_commit_callbacks(execute=True):
-            call_command("rescore_all", "--benchmark", "tiny", stdout=out)
+    with (mock.patch.object(tasks.submission_validate, "apply_async") as sent,
+          django_capture_on_commit_callbacks(execute=True)):
+        call_command("rescore_all", "--benchmark", "tiny", stdout=out)
     assert "re-scoring 2 submissions" in out.getvalue()
     assert sorted(c.kwargs["args"][0] for c in sent.call_args_list) == sorted(s.pk for s in done)
 
