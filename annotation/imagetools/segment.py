@@ -27,7 +27,8 @@ def foreground_mask(image: np.ndarray, args: dict) -> np.ndarray:
     gray = as_gray(image)
     mode, foreground = args["threshold_mode"], args["foreground"]
     if mode == "nonzero":
-        mask = cv2.compare(gray, 0, cv2.CMP_GT)
+        # OpenCV takes a scalar operand; its stubs list arrays only.
+        mask: np.ndarray = cv2.compare(gray, 0, cv2.CMP_GT)  # type: ignore[call-overload]
         return cv2.bitwise_not(mask) if foreground == "dark" else mask
     if mode == "otsu":
         _, mask = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)

@@ -117,7 +117,8 @@ def probs_matrix(pool: Pool, picks: Sequence[Mapping[str, float]]) -> np.ndarray
         for m, w in pick.items():
             p[i, col[m]] += float(w)
     total = p.sum(axis=1, keepdims=True)
-    return np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+    probs: np.ndarray = np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+    return probs
 
 
 def oracle_probs(pool: Pool, rows: Sequence[int]) -> np.ndarray:
