@@ -3,7 +3,8 @@ submission's status and claim allow the work, so a task run twice (late acks, re
 loss, the sweeper, a duplicate delivery) is harmless.
 
 Imports run one way: tasks -> pipeline -> services (-> queueing, which finds tasks by name).
-The tasks send the next stage and the retries; the stages never send anything.
+The tasks send the next stage and the retries; a stage returns instead (one that ends a
+submission sends, through services and on commit, the results-changed tasks and the owner's email).
 """
 
 from __future__ import annotations

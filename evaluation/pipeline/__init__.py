@@ -8,10 +8,12 @@ already finished is a no-op. While the stage runs, a thread renews the claim's h
 worker and may be taken over. Each claim counts as an attempt; the claim after the last one
 fails the submission with a reason.
 
-Stages never send messages: they return, and the task sends the next stage
-(``evaluation.tasks``; the import direction is tasks -> pipeline -> services). Scoring streams
-its rows as the scorer makes them, but they,
-the aggregates and ``done`` become visible in one transaction (delete, then insert; see
+A stage never sends the next stage or a retry: it returns, and the task sends them
+(``evaluation.tasks``; the import direction is tasks -> pipeline -> services). A stage that ends
+a submission does send, through ``services`` and on commit: the results-changed tasks
+(``benchmark_results_bump``) and the owner's email (``submission_notify``). Scoring streams its
+rows as the scorer makes them, but they, the aggregates and ``done`` become visible in one
+transaction (delete, then insert; see
 ``_ResultWriter``), so a crash at any point leaves either the old state or the new one, never
 a half, and a re-run never duplicates a row. The prepared benchmark is cached per worker
 process (``prepared_benchmarks``), keyed by the benchmark's content version.
