@@ -131,7 +131,7 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "description": sub.description,
         "is_public": sub.is_public,
         # is_public is the owner's wish (it may be set at upload); only a done submission is shown
-        "on_leaderboard": sub.is_public and sub.status == SubmissionStatus.DONE and sub.deleted_at is None,
+        "on_leaderboard": sub.is_on_board,
         "is_demo": sub.is_demo,
         "status": sub.status,
         "progress": {"done": sub.progress_done, "total": sub.progress_total,

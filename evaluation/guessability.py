@@ -6,25 +6,30 @@ reviewers who may not see that submission: with three blind submissions and k = 
 flag plus two public answers would reveal the third, private one. Counting only public
 submissions makes the flag a function of what the leaderboard already shows.
 
-``guessability_refresh`` is idempotent and cheap (one query of blind rows, one bulk update); it
-runs when a submission finishes scoring, is published or unpublished, or is deleted.
+``guessability_refresh`` is idempotent and cheap (one query of blind rows, one bulk update).
+``guessability_build`` is the derived kind "guessability" (evaluation/derived.py): the task of that name
+in RESULTS_CHANGED_TASKS writes the flags and stores what the Guessability tab shows (the share per
+domain, each public submission's accuracy with and without the guessable samples), so the tab only reads.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.models import Sample
+from evaluation.derived import derived_refresh
 from evaluation.metrics.guessability import Guessability, guessability
-from evaluation.models import PredictionResult, Submission, SubmissionStatus
+from evaluation.metrics.types import MODES
+from evaluation.models import PredictionResult, Submission
 
 
 def counted_blind_submissions(*, benchmark_id: int) -> list[int]:
     """Ids of the submissions the audit counts (see the module docstring), oldest first."""
     return list(
-        Submission.objects.filter(benchmark_id=benchmark_id, status=SubmissionStatus.DONE, is_public=True,
-                                  deleted_at__isnull=True)
+        Submission.objects.on_board().filter(benchmark_id=benchmark_id)
         # per candidate, through the (submission, sample, mode) unique index: no scan of every blind row
         .filter(Exists(PredictionResult.objects.filter(submission=OuterRef("pk"), mode="blind")))
         .order_by("pk").values_list("pk", flat=True)
@@ -59,3 +64,44 @@ def guessability_refresh_for(*, submission_id: int) -> None:
     sub = Submission.objects.filter(pk=submission_id).values("benchmark_id").first()
     if sub and PredictionResult.objects.filter(submission_id=submission_id, mode="blind").exists():
         guessability_refresh(benchmark_id=sub["benchmark_id"])
+
+
+def _domain_shares(benchmark_id: int) -> list[dict[str, Any]]:
+    rows = (Sample.objects.filter(benchmark_id=benchmark_id)
+            .values("category__domain__name", "category__domain__position")
+            .annotate(total=Count("pk"), audited=Count("pk", filter=Q(guessable__isnull=False)),
+                      guessable=Count("pk", filter=Q(guessable=True)))
+            .order_by("category__domain__position", "category__domain__name"))
+    return [{"name": r["category__domain__name"], "guessable": r["guessable"], "audited": r["audited"],
+             "total": r["total"]} for r in rows]
+
+
+def _accuracy_rows(benchmark_id: int) -> list[dict[str, Any]]:
+    """Per public submission and mode: accuracy in % over every non-aux sample and over the non-aux samples
+    not flagged guessable (MMReason reports the latter); a missing line is wrong."""
+    samples = Sample.objects.filter(benchmark_id=benchmark_id, aux_line=False)
+    n_all = samples.count()
+    n_kept = samples.exclude(guessable=True).count()
+    subs = dict(Submission.objects.on_board().filter(benchmark_id=benchmark_id).values_list("pk", "model_name"))
+    counts = (PredictionResult.objects.filter(submission_id__in=subs, sample__aux_line=False)
+              .values("submission_id", "mode")
+              .annotate(right=Count("pk", filter=Q(correct=True)),
+                        kept=Count("pk", filter=Q(correct=True) & ~Q(sample__guessable=True))))
+    order = {m: i for i, m in enumerate(MODES)}
+    rows = [{"model_name": subs[c["submission_id"]], "submission_id": c["submission_id"], "mode": c["mode"],
+             "all_pct": 100 * c["right"] / n_all if n_all else None,
+             "kept_pct": 100 * c["kept"] / n_kept if n_kept else None} for c in counts]
+    return sorted(rows, key=lambda r: (order.get(r["mode"], len(order)), -(r["kept_pct"] or 0), r["submission_id"]))
+
+
+def guessability_build(*, benchmark_id: int) -> int | None:
+    """The refresh of the derived kind "guessability": the flags, then the tab's tables, for the current
+    results_version (evaluation/derived.py). Returns that version."""
+
+    def build(benchmark: Any) -> dict[str, Any]:
+        guessability_refresh(benchmark_id=benchmark.pk)
+        shares = _domain_shares(benchmark.pk)
+        audited = sum(s["audited"] for s in shares)
+        return {"shares": shares, "rows": _accuracy_rows(benchmark.pk) if audited else []}
+
+    return derived_refresh(benchmark_id=benchmark_id, kind="guessability", build=build)

@@ -70,6 +70,30 @@ def prediction_file_name(instance: "Submission", filename: str) -> str:
     return random_name(timezone.now().strftime("submissions/%Y/%m"), filename)
 
 
+# "On the board": public, done, not deleted: what every public page, export, API and refresh shows (and
+# whose predictions people may see in trace review: docs/security.md). The one definition: a field ->
+# the value it must have; ``on_board_q`` turns it into a condition, ``Submission.is_on_board`` checks a row.
+ON_BOARD = {"status": SubmissionStatus.DONE, "is_public": True, "deleted_at": None}
+
+
+def on_board_q(prefix: str = "") -> Q:
+    """``ON_BOARD`` as a condition on submissions, or on rows that lead to one (``prefix="submission__"``).
+    A submission published and later re-scored, unpublished or deleted drops out."""
+    cond = {}
+    for name, value in ON_BOARD.items():
+        if value is None:
+            cond[f"{prefix}{name}__isnull"] = True
+        else:
+            cond[f"{prefix}{name}"] = value
+    return Q(**cond)
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def on_board(self) -> "SubmissionQuerySet":
+        """The submissions the public pages show (``on_board_q``)."""
+        return self.filter(on_board_q())
+
+
 class Submission(models.Model):
     """One prediction file and the model it came from; its scores once the pipeline is done.
 
@@ -155,6 +179,8 @@ class Submission(models.Model):
     first_finished_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
 
+    objects = SubmissionQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
@@ -185,6 +211,10 @@ class Submission(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("evaluation:detail", args=[self.pk])
+
+    @property
+    def is_on_board(self) -> bool:
+        return all(getattr(self, name) == value for name, value in ON_BOARD.items())
 
     @property
     def is_final(self) -> bool:
@@ -344,3 +374,26 @@ class HostedRun(models.Model):
     @property
     def has_api_key(self) -> bool:
         return bool(self.api_key_encrypted)
+
+
+class DerivedState(models.Model):
+    """Which ``Benchmark.results_version`` one kind of figure derived from a benchmark's public results was
+    last built for, and what that build stored (docs/architecture.md, "Derived figures").
+
+    A refresh task per kind (settings.RESULTS_CHANGED_TASKS) builds it when the version moves; readers
+    only read it: when ``version`` is behind the benchmark's they serve this build, marked as updating.
+    ``payload`` holds a kind's own build where it has no table of its own (the board has BoardEntry and
+    EntryRank; the router pool's baselines and the guessability audit's rows are stored here).
+    """
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16)  # board | routers | guessability
+    version = models.PositiveBigIntegerField(default=0)
+    built_at = models.DateTimeField(null=True)  # None: never built
+    payload = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "kind"], name="derived_state_unique_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of benchmark {self.benchmark_id} at version {self.version}"

@@ -48,10 +48,18 @@ def submission_enqueue(*, submission_id: int, status: str, countdown: float | No
     return True
 
 
+def results_changed_run(*, benchmark_id: int) -> None:
+    """Run every derived kind's refresh here and now (settings.RESULTS_CHANGED_TASKS, by name), as a worker
+    would: for commands (load_demo, the benches), never for a page."""
+    for name in settings.RESULTS_CHANGED_TASKS:
+        task_by_name(name).run(benchmark_id)
+
+
 def results_changed_publish(*, benchmark_id: int) -> None:
     """Tell the apps that derive figures from a benchmark's public results (settings.RESULTS_CHANGED_TASKS,
-    by name: the leaderboard's ``board_refresh``) that they changed. Called on commit of the bump; a
-    broker that is down loses nothing, the reader that finds its figures behind the version rebuilds them."""
+    by name: evaluation/derived.py) that they changed. Called on commit of the bump. A broker that is down
+    leaves the pages on their last build, marked as updating; the next change, or the sweeper's check of
+    builds behind their version (``derived_sweep``), sends them again."""
     for name in settings.RESULTS_CHANGED_TASKS:
         try:
             task_by_name(name).apply_async(args=[benchmark_id], queue=settings.SUBMISSIONS_QUEUE, retry=True,

@@ -1,9 +1,7 @@
 """Reads of the evaluation app, with the joins they need.
 
-For the leaderboard: ``leaderboard_submissions(benchmark)`` gives the public, scored, not deleted
-submissions (their ``results`` JSON holds every aggregate), and ``prediction_results_for``
-their per-prediction rows (for paired statistics); both are safe to show to anyone because
-aggregates reveal no test answer.
+``prediction_results_for`` gives a submission's per-prediction rows, dev split only for anyone but
+staff (test correctness stays hidden). The leaderboard's submissions are ``Submission.objects.on_board()``.
 """
 
 from __future__ import annotations
@@ -45,15 +43,6 @@ def submission_visible_to(*, user: User, submission_id: int) -> Submission | Non
 
 def submissions_of(*, user: User) -> QuerySet[Submission]:
     return Submission.objects.select_related("benchmark").filter(owner=user, deleted_at__isnull=True)
-
-
-def leaderboard_submissions(*, benchmark: Benchmark) -> QuerySet[Submission]:
-    """Public, not deleted, scored at least once (a re-score keeps the old results until replaced)."""
-    return (
-        Submission.objects.select_related("owner")
-        .filter(benchmark=benchmark, is_public=True, deleted_at__isnull=True, results__isnull=False)
-        .order_by("created_at", "id")
-    )
 
 
 def prediction_results_for(*, submission: Submission, user: User | None = None) -> QuerySet[PredictionResult]:

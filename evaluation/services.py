@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from evaluation import selectors
+from evaluation.derived import derived_behind
 from evaluation.guessability import guessability_refresh_for
 from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Provenance, Submission, SubmissionStatus, SweepRun
 from evaluation.queueing import results_changed_publish, submission_enqueue
@@ -414,6 +415,8 @@ def submissions_sweep() -> SweepSummary:
         if reason and submission_fail(submission_id=pk, reason=reason):
             failed.append(pk)
     SweepRun.objects.update_or_create(pk=1, defaults={"ran_at": now, "resent": len(resent), "failed": len(failed)})
+    for benchmark_id in derived_behind():  # a refresh whose message was lost: pages stay "updating" until sent
+        results_changed_publish(benchmark_id=benchmark_id)
     if resent or failed:
         log.info("sweeper: re-sent %s, failed %s", resent, failed)
     return SweepSummary(resent=resent, failed=failed)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-MODES = ("text", "adaptive", "oracle", "blind")
+from evaluation.metrics.types import MODES
 GUESSABLE_SHARE = 0.3  # blind mode: this share of samples can be answered without the image
 GUESSED = 0.9  # and is, with this probability
 

@@ -20,6 +20,7 @@ from django.db.utils import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
 from evaluation import benchmark_cache, hosted_runs, pipeline, services
+from evaluation.guessability import guessability_build
 from evaluation.judges import JudgeError
 from evaluation.models import SubmissionStatus
 from evaluation.queueing import submission_enqueue
@@ -108,6 +109,12 @@ def benchmark_rescore(benchmark_id: int) -> None:
     Safe twice: a submission already back in the pipeline is left alone."""
     sent = services.benchmark_rescore(benchmark_id=benchmark_id)
     log.info("benchmark %s: scoring profile changed; %s submissions re-scored", benchmark_id, sent)
+
+
+@shared_task(name="evaluation.tasks.guessability_refresh", ignore_result=True, acks_late=True)
+def guessability_refresh(benchmark_id: int) -> None:
+    """The derived kind "guessability" (settings.RESULTS_CHANGED_TASKS): flags and the tab's tables."""
+    guessability_build(benchmark_id=benchmark_id)
 
 
 @shared_task(ignore_result=True)

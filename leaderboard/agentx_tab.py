@@ -17,7 +17,7 @@ from evaluation.metrics.agentx_judged import judged_means
 from evaluation.metrics.types import Mean
 from evaluation.models import Submission
 from leaderboard.models import ReportedResult
-from leaderboard.services import public_submissions
+
 
 EXACT_COLUMNS = (
     ("toolset_accuracy", "Toolset acc.", "F1 of the tool names against the reference's (multisets)"),
@@ -114,7 +114,7 @@ def shows_agentx(benchmark: Benchmark) -> bool:
 
 def agentx_context(benchmark: Benchmark) -> dict:
     rows = []
-    for sub in public_submissions(benchmark).select_related("benchmark").order_by("finished_at", "pk"):
+    for sub in Submission.objects.on_board().filter(benchmark=benchmark).select_related("benchmark").order_by("finished_at", "pk"):
         report = submission_agentx(submission=sub)
         if report is not None and report.tasks:
             rows.append(AgentXRow(sub.pk, sub.model_name, sub.is_demo, report, judged_cells(sub.results)))

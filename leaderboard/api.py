@@ -125,5 +125,5 @@ class LeaderboardApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         benchmark = get_object_or_404(Benchmark, slug=slug)
-        rows = selectors.board_rows(benchmark)  # brings the stored ranks up to date first
+        rows = selectors.board_rows(benchmark)  # the board's last build ("build" says whether it is behind)
         return Response(exports.rows_payload(benchmark, rows, selectors.standings(benchmark)))

@@ -23,6 +23,8 @@ from django.core.cache import cache
 from django.db import connections, router, transaction
 
 from annotation.models import Benchmark
+from evaluation.derived import KINDS
+from evaluation.models import DerivedState
 from evaluation.services import benchmark_results_bump
 
 TIMEOUT = 15 * 60  # a safety net; the version does the real work
@@ -38,8 +40,12 @@ def invalidate_benchmark(benchmark_id: int) -> None:
 
 @lru_cache(maxsize=1)
 def _benchmark_sql() -> str:
-    cols = ", ".join(f'"{f.column}"' for f in Benchmark._meta.concrete_fields)
-    return f'SELECT {cols} FROM "{Benchmark._meta.db_table}" WHERE slug = %s'
+    """The benchmark's columns, then each derived kind's last build (version, built_at), in one statement."""
+    cols = ", ".join(f'b."{f.column}"' for f in Benchmark._meta.concrete_fields)
+    state = DerivedState._meta.db_table
+    builds = ", ".join(f'(SELECT "{c}" FROM "{state}" WHERE "benchmark_id" = b."id" AND "kind" = \'{kind}\')'
+                       for kind in KINDS for c in ("version", "built_at"))
+    return f'SELECT {cols}, {builds} FROM "{Benchmark._meta.db_table}" b WHERE b."slug" = %s'
 
 
 _converters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -59,7 +65,8 @@ def _benchmark_converters(conn: Any) -> list[tuple[Any, list]]:
 
 
 def benchmark_for_page(slug: str) -> Benchmark | None:
-    """The benchmark by its slug, with its ``results_version``: the one query of a cached request.
+    """The benchmark by its slug, with its ``results_version`` and, as ``page_builds``, each derived kind's
+    last build as {kind: (version, built_at as the database gives it)}: the one query of a cached request.
 
     Read with a cursor and ``Model.from_db``: a QuerySet's per-query set-up cost as much as the
     query on this path, which every cached request takes.
@@ -71,12 +78,21 @@ def benchmark_for_page(slug: str) -> Benchmark | None:
     if row is None:
         return None
     values = []
-    for value, (col, funcs) in zip(row, _benchmark_converters(conn)):
+    fields = Benchmark._meta.concrete_fields
+    for value, (col, funcs) in zip(row[:len(fields)], _benchmark_converters(conn)):
         for func in funcs:
             value = func(value, col, conn)
         values.append(value)
-    fields = Benchmark._meta.concrete_fields
-    return Benchmark.from_db(conn.alias, [f.attname for f in fields], values)
+    benchmark = Benchmark.from_db(conn.alias, [f.attname for f in fields], values)
+    rest = row[len(fields):]
+    benchmark.page_builds = {kind: (rest[2 * i], rest[2 * i + 1]) for i, kind in enumerate(KINDS)}
+    return benchmark
+
+
+def updating(benchmark: Benchmark, kind: str) -> bool:
+    """Whether ``kind``'s last build is behind the results (from ``benchmark_for_page``'s one query)."""
+    version, built_at = benchmark.page_builds[kind]
+    return version is None or built_at is None or version < benchmark.results_version
 
 
 def key(benchmark: Benchmark, *parts: Any) -> str:

@@ -17,6 +17,7 @@ import orjson
 from annotation.models import Benchmark
 from config.csv_cells import csv_text_cell
 from evaluation.provenance import mismatch_text
+from evaluation.derived import derived_read
 from leaderboard import agentx_tab, board
 
 FIGURES = ("text", "adaptive", "oracle", "mcc", "kcov", "tool_eff")
@@ -169,6 +170,9 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                            "interval of the rank (low, high), and the test against the entry above"},
         "rows": [row_dict(r, standings, benchmark.scoring) for r in ordered(rows)],
     }
+    build = derived_read(benchmark, "board", payload=False)
+    # The rows are the board's last build; "updating": a change to the results is not in them yet.
+    out["build"] = {"built_at": build.built_at.isoformat() if build.built_at else None, "updating": build.updating}
     if agentx is not None:  # the Agent-X tab's figures of each submission row (percent, 95 % intervals)
         for d in out["rows"]:
             d["agentx"] = agentx.get(d["submission_id"]) if d["source"] == "submission" else None

@@ -23,11 +23,11 @@ from evaluation.validation import iter_prediction_objects
 from leaderboard.figures import Fig, count_fig, mean_fig, path, plot_text, rate_fig
 from leaderboard.board import TEST_NAMES, TESTED
 from leaderboard.models import BoardEntry, EntryRank
-from leaderboard.services import MODES, board_ensure, public_submissions
+from evaluation.metrics.types import BOARD_MODES as MODES
 
 
 def public_submission(benchmark: Benchmark, pk: int) -> Submission | None:
-    return public_submissions(benchmark).select_related("owner").filter(pk=pk).first()
+    return Submission.objects.on_board().filter(benchmark=benchmark).select_related("owner").filter(pk=pk).first()
 
 
 RANK_LABELS = {"text": "Text accuracy", "adaptive": "Adaptive accuracy", "oracle": "Oracle accuracy",
@@ -49,8 +49,8 @@ class StandingRow:
 
 
 def standing_rows(benchmark: Benchmark, submission: Submission) -> list[StandingRow]:
-    """The submission's stored whole-board ranks per tested ordering (services.ranks_build): three queries."""
-    board_ensure(benchmark)
+    """The submission's stored whole-board ranks per tested ordering (services.ranks_build) as of the board's
+    last build: two queries."""
     mine = {r.metric: r for r in EntryRank.objects.filter(submission=submission)}
     if not mine:
         return []
@@ -236,9 +236,11 @@ class ModeTest:
 
 
 def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any]:
-    """Paired tests (metrics.md section 8) on the samples both were scored on, per mode, and MCC."""
-    board_ensure(benchmark)
-    ea, eb = (BoardEntry.objects.get(submission=a), BoardEntry.objects.get(submission=b))
+    """Paired tests (metrics.md section 8) on the samples both were scored on, per mode, and MCC; None while
+    either has no entry yet (published since the board's last build)."""
+    ea, eb = (BoardEntry.objects.filter(submission=a).first(), BoardEntry.objects.filter(submission=b).first())
+    if ea is None or eb is None:
+        return None
     tests: list[ModeTest] = []
     for mode in MODES:
         ba, bb = ea.correct.get(mode), eb.correct.get(mode)

@@ -13,6 +13,15 @@ from __future__ import annotations
 
 from django.db import models
 
+from evaluation.models import on_board_q
+
+
+class BoardEntryQuerySet(models.QuerySet):
+    def on_board(self) -> "BoardEntryQuerySet":
+        """Entries whose submission is on the board now (public, done, not deleted): checked at read time,
+        so an unpublished or deleted row leaves every page at once, before the refresh drops its entry."""
+        return self.filter(on_board_q("submission__"))
+
 
 class BoardEntry(models.Model):
     submission = models.OneToOneField("evaluation.Submission", on_delete=models.CASCADE, related_name="board_entry")
@@ -73,6 +82,8 @@ class BoardEntry(models.Model):
     domain_table = models.JSONField(default=dict)
     built_at = models.DateTimeField(auto_now=True)
 
+    objects = BoardEntryQuerySet.as_manager()
+
     class Meta:
         indexes = [
             models.Index(fields=["benchmark", "scored_at"], name="board_entry_benchmark_idx"),
@@ -109,22 +120,6 @@ class ReportedResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} (reported) on {self.benchmark_id}"
-
-
-class BoardState(models.Model):
-    """Which ``Benchmark.results_version`` a benchmark's board entries and ranks were built for.
-
-    Readers compare the two in one indexed query instead of checking every submission; when they
-    differ (a task not yet run, a broker that was down) the reader rebuilds first.
-    """
-
-    benchmark = models.OneToOneField("annotation.Benchmark", on_delete=models.CASCADE, primary_key=True,
-                                     related_name="+")
-    version = models.PositiveBigIntegerField(default=0)
-    built_at = models.DateTimeField(auto_now=True)
-
-    def __str__(self) -> str:
-        return f"board of benchmark {self.benchmark_id} at version {self.version}"
 
 
 class EntryRank(models.Model):

@@ -15,12 +15,14 @@ from django.db.models import Case, Count, F, Max, Min, Prefetch, Q, QuerySet, Va
 from django.db.models.functions import Coalesce, Lower
 
 from annotation.models import Benchmark, Domain
+from evaluation.derived import Build, derived_read
 from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
+from evaluation.metrics.types import BOARD_MODES as MODES
+from evaluation.models import Submission
 from leaderboard import board, progress
 from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
 from leaderboard.models import BoardEntry, EntryRank, ReportedResult
-from leaderboard.services import MODES, board_ensure, public_submissions
 
 ENTRY_FIELDS = (
     "submission_id", "submission__model_name", "submission__organisation", "submission__weights",
@@ -44,18 +46,20 @@ def home_benchmarks() -> QuerySet[Benchmark]:
     ).prefetch_related(Prefetch("domains", queryset=domains))
 
 
+def board_build(benchmark: Benchmark) -> Build:
+    """The board's last build (evaluation/derived.py): its pages say "updating" while it is behind."""
+    return derived_read(benchmark, "board", payload=False)
+
+
 def domains_of(benchmark: Benchmark) -> list[tuple[str, str]]:
     return list(Domain.objects.filter(benchmark=benchmark).order_by("position", "slug").values_list("slug", "name"))
 
 
 def public_entries(benchmark: Benchmark, as_of: date | None = None) -> QuerySet[BoardEntry]:
-    """The public rows; ``as_of`` keeps those first finished by the end of that day (UTC), see
-    docs/leaderboard.md for what "as it stood" means.
-
-    Every board entry is public once ``services.board_ensure`` has run (the board's refresh drops the
-    entries of submissions that left the board), so this reads the entries alone: joining 10,000
-    submissions to check their status cost more than the rest of the overview."""
-    rows = BoardEntry.objects.filter(benchmark=benchmark)
+    """The public rows of the last build; ``as_of`` keeps those first finished by the end of that day (UTC),
+    see docs/leaderboard.md for what "as it stood" means. Whether each is still on the board is checked
+    here, in the same query (an entry unpublished or deleted since the build never shows)."""
+    rows = BoardEntry.objects.on_board().filter(benchmark=benchmark)
     if as_of is not None:  # rows finished before the column existed fall back to their last finish
         rows = rows.alias(first=Coalesce("submission__first_finished_at", "finished_at")).filter(
             first__lt=board.end_of_day(as_of))
@@ -115,7 +119,6 @@ def board_rows(benchmark: Benchmark) -> list[board.Row]:
 
     Rows are built once with their score (no copies): the exports and the API list every row.
     """
-    board_ensure(benchmark)
     values = list(public_entries(benchmark).values(*ENTRY_FIELDS))
     fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
     bounds = fixed or cost_bounds([v["cost"] for v in values if v["cost"] is not None])
@@ -126,7 +129,7 @@ def board_rows(benchmark: Benchmark) -> list[board.Row]:
 def standings(benchmark: Benchmark, metric: str | None = None,
               submission_ids: list[int] | None = None) -> dict[str, dict[int, board.Standing]]:
     """The stored whole-board ranks ({metric: {submission id: Standing}}; one query), of one ordering
-    and some submissions, or all. Call after ``board_ensure`` (the selectors that read rows do)."""
+    and some submissions, or all: those of the board's last build."""
     # by (submission, metric), the unique index, when the rows are named: the page's 50 of 10,000
     rows = EntryRank.objects.filter(submission_id__in=submission_ids) if submission_ids is not None else (
         EntryRank.objects.filter(benchmark=benchmark))
@@ -154,8 +157,7 @@ SORT_EXPRESSIONS = {
     "weights": Case(When(submission__weights="", then=Value("~")), default=F("submission__weights")),
     "date": F("finished_at"),
     "text": F("text_acc"), "adaptive": F("adaptive_acc"), "oracle": F("oracle_acc"), "mcc": F("mcc"),
-    "kcov": F("kcov"), "tool_eff": F("tool_eff"), "answered": F("answered"), "tokens": F("tokens"),
-    "cost": F("cost") * Value(10_000.0),
+    "kcov": F("kcov"), "tool_eff": F("tool_eff"), "answered": F("answered"), "tokens": F("tokens"), "cost": F("cost") * Value(10_000.0),
 }
 
 
@@ -218,7 +220,6 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     rows follow the entries they tie with, rows without a value go last. The reported rows (a paper's
     dozen) are placed by counting the entries that sort before each, in the same query as the total.
     """
-    board_ensure(benchmark)
     column = board.COLUMN_BY_KEY[query.sort]
     reported = board.sort_rows(board.filter_rows(
         [_reported_row(r) for r in ReportedResult.objects.filter(benchmark=benchmark)], query), query.sort, query.desc)
@@ -288,7 +289,6 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
 
 def progress_points(benchmark: Benchmark) -> list[progress.Point]:
     """Every public submission with a headline accuracy: when it was first scored, weights, score (one query)."""
-    board_ensure(benchmark)
     out = []
     for first, weights, name, mode, text, adaptive, oracle in public_entries(benchmark).values_list(
             Coalesce("submission__first_finished_at", "finished_at"), "submission__weights", "submission__model_name",
@@ -325,8 +325,9 @@ class TabSource:
 
 
 def tab_sources(benchmark: Benchmark) -> list[TabSource]:
-    board_ensure(benchmark)
-    subs = public_submissions(benchmark).select_related("board_entry").only(
+    """The rows of the board's last build that are still on it, then the reported rows."""
+    subs = Submission.objects.on_board().filter(benchmark=benchmark, board_entry__isnull=False).select_related(
+        "board_entry").only(
         "pk", "model_name", "organisation", "weights", "is_demo", "results", "board_entry__domain_table",
     ).order_by("finished_at", "pk")
     out = [TabSource(f"s{s.pk}", s.model_name, s.organisation, s.weights, s.pk, s.is_demo, False, s.results or {},

@@ -4,36 +4,31 @@
 whose submission moved through the pipeline (``entries_sync``) and the whole board's rank statistics
 (``ranks_build``: positions, tie groups, bootstrap rank intervals, neighbour tests). It runs as the
 task ``board_refresh`` when the version moves (a submission finishes, is published, unpublished,
-deleted or re-scored: ``evaluation.services.benchmark_results_bump``); readers call
-``board_ensure``, one indexed query, which refreshes first only if that task has not run yet.
+deleted or re-scored: ``evaluation.services.benchmark_results_bump``), and records the version it built
+in the board's ``DerivedState`` (evaluation/derived.py). Readers never call it: they serve the last
+build, filtered at read time (``BoardEntry.objects.on_board()``), marked as updating while it is behind.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F, Q
 
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
+from evaluation.derived import derived_read, derived_refresh
 from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
-from evaluation.models import PredictionResult, Submission, SubmissionStatus
+from evaluation.metrics.types import BOARD_MODES
+from evaluation.models import PredictionResult, Submission
 from evaluation.provenance import public_run
 from leaderboard.board import Vectors, mcc_cells, mcc_pair_test, paired_test
-from leaderboard.models import BoardEntry, BoardState, EntryRank
+from leaderboard.models import BoardEntry, EntryRank
 
-MODES = ("text", "adaptive", "oracle")
 CHUNK = 200  # submissions whose prediction rows are read (and entries written) per round of queries
-
-
-def public_submissions(benchmark: Benchmark) -> Any:
-    """Public rows: done, published, not deleted (the leaderboard shows nothing else)."""
-    return Submission.objects.filter(benchmark=benchmark, status=SubmissionStatus.DONE, is_public=True,
-                                     deleted_at__isnull=True, results__isnull=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +80,7 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out: dict[str, Any] = {"benchmark_id": submission.benchmark_id, "scored_at": submission.scored_at,
                            "heartbeat_at": submission.heartbeat_at, "finished_at": submission.finished_at,
                            "headline_mode": headline}
-    for mode in MODES:
+    for mode in BOARD_MODES:
         acc = (modes.get(mode) or {}).get("accuracy", {}).get("overall")
         out[f"{mode}_acc"], out[f"{mode}_lo"], out[f"{mode}_hi"] = _rate(acc)
     ms = res.get("mode_selection")
@@ -151,9 +146,7 @@ def stale_submission_ids(benchmark: Benchmark) -> list[int]:
     Reads only columns SQLite keeps before ``results`` (status, visibility, heartbeat), through the
     benchmark index, so this check stays cheap with a thousand large result documents.
     """
-    return list(Submission.objects.filter(
-        benchmark=benchmark, status=SubmissionStatus.DONE, is_public=True, deleted_at__isnull=True,
-    ).filter(
+    return list(Submission.objects.on_board().filter(benchmark=benchmark).filter(
         Q(board_entry__isnull=True) | Q(board_entry__heartbeat_at__isnull=True)
         | ~Q(board_entry__heartbeat_at=F("heartbeat_at"))
     ).order_by().values_list("pk", flat=True))  # no ORDER BY: Submission's default (created_at) is stored after results
@@ -196,9 +189,7 @@ def _ordered_ids(benchmark: Benchmark, field: str) -> list[int]:
     """Public entries with a value, in the overview's unfiltered descending order (ties: finished, id).
 
     Read from the database with the overview's own ORDER BY, so both agree on where NULL dates go."""
-    from leaderboard.selectors import public_entries
-
-    return list(public_entries(benchmark).filter(**{f"{field}__isnull": False})
+    return list(BoardEntry.objects.on_board().filter(benchmark=benchmark).filter(**{f"{field}__isnull": False})
                 .order_by(F(field).desc(), "finished_at", "submission_id").values_list("submission_id", flat=True))
 
 
@@ -212,7 +203,7 @@ class _Kept:
 
 
 def _kept_tests(benchmark: Benchmark) -> _Kept:
-    state = BoardState.objects.filter(benchmark=benchmark).values_list("built_at", flat=True).first()
+    state = derived_read(benchmark, "board", payload=False).built_at
     if state is None:
         return _Kept({}, set())
     tests = {(m, above, sid): (p, bool(sig)) for m, above, sid, p, sig in EntryRank.objects.filter(
@@ -268,10 +259,8 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
 def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
     """Every public entry's EntryRank per ranked ordering (not saved): a few queries and NumPy work
     proportional to entries x samples x 1,000 resamples (docs/performance.md)."""
-    from leaderboard.selectors import public_entries
-
     vectors = {sid: Vectors(correct=c, invoked=inv) for sid, c, inv in
-               public_entries(benchmark).order_by().values_list("submission_id", "correct", "invoked")}
+               BoardEntry.objects.on_board().filter(benchmark=benchmark).order_by().values_list("submission_id", "correct", "invoked")}
     kept = _kept_tests(benchmark)
     out: list[EntryRank] = []
     for metric, field in RANKED.items():
@@ -289,32 +278,17 @@ class _Stored:
 def board_refresh(*, benchmark_id: int) -> int | None:
     """Build the board's entries and ranks for the benchmark's current ``results_version`` and return that
     version (None: no such benchmark). Idempotent: two queries when they are current. Two refreshes of
-    one benchmark take turns on its BoardState row."""
-    version = Benchmark.objects.filter(pk=benchmark_id).values_list("results_version", flat=True).first()
-    if version is None or BoardState.objects.filter(benchmark_id=benchmark_id, version=version).exists():
-        return version
-    benchmark = Benchmark.objects.get(pk=benchmark_id)
-    entries_sync(benchmark)
-    # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go, so
-    # readers take every entry as public without joining the submissions (selectors.public_entries).
-    BoardEntry.objects.filter(benchmark=benchmark).exclude(
-        submission_id__in=public_submissions(benchmark).values("pk")).delete()
-    with suppress(IntegrityError):  # created by a concurrent refresh meanwhile
-        BoardState.objects.get_or_create(benchmark_id=benchmark_id, defaults={"version": 0})
-    with transaction.atomic():
-        state = BoardState.objects.select_for_update().get(benchmark_id=benchmark_id)
-        if state.version == version:  # built by the refresh that held the lock before us
-            return version
+    one benchmark take turns on its DerivedState row (evaluation/derived.py)."""
+
+    def build(benchmark: Benchmark) -> None:
+        entries_sync(benchmark)
+        # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go;
+        # readers filter them out at read time already (BoardEntry.objects.on_board()).
+        BoardEntry.objects.filter(benchmark=benchmark).exclude(
+            submission_id__in=Submission.objects.on_board().filter(benchmark=benchmark).values("pk")).delete()
         ranks = ranks_build(benchmark)
-        EntryRank.objects.filter(benchmark_id=benchmark_id).delete()
+        EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
         EntryRank.objects.bulk_create(ranks, batch_size=2000)
-        state.version = version
-        state.save(update_fields=["version", "built_at"])
-    return version
+        return None
 
-
-def board_ensure(benchmark: Benchmark) -> None:
-    """Readers' check (one indexed query, against the version in the database, not the one ``benchmark``
-    was read with): refresh here if the task has not caught up with it."""
-    if not BoardState.objects.filter(benchmark_id=benchmark.pk, version=F("benchmark__results_version")).exists():
-        board_refresh(benchmark_id=benchmark.pk)
+    return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build)

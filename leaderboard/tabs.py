@@ -18,7 +18,7 @@ from leaderboard.guessable import guessability_context
 from leaderboard.pareto import UNITS, pareto_view
 from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
-from leaderboard.services import MODES
+from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
 
 
@@ -27,8 +27,8 @@ class Tab:
     slug: str
     label: str
     template: str
-    cached: bool = True  # the Routers tab reads router submissions, which the version does not follow
     params: tuple[str, ...] = ()  # the query-string parameters its context reads; the cache key has no other
+    kind: str = "board"  # the derived kind it shows (evaluation/derived.py): its build keys the cache
 
 
 COST_PARAMS = ("mode", "unit")
@@ -42,9 +42,8 @@ TABS: tuple[Tab, ...] = (
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html", params=COST_PARAMS),
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
-    Tab("routers", "Routers", "leaderboard/tabs/routers.html", cached=False, params=ROUTERS_PARAMS),
-    Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", cached=False),  # reads the
-    # samples' guessable flags, written just after a submission finishes, after the version moved
+    Tab("routers", "Routers", "leaderboard/tabs/routers.html", params=ROUTERS_PARAMS, kind="routers"),
+    Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", kind="guessability"),
     Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}

@@ -22,15 +22,23 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
+from evaluation.derived import derived_read
 from leaderboard import cache, exports, selectors
+from routers.selectors import routers_stamp
 from leaderboard.tabs import TAB_BY_SLUG, known_params, tab_context, tab_url, tabs_for
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     benchmarks = list(selectors.home_benchmarks())
-    entries = [(b, cache.cached(b, ("leaders",), lambda b=b: selectors.leaders(b))) for b in benchmarks]
+    entries = [(b, cache.cached(b, ("leaders", _built(b)), lambda b=b: selectors.leaders(b))) for b in benchmarks]
     return render(request, "leaderboard/home.html", {"entries": entries})
+
+
+def _built(benchmark: Benchmark) -> float:
+    """When the board's last build was made (a cache key's part: leaders cached while it was behind go)."""
+    built_at = selectors.board_build(benchmark).built_at
+    return built_at.timestamp() if built_at else 0.0
 
 
 def _benchmark(slug: str) -> Benchmark:
@@ -60,16 +68,23 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     if TAB_BY_SLUG[tab] not in tabs:
         raise Http404("This benchmark has no such tab")
     params = known_params(TAB_BY_SLUG[tab], request.GET)
+    # The tab shows its kind's last build (never built here); the key carries every build, so a page
+    # cached while a refresh was behind ("updating") is replaced once it has run.
+    kind = TAB_BY_SLUG[tab].kind
 
     def build() -> str:
-        context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab],
+        context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "updating": cache.updating(benchmark, kind),
+                   "built_at": derived_read(benchmark, kind, payload=False).built_at,
                    "tabs": [(t, tab_url(benchmark, t.slug)) for t in tabs], **tab_context(benchmark, tab, params)}
         return render_to_string("leaderboard/_board.html", context)
 
-    variant = (tab, sorted(params.lists()))
+    stamp = sorted((k, str(v)) for k, v in benchmark.page_builds.items())
+    if tab == "routers":
+        stamp.append(routers_stamp(benchmark))
+    variant = (tab, sorted(params.lists()), stamp)
 
     def fragment() -> str:
-        return cache.cached(benchmark, ("tab", *variant), build) if TAB_BY_SLUG[tab].cached else build()
+        return cache.cached(benchmark, ("tab", *variant), build)
 
     if request.htmx:
         response = HttpResponse(fragment())
@@ -78,7 +93,7 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
             return {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "fragment": mark_safe(fragment()),  # noqa: S308
                     "submit_url": _submit_url(benchmark), **extra}
 
-        if _anonymous(request) and TAB_BY_SLUG[tab].cached:
+        if _anonymous(request):
             html = cache.cached(benchmark, ("page", *variant), lambda: render_to_string(
                 "leaderboard/board.html", page(csrf_token=CSRF_SLOT), request=request))
             response = HttpResponse(html.replace(CSRF_SLOT, get_token(request)))

@@ -19,7 +19,6 @@ from evaluation.provenance import mismatch_text, run_facts
 from evaluation.records import export_lines
 from evaluation.models import Submission
 from leaderboard import agentx_tab, cache, chain_runs, model_page
-from leaderboard.services import public_submissions
 
 def _benchmark(slug: str):  # noqa: ANN202
     benchmark = cache.benchmark_for_page(slug)
@@ -50,7 +49,7 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "categories": model_page.category_rows(benchmark, results, modes),
         "breakdown": model_page.error_breakdown(submission),
         "samples": model_page.dev_samples(submission),
-        "others": public_submissions(benchmark).exclude(pk=pk).only("pk", "model_name").order_by("model_name"),
+        "others": Submission.objects.on_board().filter(benchmark=benchmark).exclude(pk=pk).only("pk", "model_name").order_by("model_name"),
         "agentx": agentx_tab.model_figures(benchmark, submission),
         "provenance": {"facts": run_facts(submission.run_record), "mismatch": mismatch_text(submission.run_record)},
     }
@@ -195,7 +194,7 @@ def sample_medium(request: HttpRequest, slug: str, pk: int, uid: str, position: 
 @require_GET
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = _benchmark(slug)
-    choices = list(public_submissions(benchmark).only("pk", "model_name", "is_demo").order_by("model_name", "pk"))
+    choices = list(Submission.objects.on_board().filter(benchmark=benchmark).only("pk", "model_name", "is_demo").order_by("model_name", "pk"))
     context: dict[str, Any] = {"benchmark": benchmark, "choices": choices}
     try:
         a_id, b_id = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
@@ -203,5 +202,6 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
         a_id = b_id = None
     if a_id and b_id:
         a, b = _submission(benchmark, a_id), _submission(benchmark, b_id)
-        context.update(a=a, b=b, **model_page.compare(benchmark, a, b))
+        found = model_page.compare(benchmark, a, b)
+        context.update(a=a, b=b, **(found or {"updating": True}))
     return render(request, "leaderboard/compare.html", context)

@@ -20,12 +20,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from config.celery import task_by_name
+
 from annotation.models import Benchmark, Sample
 from evaluation.metrics.routing import Pool, split_samples
-from evaluation.models import PredictionResult, Submission, SubmissionStatus
+from evaluation.metrics.types import HEADLINE_ORDER
+from evaluation.models import PredictionResult, Submission
 from routers.models import RouterPoolCell, RouterPoolVersion, RouterReference, RouterSplitSample, RouterStatus, RouterTrack
 
-MODES = ("adaptive", "text", "oracle")
 log = logging.getLogger(__name__)
 
 
@@ -52,8 +54,7 @@ class PoolData:
 
 
 def _public(benchmark: Benchmark):  # noqa: ANN202 - a Submission queryset
-    return Submission.objects.filter(benchmark=benchmark, status=SubmissionStatus.DONE, is_public=True,
-                                     deleted_at__isnull=True)
+    return Submission.objects.on_board().filter(benchmark=benchmark)
 
 
 def priced_candidates(benchmark: Benchmark, mode: str) -> dict[str, int]:
@@ -70,10 +71,10 @@ def priced_candidates(benchmark: Benchmark, mode: str) -> dict[str, int]:
 
 def default_mode(benchmark: Benchmark) -> str:
     """The headline mode (adaptive, else text, else oracle) among modes that have priced candidates."""
-    for mode in MODES:
+    for mode in HEADLINE_ORDER:
         if priced_candidates(benchmark, mode):
             return mode
-    return MODES[0]
+    return HEADLINE_ORDER[0]
 
 
 def _samples(benchmark: Benchmark) -> list[SampleInfo]:
@@ -130,8 +131,18 @@ def track_ensure(*, benchmark: Benchmark) -> RouterTrack:
     return track
 
 
-def pool_load(benchmark: Benchmark) -> PoolData:
-    track = track_ensure(benchmark=benchmark)
+def pool_load(benchmark: Benchmark, *, ensure: bool = True) -> PoolData | None:
+    """The pool as it is now. With ``ensure`` (the pool's refresh, scoring, imports: never a page) the track,
+    its split, the pool version and the reference router are created as needed; without it (a page's read)
+    nothing is written: None when the track does not exist yet, and a pool version not yet numbered is an
+    unsaved one (number 0) until the refresh numbers it."""
+    if ensure:
+        track = track_ensure(benchmark=benchmark)
+    else:
+        found = RouterTrack.objects.filter(benchmark=benchmark).select_related("imported").first()
+        if found is None:
+            return None
+        track = found
     samples = _samples(benchmark)
     if track.split_source != "seed":  # a release's split: its samples only
         listed = set(RouterSplitSample.objects.filter(track=track).values_list("sample_id", flat=True))
@@ -148,7 +159,8 @@ def pool_load(benchmark: Benchmark) -> PoolData:
         names = {sid: name for name, sid in members.items()}
         cells = [(names[sid], pk, ok, usd) for sid, pk, ok, usd in PredictionResult.objects.filter(
             submission_id__in=names, mode=track.mode).values_list("submission_id", "sample_id", "correct", "cost_usd")]
-        version = pool_version_ensure(track=track, members=members)
+        version = pool_version_ensure(track=track, members=members) if ensure else pool_version_find(
+            track=track, members=members)
     by_pk = {s.pk: s.uid for s in samples}
     split = {by_pk[pk]: sp for pk, sp in RouterSplitSample.objects.filter(track=track).values_list("sample_id", "split")
              if pk in by_pk}
@@ -161,13 +173,34 @@ def pool_load(benchmark: Benchmark) -> PoolData:
             cost[name][uid] = usd
     pool = Pool.build(list(members), [s.uid for s in samples], correct, cost)
     data = PoolData(track=track, pool=pool, samples=samples, split=split, submissions=members, version=version)
+    if not ensure:
+        ref = RouterReference.objects.filter(track=track, inputs=reference_inputs(data)).first() if (
+            data.pool.models and data.rows("test")) else None
+        return replace(data, reference=ref)
     return replace(data, reference=reference_ensure(data=data))
+
+
+def pool_ensure(benchmark: Benchmark) -> PoolData:
+    """``pool_load`` for writers: the track, split, version and reference router exist afterwards."""
+    data = pool_load(benchmark, ensure=True)
+    assert data is not None  # with ensure the track is created
+    return data
+
+
+def _signature(track: RouterTrack, members: dict[str, int]) -> str:
+    return hashlib.sha256(json.dumps([track.mode, sorted(members.items())]).encode()).hexdigest()
 
 
 def pool_version_ensure(*, track: RouterTrack, members: dict[str, int]) -> RouterPoolVersion:
     """The version naming this pool content, created (numbered next) the first time the content is seen."""
-    signature = hashlib.sha256(json.dumps([track.mode, sorted(members.items())]).encode()).hexdigest()
-    return version_get_or_create(track=track, signature=signature, members=members)[0]
+    return version_get_or_create(track=track, signature=_signature(track, members), members=members)[0]
+
+
+def pool_version_find(*, track: RouterTrack, members: dict[str, int]) -> RouterPoolVersion:
+    """The version naming this content, or an unsaved one (number 0) if no refresh has numbered it yet."""
+    signature = _signature(track, members)
+    found = RouterPoolVersion.objects.filter(track=track, signature=signature).first()
+    return found or RouterPoolVersion(track=track, number=0, signature=signature, members=members)
 
 
 def version_get_or_create(*, track: RouterTrack, signature: str, members: dict[str, int | None], origin: str = "",
@@ -221,9 +254,7 @@ def reference_ensure(*, data: PoolData) -> RouterReference | None:
 
 
 def reference_send(pk: int) -> None:
-    from routers.tasks import router_reference  # the task module imports the services, which import this one
-
-    try:
-        router_reference.apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)
+    try:  # sent by name: the task module imports the services, which import this one
+        task_by_name("routers.reference").apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)
     except Exception:  # broker down: it stays queued and the sweeper sends it again
         log.warning("could not send reference router %s to the queue", pk, exc_info=True)

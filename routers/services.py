@@ -20,12 +20,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Benchmark
+from config.celery import task_by_name
+from evaluation.derived import derived_refresh
 from evaluation.metrics import routing
 from evaluation.metrics.routing_knn import knn_probs
 from routers.matrix_import import Matrix, MatrixRejected
 from routers.models import (RouterPoolCell, RouterPoolVersion, RouterReference, RouterReported, RouterStatus,
                             RouterSubmission, RouterTrack)
-from routers.pool import (PoolData, default_mode, pool_load, reference_inputs, reference_send, release_ids,
+from routers.pool import (PoolData, default_mode, pool_ensure, reference_inputs, reference_send, release_ids,
                           version_get_or_create)
 from routers.validation import read_router_file
 
@@ -59,10 +61,8 @@ def router_submission_create(*, benchmark: Benchmark, owner: Any, file: File, na
 
 
 def router_submission_send(pk: int) -> None:
-    from routers.tasks import router_score  # the task module imports this one
-
-    try:
-        router_score.apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)  # the pipeline's workers take it
+    try:  # by name: the task module imports this one; the pipeline's workers take it
+        task_by_name("routers.score").apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)
     except Exception:  # broker down: the router stays queued; `manage.py score_router ID` sends it again
         log.warning("could not send router submission %s to the queue", pk, exc_info=True)
 
@@ -99,7 +99,7 @@ def router_submission_score(*, submission_id: int) -> RouterSubmission | None:
     sub = RouterSubmission.objects.select_related("benchmark").filter(pk=submission_id).first()
     if sub is None or not claimed and sub.status != RouterStatus.SCORING:
         return sub
-    data = pool_load(sub.benchmark)
+    data = pool_ensure(sub.benchmark)
     test_rows = data.rows("test")
     test_uids = [data.samples[i].uid for i in test_rows]
     if not data.pool.models:
@@ -181,8 +181,7 @@ def router_pool_import(*, benchmark: Benchmark, matrix: Matrix) -> tuple[RouterP
                  for i, pk in enumerate(pks) for j, m in enumerate(matrix.models)), batch_size=5000)
         track.imported = version
         track.save(update_fields=["imported"])
-    routers_rescore_stale(benchmark=benchmark, version=version)
-    pool_load(benchmark)  # queues the reference router of the new pool (on commit)
+    pool_refresh(benchmark_id=benchmark.pk, force=True)  # re-scores the routers, queues the reference router
     return version, created
 
 
@@ -199,9 +198,8 @@ def router_pool_import_drop(*, benchmark: Benchmark) -> RouterPoolVersion | None
             return None
         track.imported = None
         track.save(update_fields=["imported"])
-    data = pool_load(benchmark)
-    routers_rescore_stale(benchmark=benchmark, version=data.version)
-    return data.version
+    pool_refresh(benchmark_id=benchmark.pk, force=True)
+    return pool_ensure(benchmark).version
 
 
 def _fail(sub: RouterSubmission, reason: str, errors: list[dict[str, object]]) -> RouterSubmission:
@@ -236,7 +234,7 @@ def router_reference_compute(*, reference_id: int) -> RouterReference | None:
     ref = RouterReference.objects.select_related("track__benchmark").filter(pk=reference_id).first()
     if ref is None or not claimed and ref.status != RouterStatus.SCORING:
         return ref
-    data = pool_load(ref.track.benchmark)
+    data = pool_ensure(ref.track.benchmark)
     if reference_inputs(data) != ref.inputs:
         ref.status, ref.failure_reason = RouterStatus.FAILED, "superseded: the pool or the split moved before training"
     else:
@@ -246,6 +244,8 @@ def router_reference_compute(*, reference_id: int) -> RouterReference | None:
         ref.status, ref.failure_reason = RouterStatus.DONE, ""
     ref.finished_at = ref.status_at = timezone.now()
     ref.save(update_fields=["status", "status_at", "picks", "failure_reason", "finished_at"])
+    if ref.status == RouterStatus.DONE:
+        pool_refresh(benchmark_id=ref.track.benchmark_id, force=True)  # its row joins the stored baselines
     return ref
 
 
@@ -270,3 +270,49 @@ def routers_sweep(*, now: Any = None) -> list[int]:
     now = now or timezone.now()
     _sweep(RouterReference, reference_send, now)
     return _sweep(RouterSubmission, router_submission_send, now)
+
+
+# ------------------------------------------------------------------------ the pool's derived build
+
+REFERENCE_NAME = "kNN over TF-IDF (reference)"
+# What the board says of the reference router: "done" (its row is on the board), "computing" (queued or
+# being trained on the worker: no row, never an older pool's figures), "failed", or "" (no pool to route).
+REFERENCE_STATES = {RouterStatus.QUEUED: "computing", RouterStatus.SCORING: "computing",
+                    RouterStatus.DONE: "done", RouterStatus.FAILED: "failed"}
+
+
+def pool_build(benchmark: Benchmark) -> dict[str, Any]:
+    """The router pool's derived build (kind "routers"): the pool made current (track, split, version,
+    reference router queued), routers scored on another pool sent to be re-scored, and what the Routers tab
+    shows that depends on the pool alone: its shape, the baselines, each candidate model routed to alone,
+    and the reference router's row once trained. Stored in DerivedState; pages only read it."""
+    data = pool_ensure(benchmark)
+    routers_rescore_stale(benchmark=benchmark, version=data.version)
+    test = data.rows("test")
+    bounds = cost_bounds_of(benchmark, data, test) if data.pool.models else None
+    rows: list[dict[str, Any]] = []
+    if data.pool.models and test:
+        train = data.rows("train")
+        domains = [data.samples[i].domain for i in test]
+        for kind, (label, figures) in routing.baselines(data.pool, train, test, bounds=bounds).items():
+            rows.append({"kind": "baseline", "name": label, "figures": figures.as_dict(), "baseline": kind})
+        for m in data.pool.models:
+            f = routing.score(data.pool, test, routing.single_model_probs(data.pool, m, len(test)), bounds=bounds,
+                              domains=domains)
+            rows.append({"kind": "model", "name": m, "figures": f.as_dict()})
+    ref = data.reference
+    if ref is not None and ref.status == RouterStatus.DONE:
+        probs = routing.probs_matrix(data.pool, [{ref.picks[data.samples[i].uid]: 1.0} for i in test])
+        figures = routing.score(data.pool, test, probs, bounds=bounds, domains=[data.samples[i].domain for i in test])
+        rows.append({"kind": "baseline", "name": REFERENCE_NAME, "figures": figures.as_dict(), "baseline": "knn"})
+    return {"mode": data.track.mode, "models": list(data.pool.models), "n_test": len(test),
+            "splits": {s: len(data.rows(s)) for s in routing.SPLITS}, "bounds": list(bounds) if bounds else None,
+            "pool_version": data.version.number, "pool_version_id": data.version.pk, "origin": data.version.origin,
+            "reference": REFERENCE_STATES[ref.status] if ref else "", "rows": rows}
+
+
+def pool_refresh(*, benchmark_id: int, force: bool = False) -> int | None:
+    """Bring the pool's build up to the benchmark's results_version (the task ``routers.pool_refresh`` in
+    RESULTS_CHANGED_TASKS); ``force`` rebuilds at the same version, after a change the version does not
+    follow (a pool imported or dropped, the reference router trained)."""
+    return derived_refresh(benchmark_id=benchmark_id, kind="routers", build=pool_build, force=force)

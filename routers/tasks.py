@@ -20,3 +20,9 @@ def router_reference(reference_id: int) -> None:
 @shared_task(name="routers.sweep", ignore_result=True)
 def routers_sweep() -> None:
     services.routers_sweep()
+
+
+@shared_task(name="routers.pool_refresh", ignore_result=True, acks_late=True)
+def pool_refresh(benchmark_id: int) -> None:
+    """The derived kind "routers" (settings.RESULTS_CHANGED_TASKS): the pool and its baselines."""
+    services.pool_refresh(benchmark_id=benchmark_id)

@@ -33,7 +33,12 @@ def matrix(request: HttpRequest, slug: str, split: str, fmt: str) -> HttpRespons
     if split not in SPLITS:
         raise Http404("No such split")
     benchmark = get_object_or_404(Benchmark, slug=slug)
-    data = pool_load(benchmark)
+    data = pool_load(benchmark, ensure=False)  # a read: the pool's refresh creates the track and its split
+    if data is None:
+        response = HttpResponse("The router pool of this benchmark is being prepared; try again in a minute.",
+                                status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "60"
+        return response
     name = f"{slug}-routers-{split}.{fmt}"
     if fmt == "parquet":
         response = HttpResponse(exports.matrix_parquet(data, split, request.build_absolute_uri),

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q
 
 from annotation.models import Benchmark, BenchmarkRole, Role
 from annotation.workbench.access import roles_of
-from evaluation.models import SubmissionStatus
 from trace_review.models import TraceReviewBatch
 
 User = AbstractBaseUser | AnonymousUser
-
-
-def on_board(path: str = "") -> Q:
-    """Submissions whose predictions people may see: scored, published, not deleted (docs/security.md).
-
-    ``path`` leads from the filtered model to the submission (``"trace__submission__"``). A
-    submission published and later re-scored into failure, unpublished or deleted drops out.
-    """
-    return Q(**{f"{path}status": SubmissionStatus.DONE, f"{path}is_public": True, f"{path}deleted_at__isnull": True})
 
 
 def can_review_batch(user: User, batch: TraceReviewBatch) -> bool:

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
 from annotation.models import Benchmark, BenchmarkRole
-from evaluation.models import PredictionResult, Submission
+from evaluation.models import PredictionResult, Submission, on_board_q
 from trace_review import access, verified
 from trace_review.agreement import (
     KindAgreement,
@@ -85,7 +85,7 @@ def assignment_of(user: AbstractBaseUser, pk: int) -> TraceAssignment | None:
                                                     "trace__batch__benchmark")
              .filter(pk=pk, reviewer=user))
     if not user.is_staff:  # a submission unpublished (or deleted) since the batch was made: its traces close
-        found = found.filter(access.on_board("trace__submission__"))
+        found = found.filter(on_board_q("trace__submission__"))
     return found.first()
 
 
@@ -108,7 +108,7 @@ def judge_of(decided_by: str | None, fallback: str) -> str:
 def _visible_traces(*, everything: bool, benchmark: Benchmark | None) -> QuerySet[Trace]:
     traces = Trace.objects.filter(verdicts__isnull=False, submission__deleted_at__isnull=True).distinct()
     if not everything:  # the public page stands on public, scored submissions only
-        traces = traces.filter(access.on_board("submission__"))
+        traces = traces.filter(on_board_q("submission__"))
     if benchmark is not None:
         traces = traces.filter(batch__benchmark=benchmark)
     return traces
@@ -202,7 +202,7 @@ def agreement_page(*, everything: bool, benchmark: Benchmark | None = None, judg
 def submission_for_link(*, pk: int, everything: bool) -> Submission | None:
     """The submission a leaderboard figure belongs to, if this visitor may see it."""
     subs = Submission.objects.filter(pk=pk, deleted_at__isnull=True)
-    return (subs if everything else subs.filter(access.on_board())).only("pk", "judge_name", "benchmark_id").first()
+    return (subs if everything else subs.filter(on_board_q())).only("pk", "judge_name", "benchmark_id").first()
 
 
 # ------------------------------------------------------------------------------ human-verified

@@ -15,8 +15,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Benchmark
-from evaluation.models import PredictionResult, Submission
-from trace_review import access
+from evaluation.models import PredictionResult, Submission, on_board_q
 from trace_review.models import (
     HumanVerdict,
     Trace,
@@ -50,7 +49,7 @@ def _draw(rows: list[dict], *, rng: random.Random) -> list[dict]:
 
 def reviewable_submissions(benchmark: Benchmark) -> QuerySet[Submission]:
     """Scored, published, not deleted: people only ever see public submissions' predictions (docs/security.md)."""
-    return Submission.objects.filter(access.on_board(), benchmark=benchmark)
+    return Submission.objects.filter(on_board_q(), benchmark=benchmark)
 
 
 def batch_create(
@@ -132,7 +131,7 @@ def trace_claim_next(*, user: AbstractBaseUser, batch: TraceReviewBatch,
             return own
         # Serialises claims on one batch, so two people cannot both take a trace's last slot.
         TraceReviewBatch.objects.select_for_update().filter(pk=batch.pk).first()
-        trace = (Trace.objects.filter(access.on_board("submission__"), batch=batch)
+        trace = (Trace.objects.filter(on_board_q("submission__"), batch=batch)
                  .exclude(assignments__reviewer=user)
                  .annotate(held=Count("assignments", filter=_live(now)))
                  .filter(held__lt=batch.people_per_trace)

@@ -21,7 +21,7 @@ from annotation.imagetools import ToolError, encode_png, make_preview
 from annotation.media import media_for_page, media_part
 from annotation.models import Benchmark
 from annotation.workbench.access import sees_gold
-from evaluation.models import Submission
+from evaluation.models import Submission, on_board_q
 from trace_review import access, selectors, services, traces
 from trace_review.models import TraceAssignment, TraceAssignmentStatus, TraceReviewBatch
 
@@ -51,7 +51,7 @@ def _batch(request: HttpRequest, pk: int) -> TraceReviewBatch:
 def queue(request: HttpRequest) -> HttpResponse:
     rows = [{"batch": b, "progress": selectors.batch_progress(b, request.user)} for b in selectors.batches_for(request.user)]
     managed = selectors.managed_benchmarks(request.user)
-    subs = Submission.objects.filter(access.on_board(), benchmark__in=managed).only(
+    subs = Submission.objects.filter(on_board_q(), benchmark__in=managed).only(
         "pk", "model_name", "benchmark_id").order_by("model_name") if managed else []
     return render(request, "trace_review/queue.html", {"rows": rows, "managed": managed, "submissions": subs,
                                                        "modes": ("adaptive", "text", "oracle")})

@@ -268,10 +268,11 @@ DOWNLOADS_QUEUE = env_str("DOWNLOADS_QUEUE", SUBMISSIONS_QUEUE)
 DOWNLOAD_BUILD_STALE_SECONDS = env_int("DOWNLOAD_BUILD_STALE_SECONDS", 3600, minimum=60)
 # Approvals send their builds this much later (under the Redis visibility timeout), so a burst builds once.
 DOWNLOAD_APPROVAL_DELAY_SECONDS = env_int("DOWNLOAD_APPROVAL_DELAY_SECONDS", 120, minimum=0)
-# Tasks told (by name, with the benchmark's id) when a benchmark's public results change, on commit of
-# evaluation.services.benchmark_results_bump: the leaderboard rebuilds its rows and rank statistics then,
-# not when a visitor asks (docs/leaderboard.md, "Derived rows and caching").
-RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh",)
+# The refresh of each derived kind (evaluation/derived.py; docs/architecture.md, "Derived figures"), told by
+# name with the benchmark's id on commit of evaluation.services.benchmark_results_bump: the board's entries
+# and ranks, the router pool and its baselines, the guessability audit. Readers never build them.
+RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh", "routers.pool_refresh",
+                         "evaluation.tasks.guessability_refresh")
 # Tasks told (by name, with the benchmark's id) on commit of a change of a benchmark's scoring profile
 # (annotation.services.benchmark_scoring_set: the admin, an import): evaluation re-scores its submissions.
 SCORING_CHANGED_TASKS = ("evaluation.tasks.benchmark_rescore",)

@@ -20,6 +20,6 @@ benchmark into `RunItem`s and hands the file to `submit`.
 - simulated.py the simulated model (a stdlib HTTP server): the demo, the tests and the bench
 """
 
+from evaluation.metrics.types import FAILURE_CLASSES as FAILURE_CLASSES, MODES as MODES  # the one definition of each
+
 HARNESS_VERSION = "1.0"
-MODES = ("text", "adaptive", "oracle", "blind")
-FAILURE_CLASSES = ("provider_error", "timeout", "content_filter", "tool_error", "max_turns")

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 # blind: the question without the image (MMReason's guessability filter; metrics.md).
 MODES: tuple[str, ...] = ("text", "adaptive", "oracle", "blind")
 N_MODES = len(MODES)
+# The modes the board shows as columns (blind has its own tab), and the order a headline mode is chosen in.
+BOARD_MODES: tuple[str, ...] = MODES[:3]
+HEADLINE_ORDER: tuple[str, ...] = ("adaptive", "text", "oracle")
 ANSWER_TYPES: frozenset[str] = frozenset({"choice", "number", "text"})
 # Why an attempt ended without an answer (spec runs.md): a line carrying one is scored wrong, never
 # dropped, and is not answered. The order is the one results and pages list them in.

@@ -228,23 +228,25 @@ def test_test_split_rows_are_hidden_from_everyone_but_staff(bench, researcher,
 
 def test_publish_unpublish_and_soft_delete(bench, researcher, django_capture_on_commit_callbacks) -> None:
     sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
-    assert list(selectors.leaderboard_submissions(benchmark=bench)) == []
+    assert list(Submission.objects.on_board().filter(benchmark=bench)) == []
     services.submission_set_public(submission=sub, public=True)
-    assert list(selectors.leaderboard_submissions(benchmark=bench)) == [sub]
+    assert list(Submission.objects.on_board().filter(benchmark=bench)) == [sub]
     services.submission_delete(submission=sub)
-    assert list(selectors.leaderboard_submissions(benchmark=bench)) == []
+    assert list(Submission.objects.on_board().filter(benchmark=bench)) == []
     assert list(selectors.submissions_of(user=researcher)) == []
     assert Submission.objects.filter(pk=sub.pk).exists()  # soft: kept for audit
 
 
-def test_rescore_keeps_the_old_results_visible_until_replaced(bench, researcher,
+def test_rescore_keeps_the_old_results_until_replaced(bench, researcher,
                                                               django_capture_on_commit_callbacks) -> None:
     sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks, is_public=True)
     Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
     with mock.patch.object(tasks.submission_validate, "apply_async"), django_capture_on_commit_callbacks(execute=True):
         assert services.submission_rescore(submission=sub)
     assert sub.status == "queued"
-    assert list(selectors.leaderboard_submissions(benchmark=bench)) == [sub]
+    sub.refresh_from_db()
+    assert sub.results is not None  # kept, though off the board until the new ones are in
+    assert list(Submission.objects.on_board().filter(benchmark=bench)) == []
     pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done" and sub.scorer_version != "metrics-old"
     assert PredictionResult.objects.filter(submission=sub).count() == 12

@@ -111,7 +111,18 @@ def submit(benchmark: Benchmark, spec: ModelSpec, *, public: bool = True) -> Sub
     )
     sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
+    refreshed(benchmark)
     return sub
+
+
+def refreshed(benchmark: Benchmark) -> Benchmark:
+    """What the worker does on the bump's commit (which a test's transaction never reaches): every derived
+    kind's refresh (settings.RESULTS_CHANGED_TASKS). Pages only read what it built."""
+    from evaluation.queueing import results_changed_run
+
+    benchmark.refresh_from_db(fields=["results_version"])
+    results_changed_run(benchmark_id=benchmark.pk)
+    return benchmark
 
 
 def library_report(benchmark: Benchmark, spec: ModelSpec):  # noqa: ANN201 - SubmissionReport
@@ -148,4 +159,5 @@ def clone(template: Submission, n: int, *, prefix: str = "Clone") -> list[Submis
         PredictionResult(**{**r, "id": None, "submission_id": sub.pk}) for sub in subs for r in rows
     ], batch_size=2000)
     services.benchmark_results_bump(benchmark_id=template.benchmark_id)  # as the pipeline does when one finishes
+    refreshed(template.benchmark)
     return subs

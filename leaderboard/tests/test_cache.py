@@ -24,7 +24,7 @@ def _queries(client, url: str, **headers: str) -> int:  # noqa: ANN001
 
 def test_a_cached_page_costs_one_query(client, hand) -> None:
     first = _queries(client, "/b/hand/")
-    assert _queries(client, "/b/hand/") == 1 < first  # the benchmark with its results_version, nothing else
+    assert _queries(client, "/b/hand/") == 1 < first  # the benchmark with its results_version and builds
     assert _queries(client, "/b/hand/", HTTP_HX_REQUEST="true") == 1
 
 
@@ -67,10 +67,15 @@ def test_a_finished_submission_shows_at_once(client, hand) -> None:
     assert _row_keys(client) == before | {f"s{delta.pk}"}
 
 
-def test_publishing_shows_at_once(client, hand) -> None:
+def test_publishing_says_updating_at_once_and_shows_the_row_once_the_refresh_ran(client, hand) -> None:
     assert f"s{hand.private.pk}" not in _row_keys(client)
+    assert 'id="board-updating"' not in client.get("/b/hand/").content.decode()
     services.submission_set_public(submission=hand.private, public=True)
-    assert f"s{hand.private.pk}" in _row_keys(client)
+    html = client.get("/b/hand/").content.decode()  # no worker has run: the last build, marked
+    assert 'id="board-updating"' in html and f'data-key="s{hand.private.pk}"' not in html
+    helpers.refreshed(hand.benchmark)  # what the worker does on the publish's commit
+    html = client.get("/b/hand/").content.decode()
+    assert 'id="board-updating"' not in html and f'data-key="s{hand.private.pk}"' in html
 
 
 def test_unpublishing_hides_at_once(client, hand) -> None:
@@ -90,6 +95,7 @@ def test_a_rescore_takes_the_row_off_until_it_is_scored_again(client, hand) -> N
     assert services.submission_rescore(submission=hand.gamma, enqueue=False)
     assert f"s{hand.gamma.pk}" not in _row_keys(client)
     pipeline.submission_process_sync(submission=hand.gamma)
+    helpers.refreshed(hand.benchmark)
     assert f"s{hand.gamma.pk}" in _row_keys(client)
 
 

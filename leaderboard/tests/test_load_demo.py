@@ -197,3 +197,59 @@ def test_three_simulated_blind_submissions_make_the_guessability_audit_flag_samp
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
     assert "Not audited yet" not in text and "Sim-Blind-Large (simulated)" in text
     assert "Guessable share per domain" in text
+
+
+WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.I)
+SKIP = ("/admin/", "/static/", "/accounts/logout/", "/media/")
+SAMPLE_PAGE = re.compile(r"^/b/[^/]+/m/\d+/s/")
+
+
+def _links(html: str) -> list[str]:
+    return [h.replace("&amp;", "&") for h in re.findall(r'href="(/[^"#]*)"', html)]
+
+
+def test_an_anonymous_crawl_after_an_unpublish_with_no_worker_never_writes_and_never_waits(demo: Loaded,
+                                                                                          client) -> None:  # noqa: ANN001
+    """docs/architecture.md, "Derived figures": after a change, with no worker to run the refreshes, every
+    public page a visitor can reach from the home page reads the last build: no INSERT, UPDATE or DELETE,
+    no page over 1 s, and the unpublished row gone at once."""
+    import time
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evaluation import services
+
+    gone = Submission.objects.filter(benchmark__slug="adaptmm-demo", is_public=True, status="done",
+                                     model_name__startswith="Sim-").order_by("pk").first()
+    services.submission_set_public(submission=gone, public=False)  # its on-commit refresh never runs here
+    seen: set[str] = set()
+    queue = ["/", "/api/v1/benchmarks/", "/b/adaptmm-demo/routers/", "/b/adaptmm-demo/guessability/"]
+    writes, slow, errors = [], [], []
+    while queue and len(seen) < 600:
+        url = queue.pop(0)
+        if url in seen or url.startswith(SKIP):
+            continue
+        seen.add(url)
+        with CaptureQueriesContext(connection) as ctx:
+            start = time.perf_counter()
+            response = client.get(url)
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            took = time.perf_counter() - start
+        writes += [f"{url}: {q['sql'][:120]}" for q in ctx.captured_queries if WRITES.match(q["sql"])]
+        # A model's sample page re-runs that model's tool calls on the sample the first time it is shown
+        # (leaderboard/chain_runs.py: OpenCV work, cached, bounded by the tools' own limits): timed in
+        # bench/, not here. Every other page only reads.
+        if took > 1.0 and not SAMPLE_PAGE.search(url):
+            slow.append(f"{url}: {took:.2f} s")
+        if response.status_code >= 500:
+            errors.append(f"{url}: {response.status_code}")
+        if response.status_code == 200 and response.get("Content-Type", "").startswith("text/html"):
+            queue += [u for u in _links(body.decode("utf-8", "replace")) if u not in seen]
+    assert len(seen) > 100, sorted(seen)  # the crawl reached the boards, their tabs, models and samples
+    assert not writes, "\n".join(writes[:20])
+    assert not errors, errors
+    assert not slow, slow
+    board = client.get("/b/adaptmm-demo/").content.decode()
+    assert f'data-key="s{gone.pk}"' not in board and 'id="board-updating"' in board
+    assert gone.model_name not in client.get("/api/v1/benchmarks/adaptmm-demo/leaderboard/").content.decode()

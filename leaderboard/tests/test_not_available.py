@@ -29,6 +29,7 @@ def no_calls(tmp_path):  # noqa: ANN201
                                      is_public=True, enforce_limits=False, enqueue=False)
     sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
+    helpers.refreshed(benchmark)
     return benchmark, sub, owner
 
 

@@ -38,7 +38,7 @@ def mixed(db, tmp_path):  # noqa: ANN201
         Submission.objects.filter(pk=sub.pk).update(
             model_name=f"{rng.choice(names)} {rng.randint(0, 9)}", organisation=rng.choice(["Org A", "org b", ""]),
             weights=rng.choice(["open", "closed", ""]), is_demo=bool(i % 3 == 0))
-    selectors.board_rows(benchmark)  # builds the entries; now give them varied figures (heartbeat untouched)
+    # the entries are built (helpers.clone runs the refresh); now give them varied figures (heartbeat untouched)
     entries = list(BoardEntry.objects.filter(benchmark=benchmark))
     dates = [None, *sorted({e.finished_at for e in entries if e.finished_at})]
     for e in entries:
@@ -63,7 +63,8 @@ def mixed(db, tmp_path):  # noqa: ANN201
                                              "adaptive_hi", "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "kcov",
                                              "tool_eff", "tokens", "cost", "headline_mode", "finished_at", "correct",
                                              "built_at"])
-    invalidate_benchmark(benchmark.pk)  # the ranks and stored neighbour tests follow the edited entries
+    invalidate_benchmark(benchmark.pk)  # the ranks and stored neighbour tests follow the edited entries ...
+    helpers.refreshed(benchmark)  # ... once the board's refresh has run
     for i, (name, acc) in enumerate([("Paper A", 62.5), ("paper b", 50.0), ("Beta 3", 88.8), ("Paper D", None),
                                      ("Alpha 1", 25.0)]):
         figures = {"accuracy": {m: {"overall": [acc, acc]} for m in ("text", "adaptive")} if acc is not None else {},

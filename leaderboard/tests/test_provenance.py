@@ -15,8 +15,9 @@ from django.core.files.base import ContentFile
 from django.urls import reverse
 
 from evaluation import pipeline, services
-from evaluation.models import Submission
-from leaderboard.models import BoardEntry, BoardState
+from evaluation.models import DerivedState, Submission
+from leaderboard.models import BoardEntry
+from leaderboard.services import board_refresh
 from leaderboard.tests import helpers
 
 pytestmark = pytest.mark.django_db
@@ -37,6 +38,7 @@ def _create(benchmark, spec: helpers.ModelSpec, *, run_record: dict | None = Non
         enqueue=False, run_record=run_record)
     sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
+    helpers.refreshed(benchmark)
     return sub
 
 
@@ -119,8 +121,9 @@ def test_json_csv_and_api_rows_carry_provenance_and_digests(client, board) -> No
 def test_rows_without_a_digest_say_not_available(client, board) -> None:
     _, run, upload = board
     Submission.objects.filter(pk=upload.pk).update(digest="", digest_dev="", digest_parts={})
-    BoardEntry.objects.all().delete()  # as migration 0008 does: rebuilt on the next read
-    BoardState.objects.all().delete()
+    BoardEntry.objects.all().delete()  # as migration 0008 did: rebuilt by the board's refresh
+    DerivedState.objects.all().delete()
+    board_refresh(benchmark_id=run.benchmark_id)
     html = client.get("/b/hand/").content.decode()
     assert "digest not available" in _row(html, upload.pk) and "digest not available" not in _row(html, run.pk)
     api = {r["model"]: r for r in client.get("/api/v1/benchmarks/hand/leaderboard/").json()["rows"]}

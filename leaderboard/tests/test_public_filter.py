@@ -59,6 +59,7 @@ def _submit_lines(benchmark, name: str, lines: list[dict]):  # noqa: ANN001, ANN
         price_input_per_mtok=1.0, price_output_per_mtok=4.0)
     sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
+    helpers.refreshed(benchmark)
     return sub
 
 

@@ -58,4 +58,33 @@ def make_pool(folder: Path) -> Benchmark:
     add_model(benchmark, "Hidden", 0.0001, set(UIDS), public=False)  # private: not in the pool
     add_model(benchmark, "Unpriced", None, set(UIDS))  # no cost: not in the pool
     add_model(benchmark, "Broken", 0.0001, set(UIDS), status="failed")
+    return refreshed(benchmark)
+
+
+def trained(benchmark: Benchmark) -> Benchmark:
+    """The pool's refresh, then the reference router's training as the worker runs it when its message
+    arrives (a test's transaction never reaches the on-commit send): its row joins the board."""
+    from routers.models import RouterReference
+    from routers.services import router_reference_compute
+
+    refreshed(benchmark)
+    for pk in RouterReference.objects.filter(track__benchmark=benchmark, status="queued").values_list("pk", flat=True):
+        router_reference_compute(reference_id=pk)
+    return benchmark
+
+
+def sends(callbacks: list) -> list:
+    """The on-commit callbacks that send a router task: those of the results' bump (``refreshed``) left out."""
+    return [c for c in callbacks if "benchmark_results_bump" not in c.__qualname__]
+
+
+def refreshed(benchmark: Benchmark) -> Benchmark:
+    """A change to the public results, then what the worker does on its commit: every derived kind's refresh
+    (the router pool's among them). Pages only read what it built."""
+    from evaluation.queueing import results_changed_run
+    from evaluation.services import benchmark_results_bump
+
+    benchmark_results_bump(benchmark_id=benchmark.pk)
+    benchmark.refresh_from_db(fields=["results_version"])
+    results_changed_run(benchmark_id=benchmark.pk)
     return benchmark

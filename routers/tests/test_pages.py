@@ -30,6 +30,7 @@ def test_tab_shows_routers_baselines_and_models(benchmark, client, django_captur
     client.force_login(helpers.user())
     with django_capture_on_commit_callbacks(execute=True):
         assert post_router(client, "Always Mid", "Mid").status_code == 302
+        helpers.trained(benchmark)  # the reference router, trained by its task
     page = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
     for name in ("Always Mid", "Oracle", "kNN over TF-IDF (reference)", "Random", "Strongest on train (Big)",
                  "Cheapest on train (Small)", ">Big<", ">Mid<", ">Small<"):

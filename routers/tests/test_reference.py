@@ -12,7 +12,6 @@ from evaluation.metrics.routing import split_samples
 from evaluation.models import Submission
 from routers import services
 from routers.models import RouterReference
-from routers.pool import pool_load
 from routers.selectors import REFERENCE_NAME, router_board
 from routers.tests import helpers
 
@@ -30,20 +29,20 @@ def rows(board) -> dict:  # noqa: ANN001
     return {r.name: r for r in board.rows}
 
 
-def test_a_page_read_never_trains_the_reference_router(benchmark, client, django_capture_on_commit_callbacks):
+def test_a_page_read_never_trains_nor_queues_the_reference_router(benchmark, client,
+                                                                  django_capture_on_commit_callbacks):
     with never_train(), django_capture_on_commit_callbacks(execute=False) as sent:
         page = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
         body = client.get(f"/b/{helpers.SLUG}/routers.json").json()
     assert "Reference router: computing" in page and REFERENCE_NAME not in page
     assert body["reference_router"] == "computing" and REFERENCE_NAME not in {r["name"] for r in body["rows"]}
     assert {r["name"] for r in body["rows"]} >= {"Oracle", "Random", "Big"}  # the rest of the board is there
-    # Two reads, one training sent to the worker.
-    assert len(sent) == 1 and RouterReference.objects.get().status == "queued"
+    # The pool's refresh queued it (make_pool ran it, as the worker does); the reads sent nothing.
+    assert sent == [] and RouterReference.objects.get().status == "queued"
 
 
 def test_the_task_trains_it_once_and_pages_read_its_picks(benchmark, client, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):  # test settings: the task runs in-process
-        router_board(benchmark)
+    helpers.trained(benchmark)
     ref = RouterReference.objects.get()
     assert ref.status == "done" and sorted(ref.picks) == TEST and ref.pool_version.number == 1
     # Learned on train: chart questions (odd) are Mid's, apple questions (even) Big's.
@@ -59,14 +58,14 @@ def test_the_task_trains_it_once_and_pages_read_its_picks(benchmark, client, dja
 
 
 def test_a_pool_change_shows_computing_not_the_old_figure(benchmark, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
-        router_board(benchmark)
+    helpers.trained(benchmark)
     helpers.add_model(benchmark, "Tiny", 0.0001, set(helpers.UIDS))  # right everywhere, and cheapest
     with never_train(), django_capture_on_commit_callbacks(execute=False) as sent:
+        helpers.refreshed(benchmark)  # the worker's refresh: queues the new pool's training, trains nothing
         board = router_board(benchmark)
     assert board.pool_version == 2 and board.reference == "computing" and REFERENCE_NAME not in rows(board)
-    assert len(sent) == 1
-    for callback in sent:
+    assert len(helpers.sends(sent)) == 1
+    for callback in helpers.sends(sent):
         callback()
     board = router_board(benchmark)
     assert board.reference == "done" and rows(board)[REFERENCE_NAME].figures["share"]["Tiny"] == 1
@@ -75,17 +74,17 @@ def test_a_pool_change_shows_computing_not_the_old_figure(benchmark, django_capt
 
 def test_one_queued_for_a_pool_that_moved_on_is_not_trained_and_comes_back_with_its_pool(
         benchmark, django_capture_on_commit_callbacks):
-    pool_load(benchmark)
-    first = RouterReference.objects.get()
+    first = RouterReference.objects.get()  # queued by make_pool's refresh
     newcomer = helpers.add_model(benchmark, "Newcomer", 0.003, set())
-    pool_load(benchmark)  # queues one for pool v2
+    helpers.refreshed(benchmark)  # queues one for pool v2
     with never_train():
         assert services.router_reference_compute(reference_id=first.pk).status == "failed"
     first.refresh_from_db()
     assert first.picks is None and first.failure_reason.startswith("superseded")
     Submission.objects.filter(pk=newcomer.pk).update(is_public=False)  # back to pool v1
     with django_capture_on_commit_callbacks(execute=True) as sent:
-        board = router_board(benchmark)
-    assert len(sent) == 1 and board.reference == "computing"  # queued again, as this read saw it
+        helpers.refreshed(benchmark)
+    assert len(helpers.sends(sent)) == 1  # queued again by the refresh
     first.refresh_from_db()
     assert first.status == "done" and first.picks
+    assert router_board(benchmark).reference == "done"

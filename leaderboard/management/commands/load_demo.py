@@ -10,9 +10,11 @@ from django.core.management.base import BaseCommand
 
 from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load, demo_releases_load
 from annotation.downloads.services import downloads_build_now
+from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from annotation.workbench.demo import demo_workbench_ensure
 from evaluation.demo import demo_harness_submission_load, demo_release_submissions_load, demo_submissions_load
+from evaluation.queueing import results_changed_run
 from leaderboard.reported import AGENTX_DATA, DATA, reported_results_load
 from trace_review.demo import demo_trace_review_ensure
 
@@ -46,7 +48,11 @@ class Command(BaseCommand):
         for path in (DATA, AGENTX_DATA):
             benchmark, n_models = reported_results_load(path=path)
             self.stdout.write(f"Reported results: {n_models} models on '{benchmark.slug}'")
-        # Last, so they hold the demo's final state; built here, so the demo's downloads are ready at once.
+        # Last, so they hold the demo's final state; built here, so the demo's boards and downloads are ready
+        # at once, before any worker runs (pages only read what is built).
+        for benchmark in Benchmark.objects.order_by("pk"):
+            results_changed_run(benchmark_id=benchmark.pk)
+        self.stdout.write("Boards, router pools and guessability audits built")
         for benchmark in scorable_benchmarks():
             summary = downloads_build_now(benchmark=benchmark)
             self.stdout.write(f"Downloads of '{benchmark.slug}': {len(summary.current)} files ({summary.key})")

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Benchmark
 from evaluation.metrics.routing import SPLITS
 from routers import exports
-from routers.pool import pool_load
+from routers.pool import pool_ensure
 
 
 class Command(BaseCommand):
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(slug=opts["slug"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark with slug {opts['slug']!r}")
-        data = pool_load(benchmark)
+        data = pool_ensure(benchmark)
         out: Path = opts["out"]  # type: ignore[assignment]
         split: str = opts["split"]  # type: ignore[assignment]
         if out.suffix == ".parquet":
