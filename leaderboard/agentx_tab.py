@@ -114,7 +114,8 @@ def shows_agentx(benchmark: Benchmark) -> bool:
 
 def agentx_context(benchmark: Benchmark) -> dict:
     rows = []
-    for sub in Submission.objects.on_board().filter(benchmark=benchmark).select_related("benchmark").order_by("finished_at", "pk"):
+    on_board = Submission.objects.on_board().filter(benchmark=benchmark).select_related("benchmark")
+    for sub in on_board.order_by("finished_at", "pk"):
         report = submission_agentx(submission=sub)
         if report is not None and report.tasks:
             rows.append(AgentXRow(sub.pk, sub.model_name, sub.is_demo, report, judged_cells(sub.results)))
