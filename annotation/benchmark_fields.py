@@ -227,12 +227,6 @@ def frame_size(width: int, height: int, transform: list[dict]) -> tuple[int, int
     return width, height
 
 
-def parse_regions(value: Any, frame: tuple[int, int] | None, err: Callable[[str, str], None]) -> list[list[float]] | None:
-    """Boxes on the sample's only (first) image, in the frame after the transform."""
-    located = parse_located_regions(value, {"img0": frame}, err)
-    return None if located is None else [box for _ref, box in located]
-
-
 def parse_located_regions(
     value: Any, frames: dict[str, tuple[int, int] | None], err: Callable[[str, str], None]
 ) -> list[tuple[str, list[float]]] | None:
@@ -356,11 +350,6 @@ def parse_toolchain(
 def is_name_only_call(call: Any) -> bool:
     """A bare tool name: a string, or an object holding nothing but `tool`."""
     return isinstance(call, str) or (isinstance(call, dict) and set(call) == {"tool"})
-
-
-def is_name_only_chain(chain: Sequence[dict]) -> bool:
-    """A parsed chain that lists tool names only (it cannot be run)."""
-    return bool(chain) and all(set(call) == {"tool"} for call in chain)
 
 
 def _name_only_chain(value: list, registry: ToolRegistryView, err: Callable[[str, str], None]) -> list[dict] | None:

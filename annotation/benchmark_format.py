@@ -319,7 +319,8 @@ def manifest_from_data(data: Any, *, resolve_tool: Callable[[str], str | None]) 
     if not isinstance(figures, list) or not all(isinstance(f, str) for f in figures):
         errors.append(FieldError(None, "figures", f"expected a list of figure-set names, got {kind_of(figures)}"))
     elif unknown := [f for f in figures if f not in KNOWN_FIGURES]:
-        errors.append(FieldError(None, "figures", f"unknown figure set {unknown[0]!r} (known: {', '.join(sorted(KNOWN_FIGURES))})"))
+        errors.append(FieldError(None, "figures", f"unknown figure set {unknown[0]!r} "
+                                                  f"(known: {', '.join(sorted(KNOWN_FIGURES))})"))
     else:
         manifest.figures = list(dict.fromkeys(figures))
     scoring = data.get("scoring")
@@ -356,7 +357,7 @@ def _read_tools(value: Any, manifest: Manifest, resolve_tool: Callable[[str], st
             continue
         declared[fold_tool_name(tool.name)] = tool
     manifest.declared_tools = [t.as_dict() for t in declared.values()]
-    for index, item in enumerate(value, start=1):
+    for item in value:
         if not isinstance(item, str):
             continue
         if fold_tool_name(item) in declared:

@@ -141,11 +141,9 @@ def child(split: str, kind: str) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ["VAR_DIR"]) as tmp:
         out = Path(tmp) / f"{split}.{kind}"
         if kind == "read":
-            count = size = 0
             names = Sample.objects.filter(benchmark=benchmark, split=split).values_list("image", flat=True)
-            for name in names.iterator(chunk_size=2000):
-                size += len(read_file(name))
-                count += 1
+            sizes = [len(read_file(name)) for name in names.iterator(chunk_size=2000)]
+            count, size = len(sizes), sum(sizes)
         else:
             count = WRITERS[kind](benchmark=benchmark, split=split, out=out, gold=split in GOLD_SPLITS, key=key)
             size = out.stat().st_size

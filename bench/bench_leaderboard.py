@@ -77,7 +77,8 @@ def parent() -> None:
         return
     first, last = sizes[0], sizes[-1]
     rows = [("read after a change, no worker, max (ms)", "after_idle_ms"),
-            ("read after a change, refresh running, max (ms)", "after_busy_ms"), ("board build (s)", "build_s"), ("board rebuild per change (s)", "rebuild_s"), ("overview, uncached, median (ms)", "uncached_ms"),
+            ("read after a change, refresh running, max (ms)", "after_busy_ms"), ("board build (s)", "build_s"),
+            ("board rebuild per change (s)", "rebuild_s"), ("overview, uncached, median (ms)", "uncached_ms"),
             ("overview, cached, test client (ms)", "cached_ms"), ("requests/s, cached, gunicorn", "rps"),
             ("server CPU per cached request (ms)", "cpu_ms"), ("page size (bytes)", "bytes")]
     print(f"\n{'figure':38} {first:>12,} {last:>12,} {'ratio':>8}")

@@ -20,7 +20,7 @@ class JudgeVerdictAdmin(admin.ModelAdmin):
 class SubmissionAdminForm(forms.ModelForm):
     class Meta:
         model = Submission
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007 - SubmissionAdmin's exclude and readonly_fields choose the fields
 
     def clean_is_public(self) -> bool:
         public = self.cleaned_data["is_public"]
@@ -40,7 +40,8 @@ class SubmissionAdmin(admin.ModelAdmin):
     search_fields = ("model_name", "organisation", "owner__username")
     # The file is in private storage and has no URL (docs/security.md): shown by name, never replaced here.
     exclude = ("file", "source_file")
-    readonly_fields = ("stored_file", "status", "heartbeat_at", "attempts", "claim_token", "progress_done", "progress_total", "failure_reason",
+    readonly_fields = ("stored_file", "status", "heartbeat_at", "attempts", "claim_token", "progress_done", "progress_total",
+                       "failure_reason",
                        "errors", "errors_truncated", "n_lines", "n_predictions", "coverage", "results",
                        "scorer_version", "judge_name", "created_at", "started_at", "finished_at", "scored_at",
                        "format")

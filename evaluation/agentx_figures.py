@@ -67,8 +67,8 @@ def submission_agentx(*, submission: Submission) -> AgentXReport | None:
     benchmark = submission.benchmark
     resolve, _ = tool_hooks(benchmark)
     samples, pks = scoring_samples(benchmark=benchmark)
-    correct = {pk: ok for pk, ok in PredictionResult.objects.filter(submission=submission, mode=MODE)
-               .values_list("sample_id", "correct")}
+    correct = dict(PredictionResult.objects.filter(submission=submission, mode=MODE)
+                   .values_list("sample_id", "correct"))
     lines = _adaptive_lines(submission)
     if lines is None:
         return None

@@ -4,7 +4,7 @@ Scoring a submission needs its benchmark digested into the scorer's shape (``Pre
 plus the samples' primary keys and uids: for a 30,540-sample benchmark reading and digesting takes
 a few seconds, which the first submission after a worker start used to pay. ``prepared_benchmarks``
 keeps them per process; ``warm`` builds the ones recently submitted to. A starting worker sends
-itself one ``benchmark_cache_warm`` task per pool process (``config/celery.py``), so the warm-up
+itself one ``benchmark_cache_warm`` task per pool process (``evaluation/tasks.py``), so the warm-up
 runs like any task, in a pool process's main thread, and a submission that arrives meanwhile
 waits for it in the queue instead of building the same benchmark a second time. (A background
 thread did the same but cost 12-14 MB more peak memory while scoring: glibc gave the thread an

@@ -16,6 +16,7 @@ is filtered at read time with ``on_board_q``, not left to the refresh.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -66,10 +67,8 @@ def derived_refresh(*, benchmark_id: int, kind: str, build: Callable[[Benchmark]
     if not force and DerivedState.objects.filter(benchmark_id=benchmark_id, kind=kind, version=version,
                                                  built_at__isnull=False).exists():
         return version
-    try:
+    with suppress(IntegrityError):  # created by a concurrent refresh meanwhile
         DerivedState.objects.get_or_create(benchmark_id=benchmark_id, kind=kind, defaults={"version": 0})
-    except IntegrityError:  # created by a concurrent refresh meanwhile
-        pass
     benchmark = Benchmark.objects.get(pk=benchmark_id)
     with transaction.atomic():
         state = DerivedState.objects.select_for_update().get(benchmark_id=benchmark_id, kind=kind)

@@ -142,7 +142,7 @@ class Submission(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # Who holds the current stage ("host:pid:random", empty when nobody): a delivery of the same
     # stage claims it only if this is empty or the holder's heartbeat is older than
-    # SUBMISSION_STUCK_SECONDS (evaluation/pipeline.py, _claim).
+    # SUBMISSION_STUCK_SECONDS (evaluation/pipeline/claims.py, _claim).
     claim_token = models.CharField(max_length=64, blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
@@ -273,7 +273,8 @@ class PredictionResult(models.Model):
         constraints = [
             # Re-running a stage can never leave two rows for one prediction.
             models.UniqueConstraint(fields=["submission", "sample", "mode"], name="prediction_result_unique"),
-            models.CheckConstraint(name="prediction_result_mode_valid", condition=Q(mode__in=["text", "adaptive", "oracle", "blind"])),
+            models.CheckConstraint(name="prediction_result_mode_valid",
+                                   condition=Q(mode__in=["text", "adaptive", "oracle", "blind"])),
         ]
 
     def __str__(self) -> str:

@@ -101,7 +101,8 @@ def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | N
         oracle = oracle_png(_item(sample, annotation), protocol)
         chain = [c.as_dict() for c in annotation.tool_calls.all()] if annotation is not None else []
         yield {"uid": sample.uid, "question": sample.question.strip(), "options": sample.options or None,
-               "answer": sample.answer, "answer_type": sample.answer_type, "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
+                "answer": sample.answer, "answer_type": sample.answer_type,
+                "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
                "oracle_sha256": hashlib.sha256(oracle).hexdigest(),
                "width": first.width, "height": first.height, "toolchain": chain}
 

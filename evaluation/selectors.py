@@ -91,10 +91,6 @@ def recently_submitted_benchmarks(*, since: Any) -> list[Benchmark]:
     return benchmarks
 
 
-def benchmark_sample_uids(*, benchmark: Benchmark) -> list[str]:
-    return list(Sample.objects.filter(benchmark=benchmark).order_by("position", "uid").values_list("uid", flat=True))
-
-
 def benchmark_content_version(*, benchmark: Benchmark) -> tuple:
     """What the scorer's view of a benchmark depends on, in three small aggregate queries: the
     benchmark's row, its samples (count, last change, which ones), its approved annotations

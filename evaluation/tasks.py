@@ -3,7 +3,8 @@ submission's status and claim allow the work, so a task run twice (late acks, re
 loss, the sweeper, a duplicate delivery) is harmless.
 
 Imports run one way: tasks -> pipeline -> services (-> queueing, which finds tasks by name).
-The tasks send the next stage and the retries; the stages never send anything.
+The tasks send the next stage and the retries; a stage returns instead (one that ends a
+submission sends, through services and on commit, the results-changed tasks and the owner's email).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from collections.abc import Callable
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db import close_old_connections
 from django.db.utils import InterfaceError, OperationalError
@@ -83,6 +85,22 @@ def submission_score(submission_id: int, judge_failures: int = 0, claim: str = "
 def benchmark_cache_warm() -> None:
     """Prepare the recently used benchmarks in this pool process (sent by a starting worker)."""
     benchmark_cache.warm()
+
+
+@worker_ready.connect
+def _warm_benchmark_cache(sender: object = None, **_: object) -> None:
+    """A starting worker asks each of its pool processes to prepare the recently used benchmarks
+    (evaluation/benchmark_cache.py): one task per process on the pipeline's queue; with fair
+    scheduling a busy process leaves the next one to the other. A failed send is logged only.
+    Connected here, where the worker imports its tasks before it is ready (config.celery imports no app)."""
+    if not settings.SCORING_WARMUP:
+        return
+    processes = getattr(getattr(sender, "controller", None), "concurrency", None) or 1
+    try:
+        for _ in range(processes):
+            benchmark_cache_warm.apply_async(queue=settings.SUBMISSIONS_QUEUE)
+    except Exception:  # the broker is down: the first submissions prepare their benchmarks themselves
+        log.warning("could not send the benchmark cache warm-up", exc_info=True)
 
 
 @shared_task(name="evaluation.tasks.benchmark_rescore", ignore_result=True)

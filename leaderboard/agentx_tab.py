@@ -23,7 +23,8 @@ EXACT_COLUMNS = (
     ("toolset_accuracy", "Toolset acc.", "F1 of the tool names against the reference's (multisets)"),
     ("tool_precision", "Tool precision", "Share of calls whose tool is the reference call's at the same position"),
     ("goal_accuracy", "Goal acc.", "Answer correct (rules, then the judge), factual and interpretive tasks"),
-    ("goal_accuracy_generation", "Goal acc. w/ image gen.", "Generation call's arguments match the reference's, generative tasks"),
+    ("goal_accuracy_generation", "Goal acc. w/ image gen.",
+     "Generation call's arguments match the reference's, generative tasks"),
 )
 JUDGED_COLUMNS = ("Grounding score", "Tool accuracy", "Faithfulness", "Context score", "Factual precision",
                   "Semantic accuracy")
@@ -113,7 +114,8 @@ def shows_agentx(benchmark: Benchmark) -> bool:
 
 def agentx_context(benchmark: Benchmark) -> dict:
     rows = []
-    for sub in Submission.objects.on_board().filter(benchmark=benchmark).select_related("benchmark").order_by("finished_at", "pk"):
+    on_board = Submission.objects.on_board().filter(benchmark=benchmark).select_related("benchmark")
+    for sub in on_board.order_by("finished_at", "pk"):
         report = submission_agentx(submission=sub)
         if report is not None and report.tasks:
             rows.append(AgentXRow(sub.pk, sub.model_name, sub.is_demo, report, judged_cells(sub.results)))

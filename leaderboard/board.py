@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
@@ -134,7 +134,7 @@ def parse_day(raw: str) -> date | None:
 
 def end_of_day(day: date) -> datetime:
     """The first instant after ``day`` (UTC): a row finished before it was on the board that day."""
-    return datetime.combine(day + timedelta(days=1), time.min, tzinfo=timezone.utc)
+    return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC)
 
 
 # The query-string parameters Query.parse reads: the overview's page is cached by these alone.

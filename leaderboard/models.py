@@ -17,7 +17,7 @@ from evaluation.models import on_board_q
 
 
 class BoardEntryQuerySet(models.QuerySet):
-    def on_board(self) -> "BoardEntryQuerySet":
+    def on_board(self) -> BoardEntryQuerySet:
         """Entries whose submission is on the board now (public, done, not deleted): checked at read time,
         so an unpublished or deleted row leaves every page at once, before the refresh drops its entry."""
         return self.filter(on_board_q("submission__"))

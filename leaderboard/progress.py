@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from leaderboard.figures import plot_text
@@ -43,7 +43,7 @@ class MonthRow:
 
 def month_of(when: datetime) -> str:
     if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
+        when = when.astimezone(UTC)
     return f"{when.year:04d}-{when.month:02d}"
 
 
@@ -89,7 +89,8 @@ def progress_figure(rows: Sequence[MonthRow]) -> dict[str, Any]:
         data.append({
             "type": "scatter", "mode": "lines+markers", "name": GROUP_LABELS[group],
             "x": [f"{r.month}-01" for r in mine], "y": [round(r.record, 4) for r in mine],
-            "line": {"width": 2, "shape": "hv", **GROUP_STYLES[group]}, "marker": {"size": 7, "color": GROUP_STYLES[group]["color"]},
+            "line": {"width": 2, "shape": "hv", **GROUP_STYLES[group]},
+            "marker": {"size": 7, "color": GROUP_STYLES[group]["color"]},
             "customdata": [[plot_text(r.record_model), round(r.best, 4), plot_text(r.best_model), r.submissions]
                            for r in mine],
             "hovertemplate": ("%{x|%b %Y}<br>best so far %{y:.1f} % (%{customdata[0]})<br>"

@@ -35,7 +35,8 @@ def routers_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
     rows = sorted(known, key=key, reverse=desc) + [r for r in board.rows if key(r) is None]
     base = reverse("leaderboard:tab", args=[benchmark.slug, "routers"])
     headers = [{"key": k, "label": label, "active": k == sort,
-                "url": f"{base}?{urlencode({'sort': k, 'desc': '0' if (k == sort and desc) else '1' if k == sort else ('1' if hi else '0')})}",
+                "url": f"{base}?" + urlencode({"sort": k, "desc": "0" if (k == sort and desc) else "1" if k == sort
+                                               else ("1" if hi else "0")}),
                 "aria_sort": ("descending" if desc else "ascending") if k == sort else "none"}
                for k, (label, _, hi) in SORTS.items()]
     slug = benchmark.slug
@@ -70,7 +71,8 @@ def display(r: Any) -> dict[str, str]:  # r: routers.selectors.BoardRow
     gap = f["oracle_gap"]
     return {"accuracy": acc, "cost": _money(f["cost_per_10k_usd"]),
             "rank": "–" if f["rank_score"] is None else f"{100 * f['rank_score']:.1f}",
-            "gap": f"{100 * gap['accuracy']:.1f} pts, {'+' if gap['cost_usd'] >= 0 else '−'}{_money(abs(gap['cost_usd']) * 10_000)} per 10K"}
+            "gap": f"{100 * gap['accuracy']:.1f} pts, "
+                   f"{'+' if gap['cost_usd'] >= 0 else '−'}{_money(abs(gap['cost_usd']) * 10_000)} per 10K"}
 
 
 def figure(rows: list) -> dict[str, Any]:  # rows: routers.selectors.BoardRow

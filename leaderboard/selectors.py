@@ -157,7 +157,8 @@ SORT_EXPRESSIONS = {
     "weights": Case(When(submission__weights="", then=Value("~")), default=F("submission__weights")),
     "date": F("finished_at"),
     "text": F("text_acc"), "adaptive": F("adaptive_acc"), "oracle": F("oracle_acc"), "mcc": F("mcc"),
-    "kcov": F("kcov"), "tool_eff": F("tool_eff"), "answered": F("answered"), "tokens": F("tokens"), "cost": F("cost") * Value(10_000.0),
+    "kcov": F("kcov"), "tool_eff": F("tool_eff"), "answered": F("answered"), "tokens": F("tokens"),
+    "cost": F("cost") * Value(10_000.0),
 }
 
 

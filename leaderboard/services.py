@@ -259,8 +259,8 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
 def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
     """Every public entry's EntryRank per ranked ordering (not saved): a few queries and NumPy work
     proportional to entries x samples x 1,000 resamples (docs/performance.md)."""
-    vectors = {sid: Vectors(correct=c, invoked=inv) for sid, c, inv in
-               BoardEntry.objects.on_board().filter(benchmark=benchmark).order_by().values_list("submission_id", "correct", "invoked")}
+    vectors = {sid: Vectors(correct=c, invoked=inv) for sid, c, inv in BoardEntry.objects.on_board()
+               .filter(benchmark=benchmark).order_by().values_list("submission_id", "correct", "invoked")}
     kept = _kept_tests(benchmark)
     out: list[EntryRank] = []
     for metric, field in RANKED.items():

@@ -49,7 +49,8 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "categories": model_page.category_rows(benchmark, results, modes),
         "breakdown": model_page.error_breakdown(submission),
         "samples": model_page.dev_samples(submission),
-        "others": Submission.objects.on_board().filter(benchmark=benchmark).exclude(pk=pk).only("pk", "model_name").order_by("model_name"),
+        "others": Submission.objects.on_board().filter(benchmark=benchmark).exclude(pk=pk).only("pk", "model_name")
+        .order_by("model_name"),
         "agentx": agentx_tab.model_figures(benchmark, submission),
         "provenance": {"facts": run_facts(submission.run_record), "mismatch": mismatch_text(submission.run_record)},
     }
@@ -194,7 +195,8 @@ def sample_medium(request: HttpRequest, slug: str, pk: int, uid: str, position: 
 @require_GET
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = _benchmark(slug)
-    choices = list(Submission.objects.on_board().filter(benchmark=benchmark).only("pk", "model_name", "is_demo").order_by("model_name", "pk"))
+    choices = list(Submission.objects.on_board().filter(benchmark=benchmark).only("pk", "model_name", "is_demo")
+                   .order_by("model_name", "pk"))
     context: dict[str, Any] = {"benchmark": benchmark, "choices": choices}
     try:
         a_id, b_id = int(request.GET.get("a", "")), int(request.GET.get("b", ""))

@@ -169,7 +169,8 @@ def test_the_model_column_stays_in_view_and_the_chosen_columns_survive_a_reload(
     header = page.locator('#overview-table thead th:has(a[data-sort="mcc"])')
     assert header.evaluate(
         """th => { const r = th.getBoundingClientRect(), w = th.closest('.table-wrap').getBoundingClientRect();
-                   return Math.abs(r.top - w.top) <= 1 && th.contains(document.elementFromPoint(r.left + 8, r.top + r.height / 2)); }""")
+                   return Math.abs(r.top - w.top) <= 1
+                       && th.contains(document.elementFromPoint(r.left + 8, r.top + r.height / 2)); }""")
     page.set_viewport_size({"width": 1440, "height": 900})
 
     # Hide the text accuracy: gone from the header and from every row, and still gone after a reload.

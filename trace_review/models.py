@@ -157,3 +157,6 @@ class JudgeRepeatVerdict(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "kind", "input_hash", "repeat"], name="judge_repeat_unique"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} repeat {self.repeat} of run {self.run_id}"

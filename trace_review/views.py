@@ -119,7 +119,10 @@ def _form(view: traces.TraceView, initial: dict) -> list[dict]:
     the person's own earlier answers (or what they just posted), never the judge's."""
     shape = view.shape
     keys, calls, scores = initial.get("key_steps") or [], initial.get("calls") or [], initial.get("step_scores") or []
-    pick = lambda xs, i: _value(xs[i]) if i < len(xs) else ""
+
+    def pick(xs: list, i: int) -> str:
+        return _value(xs[i]) if i < len(xs) else ""
+
     detail = (f"“{view.final_answer}” against the gold “{view.answer}”" if view.gold else
               f"“{view.final_answer}”: the gold answer of a test sample is not shown; judge it from the image "
               "and the question")

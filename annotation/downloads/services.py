@@ -59,9 +59,7 @@ def downloads_request(*, benchmark: Benchmark, retry: bool = False, send: bool =
             for kind in KINDS:
                 row, created = DataDownload.objects.get_or_create(benchmark=benchmark, split=split, kind=kind, key=key)
                 current.append(row)
-                if created:
-                    requested.append(row)
-                elif retry and _retry(row, stale):
+                if created or (retry and _retry(row, stale)):
                     requested.append(row)
         if send:
             ids = [row.pk for row in requested]

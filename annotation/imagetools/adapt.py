@@ -108,7 +108,7 @@ def extend_to_border(image: np.ndarray, p1: tuple[int, int], p2: tuple[int, int]
     far1 = (round(p1[0] - dx * reach), round(p1[1] - dy * reach))
     far2 = (round(p2[0] + dx * reach), round(p2[1] + dy * reach))
     inside, a, b = cv2.clipLine((0, 0, width, height), far1, far2)
-    return (tuple(a), tuple(b)) if inside else None
+    return ((int(a[0]), int(a[1])), (int(b[0]), int(b[1]))) if inside else None
 
 
 def _aux_check(args: dict) -> None:
@@ -153,6 +153,11 @@ def _ink_for(bgr: tuple[int, int, int]) -> tuple[int, int, int]:
     return (0, 0, 0) if 0.299 * r + 0.587 * g + 0.114 * b > 140 else (255, 255, 255)
 
 
+def _draw_bbox_check(args: dict) -> None:
+    checks.box_order("bbox", args["bbox"])
+    colors.check_color(args["color"], "color")
+
+
 @tool("draw_bbox", "adapt", "Draw a box [x1, y1, x2, y2] with an optional label above it.",
       arguments({"bbox": bbox(), "label": text("text shown above the box", max_length=200),
                  "color": color(default="red"),
@@ -162,8 +167,7 @@ def _ink_for(bgr: tuple[int, int, int]) -> tuple[int, int, int]:
                "draw_rect"),
       example={"bbox": [100, 80, 340, 260], "label": "cat"},
       normalize=lambda a: checks.rename(a, "bbox_2d", "bbox"),
-      check=lambda a: (checks.box_order("bbox", a["bbox"]),
-                       colors.check_color(a["color"], "color")))
+      check=_draw_bbox_check)
 def draw_bbox(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
     x1, y1, x2, y2 = checks.pixel_box("bbox", args["bbox"], image)
     out = as_bgr(image).copy()

@@ -9,6 +9,8 @@ pixels' centres ((300-1) x (200-1) for the same rectangle), kept for comparison 
 
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 
@@ -74,6 +76,11 @@ def _outline(image: np.ndarray, shapes: list[dict], thickness: int = 2) -> np.nd
     return out
 
 
+def _draw_contours_check(args: dict) -> None:
+    colors.check_color(args["color"], "color")
+    _nonzero_thickness(args)
+
+
 @tool("draw_contours", "drawing",
       "Find the objects' contours after thresholding and draw them; reports how many and each "
       "one's area, perimeter and box.",
@@ -86,7 +93,7 @@ def _outline(image: np.ndarray, shapes: list[dict], thickness: int = 2) -> np.nd
       aliases=("Draw Contours", "contours", "find_contours", "findcontours", "drawcontours",
                "contour", "contour_detection"),
       example={"mode": "external"},
-      check=lambda a: (colors.check_color(a["color"], "color"), _nonzero_thickness(a)))
+      check=_draw_contours_check)
 def draw_contours(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
     shapes = find_shapes(image, args, args["mode"])
     out = as_bgr(image).copy()
@@ -146,7 +153,7 @@ def measure_perimeter(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOu
 def approx_polygon(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
     shapes = find_shapes(image, args)
     out = as_bgr(image).copy()
-    polygons = []
+    polygons: list[dict[str, Any]] = []
     for shape in shapes:
         epsilon = args["epsilon_ratio"] * cv2.arcLength(shape["contour"], True)
         polygon = cv2.approxPolyDP(shape["contour"], epsilon, True)

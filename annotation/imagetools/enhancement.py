@@ -206,7 +206,7 @@ def _inpaint_check(args: dict) -> None:
       example={"bbox": [300, 200, 340, 230]},
       check=_inpaint_check)
 def inpaint(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
-    mask = np.zeros(image.shape[:2], np.uint8)
+    mask: np.ndarray = np.zeros(image.shape[:2], np.uint8)
     if "bbox" in args:
         x1, y1, x2, y2 = checks.pixel_box("bbox", args["bbox"], image)
         mask[y1:y2, x1:x2] = 255
@@ -223,7 +223,8 @@ def inpaint(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
     return ToolOutput(out, {"repaired_pixels": int(cv2.countNonZero(mask))})
 
 
-_FILTER_SPACES = {"hsv": cv2.COLOR_BGR2HSV, "lab": cv2.COLOR_BGR2LAB, "rgb": None}
+_CONVERSIONS = {"hsv": cv2.COLOR_BGR2HSV, "lab": cv2.COLOR_BGR2LAB}
+_FILTER_SPACES = (*_CONVERSIONS, "rgb")  # rgb: the BGR channels reversed, no conversion
 
 
 def _color_filter_check(args: dict) -> None:
@@ -263,7 +264,7 @@ def color_filter(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
     if space == "rgb":
         converted, lower, upper = bgr, lower[::-1], upper[::-1]
     else:
-        converted = cv2.cvtColor(bgr, _FILTER_SPACES[space])
+        converted = cv2.cvtColor(bgr, _CONVERSIONS[space])
     if space == "hsv" and lower[0] > upper[0]:
         mask = cv2.bitwise_or(cv2.inRange(converted, np.array(lower, np.uint8),
                                           np.array([179, *upper[1:]], np.uint8)),

@@ -4,6 +4,7 @@ watershed, GrabCut, connected components and the frequency spectrum."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import cv2
 import numpy as np
@@ -61,7 +62,7 @@ def line_detect(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
     lines.sort(key=lambda s: -math.hypot(s[2] - s[0], s[3] - s[1]))
     out = as_bgr(image).copy()
     for x1, y1, x2, y2 in lines:
-        cv2.line(out, (x1, y1), (x2, y2), RED, 2, cv2.LINE_AA)
+        cv2.line(out, (int(x1), int(y1)), (int(x2), int(y2)), RED, 2, cv2.LINE_AA)
     listed = lines[:MAX_LISTED]
     return ToolOutput(out, {"count": len(lines), "lines": listed,
                             "lengths": [round(math.hypot(s[2] - s[0], s[3] - s[1]), 2)
@@ -220,7 +221,7 @@ def _region_stats(mask: np.ndarray, connectivity: int, min_area: int = 0,
     """Connected components of a 0/255 mask: the label image and each component (largest
     first) with its bbox [x1, y1, x2, y2], area in pixels and centroid."""
     n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=connectivity)
-    regions = []
+    regions: list[dict[str, Any]] = []
     for label in range(1, n):
         x, y, w, h, area = (int(v) for v in stats[label])
         if area >= min_area:
@@ -237,7 +238,8 @@ def colorize_labels(labels: np.ndarray, keep: list[int]) -> np.ndarray:
     rng = np.random.default_rng(7)
     for label in keep:
         palette[label] = rng.integers(60, 256, 3)
-    return palette[labels]
+    coloured: np.ndarray = palette[labels]
+    return coloured
 
 
 @tool("watershed", "feature_extraction",
@@ -317,7 +319,7 @@ def grabcut(image: np.ndarray, args: dict, ctx: ToolContext) -> ToolOutput:
     except cv2.error:
         raise ToolArgumentError("rect", "GrabCut needs some background around the box and some "
                                         "object inside it") from None
-    foreground = np.where((mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD), 255, 0).astype(np.uint8)
+    foreground: np.ndarray = np.where((mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD), 255, 0).astype(np.uint8)
     if scale != 1.0:
         foreground = cv2.resize(foreground, (width, height), interpolation=cv2.INTER_NEAREST)
     out = cv2.bitwise_and(image, image, mask=foreground)
@@ -360,7 +362,8 @@ def frequency_transform(image: np.ndarray, args: dict, ctx: ToolContext) -> Tool
     spectrum = cv2.dft(gray, flags=cv2.DFT_COMPLEX_OUTPUT)
     magnitude = np.fft.fftshift(cv2.magnitude(spectrum[:, :, 0], spectrum[:, :, 1]))
     logged = np.log1p(magnitude)
-    out = cv2.normalize(logged, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+    # OpenCV allocates dst when it is None; its stubs require an array.
+    out = cv2.normalize(logged, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)  # type: ignore[call-overload]
     height, width = gray.shape
     cy, cx = height // 2, width // 2
     magnitude[max(0, cy - 1):cy + 2, max(0, cx - 1):cx + 2] = 0  # the mean, not a frequency

@@ -11,6 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import cv2
 import numpy as np
@@ -49,7 +50,7 @@ def load_image(source: str | Path | bytes, *, max_pixels: int = DEFAULT_MAX_PIXE
     return image
 
 
-def _header(handle: io.IOBase, max_pixels: int) -> tuple[int, int, bool]:
+def _header(handle: IO[bytes], max_pixels: int) -> tuple[int, int, bool]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -79,7 +80,8 @@ def _flatten_alpha(decoded: np.ndarray) -> np.ndarray:
     if decoded.shape[2] == 4:
         alpha = decoded[:, :, 3:4].astype(np.float32) / 255.0
         over_white = decoded[:, :, :3].astype(np.float32) * alpha + 255.0 * (1.0 - alpha)
-        return np.clip(over_white + 0.5, 0, 255).astype(np.uint8)
+        flat: np.ndarray = np.clip(over_white + 0.5, 0, 255).astype(np.uint8)
+        return flat
     if decoded.shape[2] == 2:  # gray + alpha
         gray, alpha = decoded[:, :, 0], decoded[:, :, 1]
         return _flatten_alpha(np.dstack([gray, gray, gray, alpha]))
@@ -88,8 +90,8 @@ def _flatten_alpha(decoded: np.ndarray) -> np.ndarray:
 
 def _decode_with_pillow(data: bytes) -> np.ndarray:
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            image = ImageOps.exif_transpose(image)
+        with Image.open(io.BytesIO(data)) as opened:
+            image = ImageOps.exif_transpose(opened)
             if image.mode in _ALPHA_MODES or "transparency" in image.info:
                 rgba = np.asarray(image.convert("RGBA"))
                 return _flatten_alpha(cv2.cvtColor(rgba, cv2.COLOR_RGBA2BGRA))
@@ -125,21 +127,22 @@ def ensure_image(image: object, *, name: str = "image") -> np.ndarray:
     bool masks become 0/255, 16-bit is scaled down, an alpha channel is dropped."""
     if not isinstance(image, np.ndarray):
         raise ToolError(f"{name} is not an image array (got {type(image).__name__})")
-    if image.ndim == 3 and image.shape[2] == 1:
-        image = image[:, :, 0]
-    if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[2] not in (3, 4)):
-        raise ToolError(f"{name} has shape {image.shape}; expected HxW or HxWx3")
-    if image.shape[0] == 0 or image.shape[1] == 0:
-        raise ToolError(f"{name} is empty ({image.shape[1]}x{image.shape[0]})")
-    if image.dtype == np.bool_:
-        image = image.astype(np.uint8) * 255
-    elif image.dtype == np.uint16:
-        image = (image >> 8).astype(np.uint8)
-    elif image.dtype != np.uint8:
-        image = np.clip(np.nan_to_num(image), 0, 255).astype(np.uint8)
-    if image.ndim == 3 and image.shape[2] == 4:
-        image = image[:, :, :3]
-    return image
+    array: np.ndarray = image
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] not in (3, 4)):
+        raise ToolError(f"{name} has shape {array.shape}; expected HxW or HxWx3")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ToolError(f"{name} is empty ({array.shape[1]}x{array.shape[0]})")
+    if array.dtype == np.bool_:
+        array = array.astype(np.uint8) * 255
+    elif array.dtype == np.uint16:
+        array = (array >> 8).astype(np.uint8)
+    elif array.dtype != np.uint8:
+        array = np.clip(np.nan_to_num(array), 0, 255).astype(np.uint8)
+    if array.ndim == 3 and array.shape[2] == 4:
+        array = array[:, :, :3]
+    return array
 
 
 def as_gray(image: np.ndarray) -> np.ndarray:

@@ -197,7 +197,7 @@ _UNSEEN: Any = object()
 def resolve_tool_name(name: str) -> str | None:
     """The canonical name for a name or alias, ignoring case, spaces, underscores and hyphens."""
     if type(name) is str:
-        canonical = _RESOLVED.get(name, _UNSEEN)
+        canonical: str | None = _RESOLVED.get(name, _UNSEEN)
         if canonical is not _UNSEEN:
             return canonical
     elif not isinstance(name, str):

@@ -164,7 +164,7 @@ def _detail(error: ValidationError) -> str:
     match error.validator:
         case "type":
             kinds = rule if isinstance(rule, list) else [rule]
-            expected = " or ".join(_TYPE_WORDS.get(k, k) for k in kinds)
+            expected = " or ".join(str(_TYPE_WORDS.get(k, k)) for k in kinds)
             return f"expected {expected}, got {_shown(value)}"
         case "minimum":
             return f"{_shown(value)} is below the minimum {rule}"
@@ -187,7 +187,7 @@ def _detail(error: ValidationError) -> str:
         case "maxLength":
             return f"is too long ({len(value)} characters, at most {rule})"
         case _:
-            return error.message
+            return str(error.message)
 
 
 def _shown(value: Any) -> str:

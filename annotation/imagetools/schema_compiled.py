@@ -68,7 +68,8 @@ def compile_arguments(schema: dict) -> Callable[[dict], bool] | None:
             lines += ["    else:", "        return False"]
     lines.append("    return seen == len(args)")  # no key outside the properties
     exec("\n".join(lines), namespace)  # noqa: S102  (source built above from the schema's shape)
-    return namespace["ok"]
+    ok: Callable[[dict], bool] = namespace["ok"]
+    return ok
 
 
 _MISSING = object()
@@ -91,9 +92,14 @@ def _compile_property(prop: dict) -> tuple[str | None, Callable[[Any], bool], di
         test = tests[0]
     elif len(tests) == 2:
         first, second = tests
-        test = lambda value: first(value) or second(value)
+
+        def either(value: Any) -> bool:
+            return first(value) or second(value)
+        test = either
     else:
-        test = lambda value: any(t(value) for t in tests)
+        def any_of(value: Any) -> bool:
+            return any(t(value) for t in tests)
+        test = any_of
     shortcuts, constants = [], {}
     for kind in kinds:
         shortcut, more = _shortcut(kind, prop)
@@ -276,7 +282,8 @@ def compile_defaults(schema: dict) -> Callable[[dict], dict]:
                       f"        out[N{i}] = [int(x) if isinstance(x, float) else x for x in v]"]
     lines.append("    return out")
     exec("\n".join(lines), namespace)  # noqa: S102  (source built above from the schema's shape)
-    return namespace["fill"]
+    fill: Callable[[dict], dict] = namespace["fill"]
+    return fill
 
 
 def _as_declared(prop: dict, value: Any) -> Any:

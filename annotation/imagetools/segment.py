@@ -20,13 +20,15 @@ SEGMENT_PROPERTIES: dict[str, dict] = {
 
 
 def foreground_mask(image: np.ndarray, args: dict) -> np.ndarray:
-    """`args` holds SEGMENT_PROPERTIES (defaults filled in). A 0/255 mask of the objects. With foreground auto, the objects are the class covering
+    """`args` holds SEGMENT_PROPERTIES (defaults filled in). A 0/255 mask of the objects. With
+    foreground auto, the objects are the class covering
     less of the image (dark text on white paper, bright blobs on black); with threshold_mode
     nonzero they are the non-black pixels."""
     gray = as_gray(image)
     mode, foreground = args["threshold_mode"], args["foreground"]
     if mode == "nonzero":
-        mask = cv2.compare(gray, 0, cv2.CMP_GT)
+        # OpenCV takes a scalar operand; its stubs list arrays only.
+        mask: np.ndarray = cv2.compare(gray, 0, cv2.CMP_GT)  # type: ignore[call-overload]
         return cv2.bitwise_not(mask) if foreground == "dark" else mask
     if mode == "otsu":
         _, mask = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)

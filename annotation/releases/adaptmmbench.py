@@ -98,7 +98,8 @@ def _line(row: dict, number: int, file_name: str, file_domain: str | None, media
         "meta": meta,
     }
     if "toolchain" in row and not is_blank(row.get("toolchain")):
-        data["toolchain"] = convert(errors, "toolchain", lambda v: encoded.load_structure(v)[0] if isinstance(v, str) else v, row["toolchain"])
+        data["toolchain"] = convert(errors, "toolchain",
+                                    lambda v: encoded.load_structure(v)[0] if isinstance(v, str) else v, row["toolchain"])
     return ReleaseLine(number=number, where=where, data=data, errors=errors)
 
 

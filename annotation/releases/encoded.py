@@ -13,7 +13,8 @@ import math
 import re
 from typing import Any
 
-CURLY_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u201e": '"', "\u00ab": '"', "\u00bb": '"'})
+CURLY_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u201e": '"',
+                              "\u00ab": '"', "\u00bb": '"'})
 _LETTERED = re.compile(r"(?:^|(?<=\s))\(?([A-Z])[.):]\s+")
 _NUMBERED = re.compile(r"^\s*(?:step\s*)?\(?\d+\s*[.):\-]\s*|^\s*[-*\u2022]\s+", re.IGNORECASE)
 
@@ -182,7 +183,8 @@ def parse_transform(value: Any) -> list[dict] | None:
             if isinstance(item, dict) and isinstance(item.get("op"), str):
                 ops.append(dict(item))
             elif isinstance(item, dict) and isinstance(item.get("type") or item.get("name"), str):
-                ops.append({"op": item.get("type") or item.get("name"), **{k: v for k, v in item.items() if k not in ("type", "name")}})
+                ops.append({"op": item.get("type") or item.get("name"),
+                            **{k: v for k, v in item.items() if k not in ("type", "name")}})
             elif isinstance(item, str):
                 mapped = transform_label(item)
                 if mapped is None:
@@ -214,7 +216,8 @@ def transform_label(label: str) -> list[dict] | None:
     value = float(number.group()) if number else None
     words = re.sub(r"-?\d+(?:\.\d+)?", " ", text).split()
     joined = "".join(words)
-    if value is not None and (not words or joined in ("rotate", "rotation", "rotated", "rot", "rotateccw", "ccw", "counterclockwise")):
+    if value is not None and (not words or joined in ("rotate", "rotation", "rotated", "rot", "rotateccw", "ccw",
+                                                      "counterclockwise")):
         return [{"op": "rotate", "angle": _tidy(value)}]
     if value is not None and joined in ("rotatecw", "cw", "clockwise", "rotateclockwise", "rotatedclockwise"):
         return [{"op": "rotate", "angle": _tidy(-value)}]

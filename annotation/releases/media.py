@@ -37,11 +37,6 @@ def media_ext(data: bytes) -> str | None:
     return None
 
 
-def file_media_ext(path: Path) -> str | None:
-    with path.open("rb") as handle:
-        return media_ext(handle.read(32))
-
-
 class MediaFolder:
     """A work folder for media that arrive as bytes; file names are content hashes."""
 

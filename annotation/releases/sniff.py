@@ -38,7 +38,8 @@ def magic_kind(head: bytes) -> Kind | None:
     if head.startswith(b"PAR1"):
         return Kind("parquet", "a parquet file", "import it with --format adaptmmbench", "adaptmmbench")
     if head.startswith(b"%PDF"):
-        return Kind("pdf", "a PDF document", "a benchmark is a .jsonl file, a release's .parquet/.tsv files or Agent-X's data.json")
+        return Kind("pdf", "a PDF document",
+                    "a benchmark is a .jsonl file, a release's .parquet/.tsv files or Agent-X's data.json")
     if head.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM", b"II*\x00", b"MM\x00*")) or (
         head[:4] == b"RIFF" and head[8:12] == b"WEBP"
     ):
@@ -86,7 +87,8 @@ def kind_of_file(path: Path) -> Kind:
     if "\t" in first:
         return _tsv_kind(path, first)
     if "," in first:
-        return Kind("csv", "a CSV file", "a VLMEvalKit dataset is a TSV: save it tab-separated and import it with --format vlmevalkit")
+        return Kind("csv", "a CSV file",
+                    "a VLMEvalKit dataset is a TSV: save it tab-separated and import it with --format vlmevalkit")
     return Kind("text", "a text file that is not JSON Lines", "each line of a benchmark file is one JSON object")
 
 
@@ -117,12 +119,15 @@ def _json_document_kind(path: Path) -> Kind:
         kind = _agentx_kind(value)
         if kind is not None:
             return kind
-        return Kind("json-object", "a JSON object spread over several lines", "our format is JSON Lines: one sample object per line")
+        return Kind("json-object", "a JSON object spread over several lines",
+                    "our format is JSON Lines: one sample object per line")
     if isinstance(value, list):
         if value and is_agentx_toolmeta({"tools": value}):
-            return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)", "import data.json, or the folder holding both, with --format agentx")
+            return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)",
+                        "import data.json, or the folder holding both, with --format agentx")
         if value and all(isinstance(v, dict) and len(v) == 1 for v in value[:20]):
-            return Kind("agentx-output", "an Agent-X output list (predictions)", "submit it with `manage.py submit --format agentx`")
+            return Kind("agentx-output", "an Agent-X output list (predictions)",
+                        "submit it with `manage.py submit --format agentx`")
         return Kind("json-array", "a JSON array", "our format is JSON Lines: one sample object per line, not a list")
     return Kind("json", "a JSON value that is not an object", "our format is JSON Lines: one sample object per line")
 
@@ -138,9 +143,11 @@ def _agentx_kind(value: dict) -> Kind | None:
     if is_agentx_data(value):
         return Kind("agentx-data", "Agent-X's data.json", format="agentx")
     if _is_gta_dataset(value):
-        return Kind("agentx-gta", "Agent-X's dataset.json (the OpenCompass GTA shape)", "import data.json, or the folder holding it, with --format agentx")
+        return Kind("agentx-gta", "Agent-X's dataset.json (the OpenCompass GTA shape)",
+                    "import data.json, or the folder holding it, with --format agentx")
     if is_agentx_toolmeta(value):
-        return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)", "import data.json, or the folder holding both, with --format agentx")
+        return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)",
+                    "import data.json, or the folder holding both, with --format agentx")
     return None
 
 
@@ -175,7 +182,8 @@ def release_files(paths: list[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             files += sorted(
-                (p for p in path.rglob("*") if p.is_file() and p.suffix.lower() not in MEDIA_SUFFIXES and not p.name.startswith(".")),
+                (p for p in path.rglob("*")
+                 if p.is_file() and p.suffix.lower() not in MEDIA_SUFFIXES and not p.name.startswith(".")),
                 key=lambda p: (len(p.parts), str(p)),
             )
         else:

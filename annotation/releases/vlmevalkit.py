@@ -68,7 +68,8 @@ def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple
         raise ReleaseError(f"{path.name}: a TSV without VLMEvalKit's columns (missing {need}; it has {', '.join(columns[:12])})")
     all_rows = list(rows)
     # Rows may share an image by naming another row's index; the full value is the other row's.
-    full_images = {text(row.get("index")): row["image"] for _, row in all_rows if len(row.get("image") or "") > IMAGE_REFERENCE_MAX}
+    full_images = {text(row.get("index")): row["image"] for _, row in all_rows
+                   if len(row.get("image") or "") > IMAGE_REFERENCE_MAX}
     bases = [b for b in (images_dir, path.parent) if b is not None]
     return columns, [_line(path.name, number, row, columns, media, full_images, bases) for number, row in all_rows]
 
@@ -139,7 +140,8 @@ def _images(row: dict, media: MediaFolder, full_images: dict, bases: list[Path],
         field = "image"
         if len(value) <= IMAGE_REFERENCE_MAX:
             if value.strip() not in full_images:
-                errors.append((field, f"{value.strip()!r} is short, so it names another row's index, but no row with index {value.strip()!r} has an image"))
+                errors.append((field, f"{value.strip()!r} is short, so it names another row's index, but no row "
+                                      f"with index {value.strip()!r} has an image"))
                 return []
             value = full_images[value.strip()]
         values = _list_or_one(value, field, errors)

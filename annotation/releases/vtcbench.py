@@ -45,7 +45,8 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     lines = [_line(main.name, number, row, columns, repaired) for number, row in rows_list]
     if repaired:
         shown = ", ".join(map(str, repaired[:15])) + (f" and {len(repaired) - 15} more" if len(repaired) > 15 else "")
-        warnings.append(f"{len(repaired)} {CHAIN_COLUMN} list(s) in {main.name} used curly quotes and were repaired (rows {shown})")
+        warnings.append(f"{len(repaired)} {CHAIN_COLUMN} list(s) in {main.name} used curly quotes and were repaired "
+                        f"(rows {shown})")
     if gt is not None and plain is not None:
         warnings += _differences(plain, gt)
     if CHAIN_COLUMN not in columns:

@@ -75,8 +75,6 @@ def test_a_chain_of_bare_names_becomes_name_only_calls() -> None:
     assert errors_of(["Crop", "Flip", "Resize"]) == ([{"tool": "crop"}, {"tool": "flip"}, {"tool": "resize"}], [])
     assert errors_of([{"tool": "Histogram Eq"}, {"tool": "zoom in"}]) == (
         [{"tool": "histogram_eq"}, {"tool": "zoom_in"}], [])
-    assert bf.is_name_only_chain([{"tool": "crop"}])
-    assert not bf.is_name_only_chain([{"tool": "crop", "args": {}, "input": "img0", "output": "img1"}])
 
 
 def test_a_name_only_chain_names_its_unknown_tool() -> None:

@@ -15,7 +15,8 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def test_two_runs_write_byte_identical_files(tmp_path: Path) -> None:
-    first, second = write_all(tmp_path / "a"), write_all(tmp_path / "b")
+    first = write_all(tmp_path / "a")
+    write_all(tmp_path / "b")
     assert [r.slug for r in first] == ["vtc-bench-demo", "mmreason-demo", "agent-x-demo"]
     a, b = _tree(tmp_path / "a"), _tree(tmp_path / "b")
     assert a == b  # a video, JPEGs, base64 PNGs and TSV/JSON text: nothing depends on the clock or hash seed

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import csv
 import hashlib
-import io
 import json
 from io import StringIO
 from pathlib import Path

@@ -25,7 +25,7 @@ def test_defaults_filled_as_with_defaults():
         schema = REGISTRY[name].schema
         fill = compile_defaults(schema)
         for args in ({}, dict(REGISTRY[name].example),
-                     {p: 2.0 for p in schema["properties"]},
+                     dict.fromkeys(schema["properties"], 2.0),
                      {p: [1.0, 2, 3.0] for p in schema["properties"]}):
             filled, expected = fill(args), with_defaults(schema, args)
             assert _tagged(filled) == _tagged(expected)

@@ -39,8 +39,8 @@ def test_line_detect_finds_a_drawn_segment():
     assert out.measurements["count"] == len(lines) >= 2
     x1, y1, x2, y2 = lines[0]  # longest first
     assert abs(y1 - 100) <= 3 and abs(y2 - 100) <= 3 and abs(x2 - x1) >= 280
-    assert any(abs(l[0] - 200) <= 3 and abs(l[2] - 200) <= 3 and abs(l[3] - l[1]) >= 50
-               for l in lines)
+    assert any(abs(ln[0] - 200) <= 3 and abs(ln[2] - 200) <= 3 and abs(ln[3] - ln[1]) >= 50
+               for ln in lines)
 
 
 def test_circle_detect_finds_the_centre_within_two_pixels():

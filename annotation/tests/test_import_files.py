@@ -143,11 +143,11 @@ def benchmark_zip(tmp_path: Path) -> Path:
 
 def test_a_zip_bomb_of_one_gib_is_refused_at_the_default_limit(tmp_path: Path) -> None:
     archive = benchmark_zip(tmp_path)
-    with zipfile.ZipFile(archive, "a", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-        with zf.open("images/zeros.png", "w", force_zip64=True) as entry:
-            zeros = bytes(1 << 24)
-            for _ in range(64):
-                entry.write(zeros)
+    with (zipfile.ZipFile(archive, "a", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf,
+          zf.open("images/zeros.png", "w", force_zip64=True) as entry):
+        zeros = bytes(1 << 24)
+        for _ in range(64):
+            entry.write(zeros)
     assert archive.stat().st_size < 10 * 1024**2
     message = import_errors(archive)
     assert "bench.zip unpacks to 1073" in message

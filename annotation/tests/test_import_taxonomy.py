@@ -106,7 +106,8 @@ def test_a_manifest_matches_variants_of_its_names(tmp_path: Path) -> None:
 def test_domain_of_supplies_the_papers_grouping(tmp_path: Path) -> None:
     lines = [line("a", "All", "ocr"), line("b", "All", "Measure"), line("c", "All", "math")]
     out = run_import(
-        write_benchmark(tmp_path, lines), domain_of=["ocr=Perception", "measure=Estimation", "math=Reasoning", "colour=Estimation"]
+        write_benchmark(tmp_path, lines),
+        domain_of=["ocr=Perception", "measure=Estimation", "math=Reasoning", "colour=Estimation"]
     )
     assert taxonomy_of() == {
         "Perception": {"ocr": "ocr"},

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotation.models import Annotation, AnnotationStatus, Benchmark, Category, Domain, KeyStep, ReferenceToolCall, Region, Sample
+from annotation.models import (Annotation, AnnotationStatus, Benchmark, Category, Domain, KeyStep, ReferenceToolCall, Region,
+                               Sample)
 
 pytestmark = pytest.mark.django_db
 

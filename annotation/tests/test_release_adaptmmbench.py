@@ -45,7 +45,8 @@ def test_five_parquet_files_in_a_folder_import_whole_samples(tmp_path: Path) -> 
         "m-1", domain="Math", category="geometry", options="A. 30 degrees B. 45 degrees C. 60 degrees", answer="C",
         transform="contrast 1.8", bbox="", key_step="1. Find the angle. 2. Compare it.",
     )])  # fmt: skip
-    write_adapt_parquet(tmp_path / "AdaptMMBench_gui.parquet", [adapt_row("g-1", domain="GUI", category="web", options=None, answer="Submit")])
+    write_adapt_parquet(tmp_path / "AdaptMMBench_gui.parquet",
+                        [adapt_row("g-1", domain="GUI", category="web", options=None, answer="Submit")])
     write_adapt_parquet(tmp_path / "AdaptMMBench_knowledge.parquet", [adapt_row(
         "k-1", domain="knowledge", category="physics", options="{'a': 'up', 'b': 'down'}", answer="b", transform="low light",
     )])  # fmt: skip
@@ -97,7 +98,8 @@ def test_an_image_struct_with_a_path_only_and_a_jpg_that_is_a_png(tmp_path: Path
     (tmp_path / "imgs").mkdir()
     (tmp_path / "imgs" / "p.jpg").write_bytes(image_bytes("PNG"))  # a .jpg that is really a PNG
     (tmp_path / "imgs" / "w.jpg").write_bytes(image_bytes("WEBP"))  # and one that is a WebP
-    rows = [adapt_row("p", image={"bytes": None, "path": "imgs/p.jpg"}), adapt_row("w", image={"bytes": image_bytes("WEBP"), "path": "w.jpg"})]
+    rows = [adapt_row("p", image={"bytes": None, "path": "imgs/p.jpg"}),
+            adapt_row("w", image={"bytes": image_bytes("WEBP"), "path": "w.jpg"})]
     out, _ = run_import(write_adapt_parquet(tmp_path / "AdaptMMBench_ocr.parquet", rows))
     assert sample("p").image.name.endswith(".png") and sample("w").image.name.endswith(".webp")
 
@@ -105,15 +107,25 @@ def test_an_image_struct_with_a_path_only_and_a_jpg_that_is_a_png(tmp_path: Path
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        pytest.param({"options": "{'A': 'red', "}, "row 2 of AdaptMMBench_ocr.parquet, field 'options': cannot read", id="options"),
-        pytest.param({"options": "red or blue"}, "field 'options': cannot read 'red or blue': expected options as", id="options-text"),
-        pytest.param({"bbox": "[1, 2, 3]"}, "row 2 of AdaptMMBench_ocr.parquet, field 'bbox': cannot read '[1, 2, 3]'", id="bbox"),
+        pytest.param({"options": "{'A': 'red', "},
+                     "row 2 of AdaptMMBench_ocr.parquet, field 'options': cannot read", id="options"),
+        pytest.param({"options": "red or blue"},
+                     "field 'options': cannot read 'red or blue': expected options as", id="options-text"),
+        pytest.param({"bbox": "[1, 2, 3]"},
+                     "row 2 of AdaptMMBench_ocr.parquet, field 'bbox': cannot read '[1, 2, 3]'", id="bbox"),
         pytest.param({"key_step": "[1, 2]"}, "field 'key_step': cannot read '[1, 2]': a step that is not text", id="key_step"),
         pytest.param({"transform": "[{'op': 'rotate', "}, "field 'transform': cannot read", id="transform"),
-        pytest.param({"image": {"bytes": b"not an image", "path": "x.png"}}, "field 'image': the image bytes of x.png: not an image or video", id="image-bytes"),
-        pytest.param({"image": {"bytes": None, "path": "missing.png"}}, "row 2 of AdaptMMBench_ocr.parquet, field 'image': image file 'missing.png' not found under", id="image-path"),
-        pytest.param({"bbox": "[50, 5, 40, 30]"}, "row 2 of AdaptMMBench_ocr.parquet, field 'regions[1]': [50, 5, 40, 30] is empty or inverted", id="validator"),
-        pytest.param({"answer": "C"}, "row 2 of AdaptMMBench_ocr.parquet, field 'answer': 'C' is not one of the option letters A, B", id="answer"),
+        pytest.param({"image": {"bytes": b"not an image", "path": "x.png"}},
+                     "field 'image': the image bytes of x.png: not an image or video", id="image-bytes"),
+        pytest.param({"image": {"bytes": None, "path": "missing.png"}},
+                     "row 2 of AdaptMMBench_ocr.parquet, field 'image': image file 'missing.png' not found under",
+                     id="image-path"),
+        pytest.param({"bbox": "[50, 5, 40, 30]"},
+                     "row 2 of AdaptMMBench_ocr.parquet, field 'regions[1]': [50, 5, 40, 30] is empty or inverted",
+                     id="validator"),
+        pytest.param({"answer": "C"},
+                     "row 2 of AdaptMMBench_ocr.parquet, field 'answer': 'C' is not one of the option letters A, B",
+                     id="answer"),
     ],
 )
 def test_what_cannot_be_read_is_named_by_row_and_field(tmp_path: Path, overrides: dict, expected: str) -> None:

@@ -117,12 +117,17 @@ def test_without_toolmeta_the_undeclared_tools_are_named(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        pytest.param({"query": "not a list"}, "task '1' of data.json, field 'file_path': missing (required)", id="object-not-list"),
-        pytest.param([task("q", "sign.jpg", [])[0], task("q", "sign.jpg", [])[0]], "task '1' of data.json: expected a list holding one task object", id="two-tasks"),
+        pytest.param({"query": "not a list"},
+                     "task '1' of data.json, field 'file_path': missing (required)", id="object-not-list"),
+        pytest.param([task("q", "sign.jpg", [])[0], task("q", "sign.jpg", [])[0]],
+                     "task '1' of data.json: expected a list holding one task object", id="two-tasks"),
         pytest.param(task("q", "", []), "task '1' of data.json, field 'file_path': missing (required)", id="no-file"),
-        pytest.param(task("q", "gone.jpg", []), "task '1' of data.json, field 'image': image file 'gone.jpg' not found", id="missing-file"),
-        pytest.param(task("q", "sign.jpg", "first OCR"), "task '1' of data.json, field 'reasoning_steps': expected a list of step objects", id="steps"),
-        pytest.param(task("q", "sign.jpg", [step(1, "Calculator", "Add.", {"expr": 1})]), "task '1' of data.json, field 'toolchain[1]", id="bad-args"),
+        pytest.param(task("q", "gone.jpg", []),
+                     "task '1' of data.json, field 'image': image file 'gone.jpg' not found", id="missing-file"),
+        pytest.param(task("q", "sign.jpg", "first OCR"),
+                     "task '1' of data.json, field 'reasoning_steps': expected a list of step objects", id="steps"),
+        pytest.param(task("q", "sign.jpg", [step(1, "Calculator", "Add.", {"expr": 1})]),
+                     "task '1' of data.json, field 'toolchain[1]", id="bad-args"),
         pytest.param(task("", "sign.jpg", []), "task '1' of data.json, field 'question': missing (required)", id="no-query"),
     ],
 )
@@ -153,10 +158,12 @@ def test_toolmeta_alone_is_named(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "content", "expected"),
     [
-        pytest.param("data.json", '{"0": [{"query": "q",', "data.json: this is a file that starts like JSON but does not parse", id="broken"),
+        pytest.param("data.json", '{"0": [{"query": "q",',
+                     "data.json: this is a file that starts like JSON but does not parse", id="broken"),
         pytest.param("dataset.json", json.dumps({"0": {"tools": [], "files": [], "dialogs": []}}, indent=1),
                      "dataset.json: this is Agent-X's dataset.json (the OpenCompass GTA shape); import data.json", id="gta"),
-        pytest.param("data.json", json.dumps({"0": [{"query": "q"}]}), "task '0' of data.json, field 'file_path': missing", id="one-line-json"),
+        pytest.param("data.json", json.dumps({"0": [{"query": "q"}]}),
+                     "task '0' of data.json, field 'file_path': missing", id="one-line-json"),
     ],
 )
 def test_agentx_files_of_the_wrong_shape_are_named(tmp_path: Path, name: str, content: str, expected: str) -> None:

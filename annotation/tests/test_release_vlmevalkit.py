@@ -83,7 +83,8 @@ def test_mmreason_disciplines_are_one_level_and_domain_of_groups_them(tmp_path: 
     assert "All: 3\n    Math: 1\n    Social Sciences: 2" in out
     Sample.objects.all().delete()
     Domain.objects.all().delete()
-    out, _ = run_import(write_tsv(tmp_path / "MMReason.tsv", columns, rows), domain_of=["Math=STEM", "social sciences=Humanities"])
+    out, _ = run_import(write_tsv(tmp_path / "MMReason.tsv", columns, rows),
+                        domain_of=["Math=STEM", "social sciences=Humanities"])
     assert "STEM: 1\n    Math: 1\n  Humanities: 2\n    Social Sciences: 2" in out
 
 
@@ -91,19 +92,24 @@ def test_image_path_instead_of_base64(tmp_path: Path) -> None:
     (tmp_path / "imgs").mkdir()
     (tmp_path / "imgs" / "a.jpg").write_bytes(image_bytes("WEBP"))  # a .jpg that is a WebP
     columns = ["index", "image_path", "question", "answer", "category"]
-    out, _ = run_import(write_tsv(tmp_path / "ds.tsv", columns, [{"index": 1, "image_path": "imgs/a.jpg", "question": "q", "answer": "a", "category": "c"}]))
+    out, _ = run_import(write_tsv(tmp_path / "ds.tsv", columns,
+                                  [{"index": 1, "image_path": "imgs/a.jpg", "question": "q", "answer": "a", "category": "c"}]))
     assert Sample.objects.get(uid="1").image.name.endswith(".webp")
 
 
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        pytest.param({"image": "99"}, "row 2 of ds.tsv, field 'image': '99' is short, so it names another row's index, but no row", id="dangling-reference"),
+        pytest.param({"image": "99"},
+                     "row 2 of ds.tsv, field 'image': '99' is short, so it names another row's index, but no row",
+                     id="dangling-reference"),
         pytest.param({"image": "!" * 80}, "row 2 of ds.tsv, field 'image': the base64 image is not base64", id="bad-base64"),
-        pytest.param({"image": "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQ="}, "field 'image': the base64 image is not an image or video", id="not-an-image"),
+        pytest.param({"image": "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd29ybGQ="},
+                     "field 'image': the base64 image is not an image or video", id="not-an-image"),
         pytest.param({"answer": "E"}, "row 2 of ds.tsv, field 'answer': 'E' is not one of the option letters A, B", id="answer"),
         pytest.param({"question": ""}, "row 2 of ds.tsv, field 'question': missing (required)", id="question"),
-        pytest.param({"image": "['" + "a" * 80}, "row 2 of ds.tsv, field 'image': starts like a list but is not one", id="broken-list"),
+        pytest.param({"image": "['" + "a" * 80},
+                     "row 2 of ds.tsv, field 'image': starts like a list but is not one", id="broken-list"),
     ],
 )
 def test_bad_rows_are_named(tmp_path: Path, overrides: dict, expected: str) -> None:
@@ -157,8 +163,10 @@ def test_a_release_import_counts_its_rows_in_the_progress_bar(tmp_path: Path) ->
 
 def test_several_datasets_at_once_get_prefixed_uids(tmp_path: Path) -> None:
     columns = ["index", "image", "question", "answer", "category"]
-    one = write_tsv(tmp_path / "ChartQA_TEST.tsv", columns, [{"index": 1, "image": b64_image(), "question": "q", "answer": "3", "category": "bars"}])
-    two = write_tsv(tmp_path / "OCRBench.tsv", columns, [{"index": 1, "image": b64_image(), "question": "q", "answer": "x", "category": "text"}])
+    one = write_tsv(tmp_path / "ChartQA_TEST.tsv", columns,
+                    [{"index": 1, "image": b64_image(), "question": "q", "answer": "3", "category": "bars"}])
+    two = write_tsv(tmp_path / "OCRBench.tsv", columns,
+                    [{"index": 1, "image": b64_image(), "question": "q", "answer": "x", "category": "text"}])
     out, _ = run_import(one, two)
     assert sorted(Sample.objects.values_list("uid", flat=True)) == ["ChartQA_TEST:1", "OCRBench:1"]
     assert "ChartQA_TEST: 1\n    bars: 1\n  OCRBench: 1\n    text: 1" in out

@@ -73,7 +73,8 @@ def test_the_gt_file_imports_whole_samples_with_name_only_chains(tmp_path: Path)
 
 
 def test_the_repository_folder_and_the_papers_tiers(tmp_path: Path) -> None:
-    repo = write_repo(tmp_path, [vtc_row(1, "a", "ocr"), vtc_row(2, "b", "measure"), vtc_row(3, "c", "chart"), vtc_row(4, "d", "spatial")])
+    repo = write_repo(tmp_path, [vtc_row(1, "a", "ocr"), vtc_row(2, "b", "measure"), vtc_row(3, "c", "chart"),
+                                 vtc_row(4, "d", "spatial")])
     out, _ = run_import(repo, domain_of=TIERS)
     assert "Perception: 1\n    ocr: 1\n  Estimation: 1\n    measure: 1\n  Reasoning: 2\n    chart: 1\n    spatial: 1" in out
     assert set(Domain.objects.values_list("name", flat=True)) == {"Perception", "Estimation", "Reasoning"}
@@ -93,7 +94,8 @@ def test_curly_quotes_are_repaired_with_a_warning(tmp_path: Path) -> None:
 
 def test_both_files_report_their_differences_and_the_gt_file_is_used(tmp_path: Path) -> None:
     gt = [vtc_row(1, "a", "ocr", answer="B"), vtc_row(2, "b", "ocr"), vtc_row(3, "only_gt", "ocr")]
-    plain = [vtc_row(1, "a", "ocr", answer="A"), vtc_row(2, "b", "ocr", question="Another wording?"), vtc_row(4, "only_plain", "ocr")]
+    plain = [vtc_row(1, "a", "ocr", answer="A"), vtc_row(2, "b", "ocr", question="Another wording?"),
+             vtc_row(4, "only_plain", "ocr")]
     repo = write_repo(tmp_path, gt, [{k: v for k, v in r.items() if k != "model_tools_gt"} for r in plain])
     _, err = run_import(repo / "data" / "VTC-Bench.tsv", repo / "data" / "VTC-Bench_GTToolChain.tsv")
     assert "importing VTC-Bench_GTToolChain.tsv (the file the authors' evaluation reads)" in err
@@ -115,9 +117,11 @@ def test_the_plain_file_alone_imports_without_chains(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        pytest.param({"model_tools_gt": "[Crop, Flip"}, "row 2 of VTC-Bench_GTToolChain.tsv, field 'model_tools_gt': cannot read", id="chain"),
+        pytest.param({"model_tools_gt": "[Crop, Flip"},
+                     "row 2 of VTC-Bench_GTToolChain.tsv, field 'model_tools_gt': cannot read", id="chain"),
         pytest.param({"model_tools_gt": "[1, 2]"}, "field 'model_tools_gt': expected a list of tool names", id="chain-not-names"),
-        pytest.param({"model_tools_gt": '["Teleport"]'}, "row 2 of VTC-Bench_GTToolChain.tsv, field 'toolchain[1]': unknown tool 'Teleport'", id="unknown-tool"),
+        pytest.param({"model_tools_gt": '["Teleport"]'},
+                     "row 2 of VTC-Bench_GTToolChain.tsv, field 'toolchain[1]': unknown tool 'Teleport'", id="unknown-tool"),
         pytest.param({"image": "images/ocr/nowhere.jpg"}, "row 2 of VTC-Bench_GTToolChain.tsv, field 'image'", id="image"),
         pytest.param({"answer": "E"}, "field 'answer': 'E' is not one of the option letters A, B", id="answer"),
     ],
@@ -130,7 +134,8 @@ def test_bad_rows_are_named(tmp_path: Path, overrides: dict, expected: str) -> N
 
 
 def test_more_than_fifty_bad_rows_are_capped(tmp_path: Path) -> None:
-    rows = [vtc_row(i, f"r{i}", "ocr", model_tools_gt="[oops") for i in range(30)] + [vtc_row(100 + i, "", "ocr") for i in range(30)]
+    rows = ([vtc_row(i, f"r{i}", "ocr", model_tools_gt="[oops") for i in range(30)]
+            + [vtc_row(100 + i, "", "ocr") for i in range(30)])
     repo = write_repo(tmp_path, [r for r in rows if r["id"]])
     tsv = repo / "data" / "VTC-Bench_GTToolChain.tsv"
     write_tsv(tsv, GT_COLUMNS, rows)

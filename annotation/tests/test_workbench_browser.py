@@ -127,7 +127,8 @@ def test_key_steps_reorder_by_keyboard_and_drag(page, live_server, tmp_path: Pat
 
     page.click("#save-btn")
     page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved')")
-    assert list(KeyStep.objects.filter(annotation=assignment.annotation).values_list("text", flat=True)) == ["Third", "Second", "First"]
+    assert list(KeyStep.objects.filter(annotation=assignment.annotation).values_list("text", flat=True)) == [
+        "Third", "Second", "First"]
 
 
 def test_run_a_toolchain_and_see_its_intermediate_images(page, live_server, tmp_path: Path) -> None:

@@ -136,7 +136,8 @@ def test_a_chain_is_verified_only_when_it_runs_and_every_step_is_valid(bench, pe
     save(assignment, people["ann1"], payload(toolchain=failing))
     with pytest.raises(ChainNotVerified, match="the chain fails"):
         annotation_chain_verify(annotation_id=assignment.annotation_id)
-    unchecked = [{"tool": "zoom_in", "args": {"bbox": [10, 10, 60, 40]}}, {"tool": "rotate", "args": {"angle": 90}, "verdict": "valid"}]
+    unchecked = [{"tool": "zoom_in", "args": {"bbox": [10, 10, 60, 40]}},
+                 {"tool": "rotate", "args": {"angle": 90}, "verdict": "valid"}]
     save(assignment, people["ann1"], payload(toolchain=unchecked))
     with pytest.raises(ChainNotVerified, match="mark step 1 valid"):
         annotation_chain_verify(annotation_id=assignment.annotation_id)
@@ -162,7 +163,8 @@ def test_approving_one_annotation_makes_it_the_one_that_exports(bench, people, t
     sample = a1.sample
     figures = sample_agreement(list(sample.annotations.exclude(status="draft")))
     assert figures.annotators == 2 and figures.box_f1 == 1.0 and figures.answer_agreement == 0.0
-    approved = sample_approve(sample=sample, reviewer=people["rev"], sources=dict.fromkeys(("regions", "answer", "key_steps", "toolchain"), a1.annotation_id))
+    approved = sample_approve(sample=sample, reviewer=people["rev"],
+                              sources=dict.fromkeys(("regions", "answer", "key_steps", "toolchain"), a1.annotation_id))
     assert approved.pk == a1.annotation_id and approved.status == "approved"
     assert sample.annotations.filter(annotator=None).get().status == "submitted"  # the import steps back
     benchmark_export(benchmark=bench, out=tmp_path / "out")

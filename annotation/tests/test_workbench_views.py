@@ -142,9 +142,11 @@ def test_a_reviewer_approves_and_the_item_exports(bench, people) -> None:
 
 def test_reject_sends_the_comment_to_the_annotators_queue(bench, people) -> None:
     a1 = assignment_claim_next(user=people["ann1"], benchmark=bench)
-    post_json(client_for(people["ann1"]), reverse("annotation:save", args=[a1.pk]), {"version": 1, "data": payload(), "submit": True})
+    post_json(client_for(people["ann1"]), reverse("annotation:save", args=[a1.pk]),
+              {"version": 1, "data": payload(), "submit": True})
     client_for(people["rev"]).post(reverse("annotation:review_sample", args=[a1.sample_id]),
-                                   {"action": "reject", "annotation": a1.annotation_id, f"comment_{a1.annotation_id}": "Box too tight."})
+                                   {"action": "reject", "annotation": a1.annotation_id,
+                                    f"comment_{a1.annotation_id}": "Box too tight."})
     queue = client_for(people["ann1"]).get(reverse("annotation:queue")).content.decode()
     assert "Box too tight." in queue and "Returned by a reviewer" in queue
 

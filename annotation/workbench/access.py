@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from annotation.models import Assignment, AnnotationStatus, Benchmark, BenchmarkRole, Role, Sample, Split
+from annotation.models import AnnotationStatus, Benchmark, BenchmarkRole, Role, Sample, Split
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -56,11 +56,6 @@ def export_splits(user: User, benchmark: Benchmark) -> list[str] | None:
     """The splits a person's export of the benchmark holds: every split (None) for staff and the
     benchmark's admins, the dev split for reviewers (an export is every answer at once)."""
     return None if sees_test_gold(user, benchmark) else [Split.DEV]
-
-
-def can_edit_assignment(user: User, assignment: Assignment) -> bool:
-    """Only the assignee edits; annotators never see each other's work."""
-    return user.is_authenticated and assignment.annotator_id == user.pk
 
 
 def role_grant(*, benchmark: Benchmark, user: AbstractBaseUser, role: str) -> BenchmarkRole:

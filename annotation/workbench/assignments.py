@@ -64,7 +64,8 @@ def assignment_claim_next(*, user: AbstractBaseUser, benchmark: Benchmark, now: 
         own = (
             Assignment.objects.select_for_update()
             .filter(annotator=user, sample__benchmark=benchmark, status__in=[AssignmentStatus.RETURNED, AssignmentStatus.ACTIVE])
-            .annotate(returned_first=Case(When(status=AssignmentStatus.RETURNED, then=Value(0)), default=Value(1), output_field=IntegerField()))
+            .annotate(returned_first=Case(When(status=AssignmentStatus.RETURNED, then=Value(0)), default=Value(1),
+                                          output_field=IntegerField()))
             .order_by("returned_first", "created_at", "pk")
             .first()
         )  # fmt: skip

@@ -1,7 +1,8 @@
 """Review: agreement between a sample's annotations, then approve (one, or a merge) or reject.
 
 The reviewer picks every part explicitly (nothing is preselected, so one careless click cannot
-replace the annotators' work with the imported annotation). Approving makes the chosen annotation the sample's one approved annotation (the one that counts
+replace the annotators' work with the imported annotation). Approving makes the chosen annotation
+the sample's one approved annotation (the one that counts
 and exports); the previously approved one (often the imported annotation) steps back to
 `submitted`, so it stays visible in the history. The approved question and answer are written
 to the Sample. Rejecting returns the item to its annotator with the reviewer's comment and their

@@ -158,7 +158,7 @@ def celery_broker_options(url: str | None, var_dir: Path) -> dict:
         # Redis re-delivers an unacknowledged task after this many seconds: the backstop when a
         # whole worker is killed and the sweeper is not running. A stage still running when its
         # message comes back is harmless: the second delivery finds the stage claimed and returns
-        # (evaluation/pipeline.py, _claim). Keep it above the longest countdown of a retry (judge:
+        # (evaluation/pipeline/claims.py, _claim). Keep it above the longest countdown of a retry (judge:
         # SUBMISSION_JUDGE_RETRY_SECONDS x 2^(retries-1)), since Redis also re-delivers those.
         timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=30)
         return {"visibility_timeout": timeout} if url.startswith(("redis://", "rediss://")) else {}
@@ -257,7 +257,7 @@ SUBMISSION_JUDGE_RETRIES = env_int("SUBMISSION_JUDGE_RETRIES", 3, minimum=0)
 SUBMISSION_JUDGE_RETRY_SECONDS = env_int("SUBMISSION_JUDGE_RETRY_SECONDS", 30, minimum=0)
 # When a worker starts it sends itself one task per pool process that prepares (reads and digests)
 # the benchmarks submitted to in the last SCORING_WARMUP_DAYS days, so the first submission after a
-# restart does not wait for it (evaluation/benchmark_cache.py, config/celery.py).
+# restart does not wait for it (evaluation/benchmark_cache.py, evaluation/tasks.py).
 SCORING_WARMUP = env_bool("SCORING_WARMUP", True)
 SCORING_WARMUP_DAYS = env_int("SCORING_WARMUP_DAYS", 30, minimum=0)
 # The Celery queue the pipeline's tasks go to (tests give their worker a private one).

@@ -21,13 +21,6 @@ def env_str(name: str, default: str | None = None, *, environ: Mapping[str, str]
     return value.strip()
 
 
-def env_required(name: str, *, environ: Mapping[str, str] | None = None) -> str:
-    value = env_str(name, environ=environ)
-    if value is None:
-        raise ImproperlyConfiguredEnv(f"The environment variable {name} must be set.")
-    return value
-
-
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 

@@ -17,7 +17,7 @@ from evaluation.harness.items import RunItem
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 FAMILIES = ("generic", "vtcbench", "vlmevalkit")
-PROMPT_VERSIONS: dict[str, str] = {family: "v1" for family in FAMILIES}
+PROMPT_VERSIONS: dict[str, str] = dict.fromkeys(FAMILIES, "v1")
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ class Simulated(ThreadingHTTPServer):
         self.seed = args.seed
         self.tool_calls = args.tool_calls
         self.served_model = args.served_model
-        self.script: dict[str, str] = json.load(open(args.script, encoding="utf-8")) if args.script else {}
+        self.script: dict[str, str] = json.loads(Path(args.script).read_text(encoding="utf-8")) if args.script else {}
         self.log_path = args.log
         self.lock = threading.Lock()
         self.refused: set[tuple[str, str]] = set()

@@ -1,6 +1,7 @@
 """The judge protocol (metrics.md section 9).
 
-A judge answers four kinds of question (and a remote one three more, Agent-X's judged figures), each in batches so that a remote judge can work
+A judge answers four kinds of question (and a remote one three more, Agent-X's judged figures), each
+in batches so that a remote judge can work
 concurrently and consult its cache once per batch. Verdicts come back in question order.
 """
 
@@ -34,7 +35,7 @@ PROMPT_VERSIONS: dict[str, str] = {
 }
 # v1: one question per request (the payload itself -> one verdict), for judges that cannot follow
 # the batch format (JUDGE_OPENAI_BATCH=1).
-SINGLE_PROMPT_VERSIONS: dict[str, str] = {kind: "v1" for kind in PROMPT_VERSIONS}
+SINGLE_PROMPT_VERSIONS: dict[str, str] = dict.fromkeys(PROMPT_VERSIONS, "v1")
 
 
 class JudgeError(RuntimeError):

@@ -141,8 +141,7 @@ class OfflineJudge:
                     words = words | tool_words(tool.name)
                 n_words = len(words)
                 conf = False
-                j = 0
-                for key, need, size in keys:
+                for j, (key, need, size) in enumerate(keys):
                     if size:
                         overlap = len(words.intersection(key))
                         if overlap >= need:
@@ -150,7 +149,6 @@ class OfflineJudge:
                         # step score: overlap coefficient against this key step
                         if n_words and not conf and overlap >= KEY_STEP_MATCH * min(size, n_words):
                             conf = True
-                    j += 1
                 confirmed.append(conf)
             out.append(tuple(hits))
             # The step scores of these steps need the same overlaps: keep what they decide,

@@ -46,7 +46,8 @@ from evaluation.metrics.agentx_judged import (
     is_unit,
 )
 
-from evaluation.endpoint_limits import PAUSE_STATUS, BudgetExceeded, Gate, Spending, estimate_tokens, is_retriable, retry_after_seconds
+from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, estimate_tokens, is_retriable,
+                                        retry_after_seconds)
 
 from .base import PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS, JudgeBudgetExceeded, JudgeError, load_prompt
 from .cache import VerdictCache, input_hash

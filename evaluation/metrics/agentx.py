@@ -78,7 +78,7 @@ def _norm(value: Any) -> Any:
 
 
 def arguments_match(predicted: Mapping[str, Any], reference: Mapping[str, Any]) -> bool:
-    return _norm(dict(predicted)) == _norm(dict(reference))
+    return bool(_norm(dict(predicted)) == _norm(dict(reference)))
 
 
 def is_generative(category: str, reference: Sequence[str]) -> bool:

@@ -236,7 +236,9 @@ def slot_state(correct: bool, n_calls: int) -> int:
 
 def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
                               seed: int = SEED, resamples: int = RESAMPLES) -> Confusion | None:
-    """As ``mode_selection_from_slots``, from ``slot_state`` bytes (0 where no line)."""
+    """Confusion and MCC over non-aux samples with both a text and an adaptive prediction
+    (``state[N_MODES * i + m]``: the ``slot_state`` byte of sample i in mode m, MODES order, 0 where
+    no line); None when no sample has both."""
     counts = [0, 0, 0, 0]
     for i, info in enumerate(order):
         text = state[N_MODES * i]
@@ -245,26 +247,6 @@ def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
         adaptive = state[N_MODES * i + 1]
         if adaptive:
             counts[cell(bool(text & _CORRECT), bool(adaptive & _CALLS))] += 1
-    if not any(counts):
-        return None
-    tp, fp, tn, fn = counts
-    ci = bootstrap_mcc(tp, fp, tn, fn, seed=seed, resamples=resamples)
-    return Confusion(tp, fp, tn, fn, mcc(tp, fp, tn, fn), ci)
-
-
-def mode_selection_from_slots(slots: Sequence[list | None], order: Sequence[SampleInfo], *,
-                              seed: int = SEED, resamples: int = RESAMPLES) -> Confusion | None:
-    """Confusion and MCC over non-aux samples with both a text and an adaptive prediction
-    (``slots[N_MODES * i + m]``: the record of sample i in mode m, MODES order; field 3 is
-    ``correct``, field 6 ``n_calls``); None when no sample has both."""
-    counts = [0, 0, 0, 0]
-    for i, info in enumerate(order):
-        text = slots[N_MODES * i]
-        if text is None or info.aux:
-            continue
-        adaptive = slots[N_MODES * i + 1]
-        if adaptive is not None:
-            counts[cell(text[3], adaptive[6] > 0)] += 1
     if not any(counts):
         return None
     tp, fp, tn, fn = counts

@@ -29,7 +29,7 @@ _ARTICLES = frozenset({"a", "an", "the"})
 def extract_answer(answer: str, response: str = "") -> str:
     """The last <answer>...</answer> of ``answer``, else of ``response``, else ``answer``."""
     if "<" in answer:
-        found = _ANSWER_TAG.findall(answer)
+        found: list[str] = _ANSWER_TAG.findall(answer)
         if found:
             return found[-1].strip()
     if response and "<" in response:
@@ -140,7 +140,7 @@ def rule_match(gold: GoldKey, extracted: str) -> bool:
         return bool(gold.option_text) and normalize_text(extracted) == gold.option_text
     if kind == "number":
         value = parse_number(extracted)
-        return value is not None and abs(value - gold.number) <= gold.tolerance  # type: ignore[operator]
+        return value is not None and abs(value - gold.number) <= gold.tolerance  # type: ignore[operator]  # a number gold has both
     return _text_match(gold.text, gold.text_words, extracted)
 
 

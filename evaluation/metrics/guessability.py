@@ -41,31 +41,9 @@ def guessability(correct_sets: Sequence[Collection[str]], sample_ids: Iterable[s
     sample without a blind line counts as wrong, as everywhere else)."""
     if k < 1:
         raise ValueError("k must be at least 1")
-    counts = {sid: 0 for sid in sample_ids}
+    counts = dict.fromkeys(sample_ids, 0)
     for correct in correct_sets:
         for sid in correct:
             if sid in counts:
                 counts[sid] += 1
     return Guessability(len(correct_sets), k, min_blind, counts)
-
-
-@dataclass(frozen=True, slots=True)
-class Share:
-    guessable: int
-    n: int
-
-    @property
-    def value(self) -> float | None:
-        return self.guessable / self.n if self.n else None
-
-
-def share_by_group(flags: Mapping[str, bool | None], group_of: Mapping[str, str]) -> dict[str, Share]:
-    """Guessable share per group (domain) over the audited samples (flag not None)."""
-    tally: dict[str, list[int]] = {}
-    for sid, flag in flags.items():
-        if flag is None:
-            continue
-        t = tally.setdefault(group_of.get(sid, ""), [0, 0])
-        t[0] += flag
-        t[1] += 1
-    return {g: Share(a, n) for g, (a, n) in sorted(tally.items())}

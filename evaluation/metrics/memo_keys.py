@@ -30,7 +30,7 @@ def _freeze(value: Any, out: list) -> bool:
     if t is list or t is tuple:
         out.append(t)
         out.append(len(value))
-        for v in value:
+        for v in value:  # noqa: SIM110 - a loop, not all(): _freeze appends to ``out`` as it goes
             if not _freeze(v, out):
                 return False
         return True

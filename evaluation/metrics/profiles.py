@@ -37,7 +37,7 @@ RIGHT, OPEN, WRONG = 1, 0, 2
 # VTC-Bench reads the option columns A-G only; an option H or beyond is invisible to its rules.
 _VTC_LETTERS = "abcdefg"
 # VLMEvalKit turns these into spaces before looking for a lone option letter.
-_VLM_SEPARATORS = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
+_VLM_SEPARATORS = str.maketrans(dict.fromkeys(".()[],:;!*#{}", " "))
 _VLM_REFUSALS = (
     "Sorry, I can't help with images of people yet.", "I can't process this file.",
     "I'm sorry, but without the image provided", "Cannot determine the answer",
@@ -115,10 +115,8 @@ def _vtc_free_text(pred: str, answer: str) -> bool:
         return True
     # A gold of fewer than five words is right anywhere inside the prediction, as a plain substring
     # (so "18007" holds "1800", and an empty gold is inside everything).
-    if len(answer_ws.split()) < 5 and answer_ws in pred_ws:
-        return True
-    # Their math_verify check computes a verdict and then returns 0 whatever it says.
-    return False
+    # (Their math_verify check computes a verdict and then returns 0 whatever it says: none here.)
+    return len(answer_ws.split()) < 5 and answer_ws in pred_ws
 
 
 # ---- VLMEvalKit ---------------------------------------------------------------------------------

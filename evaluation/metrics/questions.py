@@ -58,7 +58,7 @@ class ToolCallQuestion:
 
     def payload(self) -> dict[str, Any]:
         s = self.sample
-        out = {"question": s.question, "regions": [list(r) for r in s.regions],
+        out: dict[str, Any] = {"question": s.question, "regions": [list(r) for r in s.regions],
                "transform": [dict(t) for t in s.transform], "thought": self.thought,
                "tool": {"name": self.call.name, "args": dict(self.call.args)}}
         if s.n_images > 1:  # several media: which one each region is on, and the call's input

@@ -18,7 +18,7 @@ Plain Python and NumPy, no Django.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +63,8 @@ def _intervals(ranks: np.ndarray, level: float, resamples: int, seed: int) -> li
     return [RankInterval(int(a), int(b), level, resamples, seed) for a, b in zip(lo, hi)]
 
 
-def _rank_intervals(stat: object, m: int, n: int, resamples: int, seed: int, level: float) -> list[RankInterval]:
+def _rank_intervals(stat: Callable[[np.ndarray], np.ndarray], m: int, n: int, resamples: int, seed: int,
+                    level: float) -> list[RankInterval]:
     """``stat(draws)`` gives every entry's statistic for a chunk of resamples (chunk x m)."""
     if m == 0:
         return []
@@ -89,7 +90,7 @@ def _matrix(rows: Sequence[Sequence[bool] | str], n: int) -> np.ndarray:
     return out
 
 
-def _by_entry_blocks(m: int, block_stat: object) -> object:
+def _by_entry_blocks(m: int, block_stat: Callable[[np.ndarray, slice], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     """A statistic for all m entries, computed ENTRY_BLOCK entries at a time, so only one block is ever
     held as float32 (the cells stay one byte each); each entry's value is the same as in one product."""
     def stat(d: np.ndarray) -> np.ndarray:
@@ -124,7 +125,8 @@ def rank_intervals_mcc(cells: Sequence[Sequence[int]], *, resamples: int = RESAM
 
     def block_stat(d: np.ndarray, block: slice) -> np.ndarray:
         a, b, c, e = (d @ (codes[block] == k).T.astype(np.float32) for k in range(4))  # TP, FP, TN, FN
-        return (a * c - b * e) / (np.sqrt((a + b) * (a + e) * (c + b) * (c + e)) + EPSILON)
+        mcc: np.ndarray = (a * c - b * e) / (np.sqrt((a + b) * (a + e) * (c + b) * (c + e)) + EPSILON)
+        return mcc
 
     return _rank_intervals(_by_entry_blocks(len(cells), block_stat), len(cells), n, resamples, seed, level)
 

@@ -33,9 +33,9 @@ def split_samples(uids: Sequence[str], seed: int = SPLIT_SEED) -> dict[str, str]
     n = len(order)
     n_train = round(n * SPLIT_SHARES[0][1])
     n_dev = round(n * SPLIT_SHARES[1][1])
-    out = {uid: "train" for uid in order[:n_train]}
-    out.update({uid: "dev" for uid in order[n_train:n_train + n_dev]})
-    out.update({uid: "test" for uid in order[n_train + n_dev:]})
+    out = dict.fromkeys(order[:n_train], "train")
+    out.update(dict.fromkeys(order[n_train:n_train + n_dev], "dev"))
+    out.update(dict.fromkeys(order[n_train + n_dev:], "test"))
     return out
 
 
@@ -117,7 +117,8 @@ def probs_matrix(pool: Pool, picks: Sequence[Mapping[str, float]]) -> np.ndarray
         for m, w in pick.items():
             p[i, col[m]] += float(w)
     total = p.sum(axis=1, keepdims=True)
-    return np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+    probs: np.ndarray = np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+    return probs
 
 
 def oracle_probs(pool: Pool, rows: Sequence[int]) -> np.ndarray:

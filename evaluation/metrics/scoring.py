@@ -60,7 +60,7 @@ from .types import (
 if TYPE_CHECKING:  # the protocol lives with the judges; the library only calls its methods
     from evaluation.judges.base import Judge
 
-ToolValidator = Callable[[str, dict], list[str]]
+ToolValidator = Callable[[str, Mapping[str, Any]], list[str]]  # the call's name and its args
 DEFAULT_PROCESS_MODES = frozenset({"adaptive"})
 OFFLINE_JUDGE = "offline"  # the built-in judge's name (evaluation/judges/offline.py)
 STREAM_CHUNK = 4096  # predictions per chunk when records are streamed out (on_records)
@@ -218,21 +218,21 @@ def _score(
                 entry[2] = judge_tag
         for row, acc in proc_call_rows:  # tool effectiveness, once every call is decided
             entries = row[R_CALLS]
-            ok = sum(1 for e in entries if e[1])
-            acc.valid_calls += ok
+            n_ok = sum(1 for e in entries if e[1])
+            acc.valid_calls += n_ok
             acc.decided_calls += len(entries)
-            acc.per_sample_eff.append(ok / len(entries))
+            acc.per_sample_eff.append(n_ok / len(entries))
         if q_ks:
             ks_verdicts = judge.key_step_matching(
                 [make_key_step_question(info.sample, steps) for _, info, steps in q_ks])
             q_steps = []
-            for (row, info, steps), verdicts in zip(q_ks, ks_verdicts):
-                ks = tuple(map(bool, verdicts))
+            for (row, info, steps), step_verdicts in zip(q_ks, ks_verdicts):
+                ks = tuple(map(bool, step_verdicts))
                 kcov, kcov_any = key_step_coverage(ks)
                 row[R_KEY_STEPS] = ks
                 row[R_KCOV] = kcov
                 row[R_KCOV_ANY] = kcov_any
-                if not info.aux and kcov is not None:
+                if not info.aux and kcov is not None and kcov_any is not None:  # both None, or neither
                     acc = accs[_MODE_INDEX[row[R_MODE]]]
                     acc.kcov.append(kcov)
                     acc.kcov_any.append(kcov_any)
@@ -274,10 +274,11 @@ def _score(
         # ---- read the prediction: a well-formed dict directly, anything else via parse_prediction
         good = False
         if type(obj) is dict:
-            sid = obj.get("sample_id")
-            mode = obj.get("mode")
-            answer = obj.get("answer")
-            response = obj.get("response")
+            # Any: the type() checks below decide whether the fast path may use them.
+            sid: Any = obj.get("sample_id")
+            mode: Any = obj.get("mode")
+            answer: Any = obj.get("answer")
+            response: Any = obj.get("response")
             if answer is None:
                 answer = ""
             if response is None:
@@ -367,14 +368,15 @@ def _score(
             # The attempt ended without an answer: wrong, and final (no judge is asked), whatever
             # its response holds. It stays in every denominator, as a missing line does.
             extracted = ""
-            rule_state = 2
+            rule_state: int | None = 2
         else:
             if response:
                 extracted = extract_answer(answer, response)
             else:
-                extracted = extract_memo.get(answer)
-                if extracted is None:
-                    extracted = extract_memo[answer] = extract_answer(answer)
+                memo = extract_memo.get(answer)
+                if memo is None:
+                    memo = extract_memo[answer] = extract_answer(answer)
+                extracted = memo
             # 1: right; 0: wrong, a judge may decide; 2: wrong, and final (a number or choice rule)
             rkey = (info.gold_id, extracted)
             rule_state = rule_memo.get(rkey)
@@ -398,6 +400,7 @@ def _score(
         # ---- tool calls
         l_gt = info.l_gt
         iou = None
+        calls: Sequence[ToolCall]
         if steps:
             calls = [s.tool for s in steps if s.tool is not None]
         else:
@@ -421,9 +424,10 @@ def _score(
                 elif tool_validator is not None:
                     vkey = args_key(cname, call.args)
                     if vkey is not None:
-                        errors = validate_memo.get(vkey)  # type: ignore[assignment]
-                        if errors is None:
-                            errors = validate_memo[vkey] = tuple(tool_validator(cname, call.args))
+                        cached = validate_memo.get(vkey)
+                        if cached is None:
+                            cached = validate_memo[vkey] = tuple(tool_validator(cname, call.args))
+                        errors = cached
                     else:
                         errors = tuple(tool_validator(cname, call.args))
                 else:
@@ -433,7 +437,7 @@ def _score(
                 if errors:
                     entries.append([cname, False, "rule", errors])
                 else:
-                    entry = [cname, None, "", ()]
+                    entry: list[Any] = [cname, None, "", ()]
                     entries.append(entry)
                     if process:
                         q_calls.append(entry)
@@ -459,7 +463,7 @@ def _score(
             else:
                 prf = edit = None
         else:
-            entries = ()  # type: ignore[assignment]
+            entries = ()  # type: ignore[assignment]  # one shared empty tuple for the (many) rows without calls
             effective = ()
             prf = info.empty_prf
             edit = info.empty_edit
@@ -507,12 +511,13 @@ def _score(
             if iou is not None:
                 acc.ious.append(iou)
             if l_gt:
+                assert prf is not None and edit is not None  # computed above whenever the sample has a reference chain
                 acc.n_ref += 1
                 acc.mae_total += abs(n_calls - l_gt)
                 acc.mae_eff += abs(l_eff - l_gt)
-                acc.precision.append(prf[0])  # type: ignore[index]
-                acc.recall.append(prf[1])  # type: ignore[index]
-                acc.f1.append(prf[2])  # type: ignore[index]
+                acc.precision.append(prf[0])
+                acc.recall.append(prf[1])
+                acc.f1.append(prf[2])
                 acc.edit.append(edit)
         if process and info.has_keys:
             q_ks.append((row, info, steps))

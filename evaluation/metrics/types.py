@@ -7,9 +7,12 @@ on; a value is ``None`` (never NaN) when its denominator is zero.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 # blind: the question without the image (MMReason's guessability filter; metrics.md).
 MODES: tuple[str, ...] = ("text", "adaptive", "oracle", "blind")
@@ -93,7 +96,7 @@ class Sample:
             tolerance=float(tol) if tol is not None else None,
             aux_line=bool(data.get("aux_line", False)),
             transform=tuple(dict(t) for t in (data.get("transform") or ())),
-            regions=tuple(tuple(float(v) for v in box) for _, box in located),  # type: ignore[misc]
+            regions=tuple(tuple(float(v) for v in box) for _, box in located),  # type: ignore[misc]  # 4 floats a box: the import validated them
             key_steps=tuple(str(k) for k in (data.get("key_steps") or ())),
             toolchain=chain,
             question=str(data.get("question") or ""),
@@ -142,7 +145,10 @@ class Prediction:
         return tuple(s.tool for s in self.steps if s.tool is not None)
 
 
-def fast_constructor(cls: type) -> Any:
+T = TypeVar("T", bound="DataclassInstance")
+
+
+def fast_constructor(cls: type[T]) -> Callable[..., T]:
     """A positional constructor for a frozen, slotted dataclass that fills the slots directly.
 
     Same instance as ``cls(*fields)`` (equality, hash, immutability afterwards), without the
@@ -160,7 +166,7 @@ def fast_constructor(cls: type) -> Any:
         body.append(f"    _set{i}(o, a{i})\n")
     args = ", ".join(f"a{i}" for i in range(len(names)))
     exec(f"def make({args}):\n    o = _new(_cls)\n{''.join(body)}    return o\n", env)
-    make = env["make"]
+    make: Callable[..., T] = env["make"]
     make.__name__ = make.__qualname__ = f"make_{cls.__name__}"
     return make
 

@@ -72,18 +72,17 @@ def test_a_failed_warm_up_is_logged_and_leaves_the_cache_to_first_use(tmp_path, 
 
 
 def test_a_ready_worker_sends_one_warm_up_per_pool_process_when_enabled(settings, monkeypatch) -> None:
-    from config import celery as celery_config
     from evaluation import tasks
 
     sent = []
     monkeypatch.setattr(tasks.benchmark_cache_warm, "apply_async", lambda **kw: sent.append(kw))
     consumer = SimpleNamespace(controller=SimpleNamespace(concurrency=2))
     settings.SCORING_WARMUP = False
-    celery_config._warm_benchmark_cache(sender=consumer)
+    tasks._warm_benchmark_cache(sender=consumer)
     assert sent == []
     settings.SCORING_WARMUP = True
     settings.SUBMISSIONS_QUEUE = "q1"
-    celery_config._warm_benchmark_cache(sender=consumer)
+    tasks._warm_benchmark_cache(sender=consumer)
     assert sent == [{"queue": "q1"}, {"queue": "q1"}]
 
 

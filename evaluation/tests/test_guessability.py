@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from annotation.models import Sample
-from evaluation.metrics.guessability import guessability, share_by_group
+from evaluation.metrics.guessability import guessability
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.services import submission_delete, submission_set_public
 from evaluation.tests.submission_helpers import UIDS, jsonl, prediction, upload
@@ -37,13 +37,6 @@ def test_k_is_a_setting_and_unknown_samples_are_ignored() -> None:
     assert guessability([{"a"}, {"a"}, set()], ["a"], k=3).flag("a") is False
     with pytest.raises(ValueError):
         guessability([], ["a"], k=0)
-
-
-def test_share_by_domain_counts_audited_samples_only() -> None:
-    shares = share_by_group({"a": True, "b": False, "c": True, "d": None},
-                            {"a": "chart", "b": "chart", "c": "ocr", "d": "ocr"})
-    assert (shares["chart"].guessable, shares["chart"].n, shares["chart"].value) == (1, 2, 0.5)
-    assert (shares["ocr"].guessable, shares["ocr"].n) == (1, 1)
 
 
 # ---- the platform: blind submissions uploaded, scored, published

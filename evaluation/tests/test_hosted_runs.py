@@ -167,9 +167,8 @@ def test_a_budget_stops_the_run_cleanly_and_keeps_what_is_done(
 
 def test_the_runs_pages_are_the_owners(setup, client, tmp_path, django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
     _, user, api, key = setup
-    with simulated_model(key, tmp_path / "log.jsonl") as url:
-        with django_capture_on_commit_callbacks(execute=False):
-            run_id = _post(api, url, modes="text").json()["id"]
+    with simulated_model(key, tmp_path / "log.jsonl") as url, django_capture_on_commit_callbacks(execute=False):
+        run_id = _post(api, url, modes="text").json()["id"]
     client.force_login(user)
     page = client.get(f"/runs/{run_id}/").content.decode()
     assert "Queued" in page and SECRET not in page and "stored encrypted" in page

@@ -45,8 +45,8 @@ def test_a_worker_killed_during_a_run_is_replaced_and_nothing_is_paid_twice(
     with simulated_model(key, log, "--delay", "0.3", "--tool-calls", "2") as url:
         first = start_worker(queues=queues, **runs_env)
         run = hosted_runs.run_create(
-            benchmark=benchmark, owner=owner, endpoint=url, model="sim-hosted", api_key="sk-abc", modes=list(
-                ("text", "adaptive", "oracle", "blind")), details={"model_name": "Killed sim", "is_public": True},
+            benchmark=benchmark, owner=owner, endpoint=url, model="sim-hosted", api_key="sk-abc", modes=[
+                "text", "adaptive", "oracle", "blind"], details={"model_name": "Killed sim", "is_public": True},
             options={"concurrency": CONCURRENCY})
         wait_for(lambda: len(log_lines(log)) >= 8, first, "the run to be under way")
         first.kill()

@@ -36,7 +36,8 @@ VTC_ROWS: list[tuple[str, str, str, dict | None, str, bool]] = [
     ("v15", "ocr", "1800", None, "18007", True),               # substring: 18007 holds 1800
     ("v16", "ocr", "New York", None, "new york", True),        # lower-case equality
     ("v17", "ocr", "New York", None, "new   york", True),      # after collapsing white space
-    ("v18", "ocr", "Paris", None, "It is most likely the city of Paris, I think, after a long look", True),  # long sentence holds a short gold
+    # long sentence holds a short gold
+    ("v18", "ocr", "Paris", None, "It is most likely the city of Paris, I think, after a long look", True),
     ("v19", "ocr", "a b c d e", None, "the answer is a b c d e", False),  # five words: no substring rule
     ("v20", "math", "22747", None, "22,747", False),           # separators are not read
     ("v21", "math", "1/2", None, "0.5", False),                # their math check always returns 0

@@ -5,6 +5,7 @@ owner afterwards without a re-score."""
 from __future__ import annotations
 
 import html
+import io
 import re
 from datetime import date, timedelta
 from unittest import mock
@@ -108,7 +109,7 @@ def test_the_submit_command_sets_every_detail(bench, user, tmp_path) -> None:
     call_command("submit", "tiny", str(path), "--model", "m1", "--user", "ada", "--params", "70b",
                  "--weights", "closed", "--license", "proprietary", "--release-date", "2024-05-13",
                  "--model-url", "https://example.org/m1", "--paper-url", "http://example.org/paper", "--sync",
-                 stdout=open("/dev/null", "w"))
+                 stdout=io.StringIO())
     sub = Submission.objects.get()
     assert (sub.parameters_billions, sub.weights, sub.license, sub.release_date) == (
         70.0, "closed", "proprietary", date(2024, 5, 13))

@@ -37,6 +37,11 @@ def submit(bench, owner, content: bytes, capture, **kw) -> Submission:
     return sub
 
 
+def sample_uids(benchmark) -> list[str]:
+    """The benchmark's sample uids in the scorer's order."""
+    return list(benchmark.samples.order_by("position", "uid").values_list("uid", flat=True))
+
+
 def test_a_good_file_goes_to_done_with_its_scores_and_one_row_per_prediction(
         bench, researcher, django_capture_on_commit_callbacks) -> None:
     sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks,
@@ -111,7 +116,7 @@ def test_a_stage_whose_worker_dies_every_time_fails_after_the_last_attempt_with_
     # A file that kills its worker: each delivery claims the stage and is never heard of again.
     # The attempt is counted at the claim, so the sweeper's re-sends cannot loop for ever.
     settings.SUBMISSION_MAX_ATTEMPTS = 2
-    with mock.patch.object(pipeline, "_validate"):
+    with mock.patch.object(pipeline.validating, "_validate"):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
         assert (sub.status, sub.attempts) == ("validating", 1)
         for attempts in (2, 2):
@@ -157,7 +162,7 @@ def test_a_judge_failure_is_retried_then_scored(bench, researcher, django_captur
                                                 settings) -> None:
     settings.SUBMISSION_JUDGE_RETRY_SECONDS = 0
     judge = FlakyJudge(failures=1)
-    with mock.patch.object(pipeline, "pipeline_judge", return_value=judge):
+    with mock.patch.object(pipeline.judging, "pipeline_judge", return_value=judge):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
     assert sub.status == "done" and judge.failures == 0
 
@@ -166,7 +171,7 @@ def test_a_judge_that_keeps_failing_fails_the_submission_with_the_reason(
         bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
     settings.SUBMISSION_JUDGE_RETRY_SECONDS = 0
     settings.SUBMISSION_JUDGE_RETRIES = 2
-    with mock.patch.object(pipeline, "pipeline_judge", return_value=FlakyJudge(failures=99)):
+    with mock.patch.object(pipeline.judging, "pipeline_judge", return_value=FlakyJudge(failures=99)):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
     assert sub.status == "failed"
     assert "The judge kept failing (3 tries with backoff): judge http 503" in sub.failure_reason
@@ -236,9 +241,8 @@ def test_rescore_keeps_the_old_results_until_replaced(bench, researcher,
                                                               django_capture_on_commit_callbacks) -> None:
     sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks, is_public=True)
     Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
-    with mock.patch.object(tasks.submission_validate, "apply_async"):
-        with django_capture_on_commit_callbacks(execute=True):
-            assert services.submission_rescore(submission=sub)
+    with mock.patch.object(tasks.submission_validate, "apply_async"), django_capture_on_commit_callbacks(execute=True):
+        assert services.submission_rescore(submission=sub)
     assert sub.status == "queued"
     sub.refresh_from_db()
     assert sub.results is not None  # kept, though off the board until the new ones are in
@@ -295,9 +299,9 @@ def test_rescore_all_requeues_every_done_submission_of_a_benchmark(
     submit(bench, researcher, b"{", django_capture_on_commit_callbacks)  # failed: not re-scored
     Submission.objects.update(scorer_version="metrics-old")
     out = StringIO()
-    with mock.patch.object(tasks.submission_validate, "apply_async") as sent:
-        with django_capture_on_commit_callbacks(execute=True):
-            call_command("rescore_all", "--benchmark", "tiny", stdout=out)
+    with (mock.patch.object(tasks.submission_validate, "apply_async") as sent,
+          django_capture_on_commit_callbacks(execute=True)):
+        call_command("rescore_all", "--benchmark", "tiny", stdout=out)
     assert "re-scoring 2 submissions" in out.getvalue()
     assert sorted(c.kwargs["args"][0] for c in sent.call_args_list) == sorted(s.pk for s in done)
 
@@ -337,7 +341,7 @@ class _Crash(BaseException):
 
 def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_rerun_finishes_once(
         bench, researcher, django_capture_on_commit_callbacks, monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 5)  # 12 predictions: chunks of 5, 5, 2
+    monkeypatch.setattr(pipeline.finishing, "SCORE_CHUNK", 5)  # 12 predictions: chunks of 5, 5, 2
     written = []
     real_write = pipeline._ResultWriter.write
 
@@ -347,9 +351,8 @@ def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_reru
         if len(written) == 2:
             raise _Crash
 
-    with mock.patch.object(pipeline._ResultWriter, "write", write_then_crash):
-        with pytest.raises(_Crash):
-            submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    with mock.patch.object(pipeline._ResultWriter, "write", write_then_crash), pytest.raises(_Crash):
+        submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
     assert written == [5, 5]  # two chunks went to the database before the "crash"
     sub = Submission.objects.get(model_name="m1")
     assert sub.status == "validating"  # offline judge: validated and scored in one pass
@@ -369,7 +372,7 @@ def test_a_crash_after_some_rows_were_streamed_leaves_no_partial_rows_and_a_reru
 
 def test_a_file_whose_error_comes_after_streamed_chunks_fails_whole_with_no_rows(
         bench, researcher, django_capture_on_commit_callbacks, monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 2)
+    monkeypatch.setattr(pipeline.finishing, "SCORE_CHUNK", 2)
     written = []
     real_write = pipeline._ResultWriter.write
     monkeypatch.setattr(pipeline._ResultWriter, "write",
@@ -386,7 +389,7 @@ def test_a_file_whose_error_comes_after_streamed_chunks_fails_whole_with_no_rows
 
 def test_streamed_rows_match_the_library_records(bench, researcher, django_capture_on_commit_callbacks,
                                                  monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "SCORE_CHUNK", 3)
+    monkeypatch.setattr(pipeline.finishing, "SCORE_CHUNK", 3)
     sub = submit(bench, researcher, good_file(modes=("text", "adaptive", "oracle")),
                  django_capture_on_commit_callbacks)
     assert sub.status == "done", sub.failure_reason
@@ -395,7 +398,7 @@ def test_streamed_rows_match_the_library_records(bench, researcher, django_captu
 
     report = score_submission(prepared, [prediction(uid, mode, right=uid not in ("s2", "s5"))
                                          for mode in ("text", "adaptive", "oracle")
-                                         for uid in selectors.benchmark_sample_uids(benchmark=bench)],
+                                         for uid in sample_uids(bench)],
                               judge=OfflineJudge())
     rows = {(r.sample.uid, r.mode): r for r in PredictionResult.objects.filter(submission=sub)
             .select_related("sample")}
@@ -413,7 +416,7 @@ def test_the_prepared_benchmark_is_cached_per_worker_until_the_benchmark_changes
     cache.clear()
     first, _, uids = cache.get(bench)
     assert cache.get(bench)[0] is first  # unchanged: no re-read
-    assert uids == selectors.benchmark_sample_uids(benchmark=bench)
+    assert uids == sample_uids(bench)
     sample = bench.samples.get(uid="s2")
     sample.answer = "99"  # s2's answer changes: the wrong answer of good_file becomes right
     sample.save()
@@ -430,7 +433,7 @@ def test_the_benchmark_cache_is_bounded_by_samples(tmp_path, monkeypatch) -> Non
     cache.clear()
     a = make_benchmark(tmp_path / "a", slug="bench-a")
     b = make_benchmark(tmp_path / "b", slug="bench-b")
-    n = len(selectors.benchmark_sample_uids(benchmark=a))
+    n = len(sample_uids(a))
     monkeypatch.setattr(cache, "MAX_SAMPLES", 2 * n)
     cache.get(a)
     cache.get(b)

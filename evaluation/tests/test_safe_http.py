@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -42,10 +42,8 @@ def tiny_server() -> Iterator[tuple[str, list[str]]]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
             asked.append(self.path)
-            try:
+            with suppress(OSError):  # the client left (the cap, the time limit): as meant
                 self._answer()
-            except OSError:  # the client left (the cap, the time limit): as meant
-                pass
 
         def _answer(self) -> None:
             if self.path.startswith("/redirect"):
@@ -191,9 +189,9 @@ def test_a_name_that_turns_private_after_the_check_is_refused_at_connection(monk
         port = base.rsplit(":", 1)[1]
         looked_up = fake_dns(monkeypatch, {"rebind.example.test": [PUBLIC, "127.0.0.1"]})
         check_endpoint(f"http://rebind.example.test:{port}/v1", allow_private=False)  # public when checked
-        with safe_http_client(allow_private=False, timeout=5, max_response_bytes=1000) as client:
-            with pytest.raises(EndpointRefused) as refused:
-                client.get(f"http://rebind.example.test:{port}/v1/models")
+        with (safe_http_client(allow_private=False, timeout=5, max_response_bytes=1000) as client,
+              pytest.raises(EndpointRefused) as refused):
+            client.get(f"http://rebind.example.test:{port}/v1/models")
         assert str(refused.value) == (f"127.0.0.1 (what rebind.example.test resolved to, connecting to port {port}) "
                                       "is a loopback address: this deployment calls only public addresses")
         assert looked_up == ["rebind.example.test", "rebind.example.test"]
@@ -234,9 +232,9 @@ def test_tls_still_verifies_the_host_name_not_the_address(monkeypatch: pytest.Mo
         return Stream()
 
     monkeypatch.setattr(httpcore2.SyncBackend, "connect_tcp", connect_tcp)
-    with safe_http_client(allow_private=False, timeout=5, max_response_bytes=1000) as client:
-        with pytest.raises(httpx2.ConnectError):
-            client.get("https://api.example.test/v1/models")
+    with (safe_http_client(allow_private=False, timeout=5, max_response_bytes=1000) as client,
+          pytest.raises(httpx2.ConnectError)):
+        client.get("https://api.example.test/v1/models")
     assert seen == {"host": PUBLIC, "port": 443, "server_hostname": "api.example.test", "check_hostname": True}
 
 
@@ -262,10 +260,10 @@ def test_a_redirect_is_returned_as_it_is_never_followed() -> None:
     ("/endless", "the answer is larger than the cap of 1,000,000 bytes (max_response_bytes)"),
 ])
 def test_an_answer_over_the_cap_fails_naming_it(path: str, words: str) -> None:
-    with tiny_server() as (base, _asked), safe_http_client(allow_private=True, timeout=10,
-                                                           max_response_bytes=1_000_000) as client:
-        with pytest.raises(ResponseTooLarge) as refused:
-            client.get(f"{base}{path}")  # /endless never ends: only the cap stops it
+    with (tiny_server() as (base, _asked),
+          safe_http_client(allow_private=True, timeout=10, max_response_bytes=1_000_000) as client,
+          pytest.raises(ResponseTooLarge) as refused):
+        client.get(f"{base}{path}")  # /endless never ends: only the cap stops it
     assert words in str(refused.value) and refused.value.limit == 1_000_000
     assert isinstance(refused.value, httpx2.HTTPError)
 

@@ -91,7 +91,7 @@ def test_the_results_table_writes_every_share_in_percent_and_cost_per_10k(web, b
     rows = [[re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r'<td class="num"[^>]*>(.*?)</td>', tr, re.S)]
             for tr in re.findall(r"<tr><td>.*?</tr>", table, re.S)]
     assert rows
-    for accuracy, interval, n, answered, kcov, tool_eff, cost in rows:
+    for accuracy, interval, _n, answered, kcov, tool_eff, cost in rows:
         assert re.fullmatch(r"\d+\.\d%", accuracy), accuracy
         assert re.fullmatch(r"\d+\.\d%–\d+\.\d%", interval), interval
         for share in (answered, kcov, tool_eff):  # a fraction like 0.667 would be a second unit for the same kind

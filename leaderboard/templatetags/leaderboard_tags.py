@@ -66,7 +66,8 @@ WJ = "\u2060"  # word joiner: a marker never wraps away from its figure
 def place(cell: Any) -> str:
     """Best and second best: a word for screen readers and a symbol, not only a colour."""
     if getattr(cell, "place", 0) == 1:
-        return mark_safe(WJ + '<span class="place best" title="best in this column and mode">▲<span class="sr">best</span></span>')  # noqa: S308 - a constant
+        return mark_safe(WJ + '<span class="place best" title="best in this column and mode">▲'  # noqa: S308 - a constant
+                         '<span class="sr">best</span></span>')
     if getattr(cell, "place", 0) == 2:
         return mark_safe(WJ + '<span class="place second" title="second best">△<span class="sr">second best</span></span>')  # noqa: S308 - a constant
     return ""

@@ -87,7 +87,8 @@ def test_csv_downloads(page) -> None:
         page.click("#download-csv")
     download = info.value
     assert download.suggested_filename == "hand-leaderboard.csv"
-    content = open(download.path(), encoding="utf-8").read()
+    with open(download.path(), encoding="utf-8") as f:
+        content = f.read()
     assert content.startswith("rank,model,") and "Alpha" in content and "Gamma" in content
 
 

@@ -45,7 +45,8 @@ def test_the_tab_shows_shares_per_domain_and_accuracy_without_guessable_samples(
 
     bench.submit_for_test(BLIND[2])
     html = client.get(f"/b/{bench.slug}/guessability/").content.decode()
-    shares = re.findall(r'<tr data-domain="([^"]+)"><th scope="row">[^<]*</th><td class="num">(\d+)</td><td class="num">(\d+)</td>', html)
+    shares = re.findall(r'<tr data-domain="([^"]+)"><th scope="row">[^<]*</th>'
+                        r'<td class="num">(\d+)</td><td class="num">(\d+)</td>', html)
     assert [(g, n) for _, g, n in shares] == [("2", "4"), ("1", "4"), ("0", "1")]  # real world, OCR, math
     # Alpha adaptive: 6 of 8 non-aux right; without s1, s2, s5 it has s3, s6, s8 of s3, s4, s6, s7, s8
     assert cells(html, f'data-submission="{alpha.pk}" data-mode="adaptive"') == ["75.0", "60.0"]

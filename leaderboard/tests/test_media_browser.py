@@ -91,7 +91,8 @@ def test_switching_between_images_in_the_workbench(page, live_server, tmp_path) 
     colour = page.evaluate("""async () => {
         const img = new Image(); img.src = document.getElementById('stage-image').getAttribute('href');
         await img.decode(); const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
-        const g = c.getContext('2d'); g.drawImage(img, 0, 0); return [img.width, img.height, ...g.getImageData(5, 5, 1, 1).data.slice(0, 3)];
+        const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+        return [img.width, img.height, ...g.getImageData(5, 5, 1, 1).data.slice(0, 3)];
     }""")
     assert colour[:2] == [160, 64] and all(abs(a - b) <= 6 for a, b in zip(colour[2:], [20, 180, 60]))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
@@ -16,7 +16,6 @@ from leaderboard.models import ReportedResult
 from leaderboard.progress import MonthRow, Point, progress_rows
 from leaderboard.tests import helpers
 
-UTC = timezone.utc
 KEY = re.compile(r'<tr class="[^"]*"[^>]* data-key="([sr]\d+)"')
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,9 +14,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def _details(page) -> None:  # noqa: ANN001, F811
     """Alpha 7B first scored in May, Beta 72B on the last second of 30 June, Gamma (size unknown) on 1 July."""
-    when = {"Alpha": (7, datetime(2026, 5, 10, 12, tzinfo=timezone.utc)),
-            "Beta": (72, datetime(2026, 6, 30, 23, 59, 59, tzinfo=timezone.utc)),
-            "Gamma": (None, datetime(2026, 7, 1, tzinfo=timezone.utc))}
+    when = {"Alpha": (7, datetime(2026, 5, 10, 12, tzinfo=UTC)),
+            "Beta": (72, datetime(2026, 6, 30, 23, 59, 59, tzinfo=UTC)),
+            "Gamma": (None, datetime(2026, 7, 1, tzinfo=UTC))}
     for name, (params, first) in when.items():
         Submission.objects.filter(pk=page.subs[name].pk).update(parameters_billions=params, first_finished_at=first)
 

@@ -35,7 +35,8 @@ def test_printed_mcc_agrees_with_the_printed_confusion_counts(reported) -> None:
 
 def test_mode_selection_tab_shows_the_papers_mcc_values(client, reported) -> None:
     html = client.get("/b/adaptmmbench/mode-selection/").content.decode()
-    rows = dict(re.findall(r"<th scope=\"row\">([^<]+?) <span class=\"badge reported\">.*?class=\"num mcc\">([-\d.]+)", html, re.S))
+    rows = dict(re.findall(r"<th scope=\"row\">([^<]+?) <span class=\"badge reported\">.*?class=\"num mcc\">([-\d.]+)",
+                           html, re.S))
     assert rows["GPT-5"] == "0.41" and rows["Gemini-3-Pro"] == "0.24" and rows["Qwen3-vl-235B-Instruct"] == "0.26"
     assert rows["AdaptVision"] == "0.17" and rows["Deepeyes"] == "0.00"
     assert html.count("reported by the authors") == 11

@@ -158,7 +158,9 @@ def test_plotly_is_a_static_file_of_this_site(client, hand) -> None:
 
     assert 'data-plotly-src="/static/vendor/plotly.min.js"' in client.get("/b/hand/").content.decode()
     found = finders.find("vendor/plotly.min.js")  # what collectstatic and WhiteNoise serve
-    assert found and b"plotly" in open(found, "rb").read(2000).lower()
+    assert found
+    with open(found, "rb") as f:
+        assert b"plotly" in f.read(2000).lower()
 
 
 def test_demo_entries_are_labelled(client, hand) -> None:

@@ -116,7 +116,8 @@ def duplicate(d: str, i: int) -> object:
 
 CASES = {
     "a model the evaluations lack": (dict(extra_tokens=[["Gamma", "MMStar/0", 1, 1]]),
-                                     "tokens.csv row 41, field 'model': unknown model 'Gamma' (the evaluation files have Alpha, Beta)"),
+                                     "tokens.csv row 41, field 'model': unknown model 'Gamma' "
+                                     "(the evaluation files have Alpha, Beta)"),
     "no price": (dict(prices={"Alpha": PRICES["Alpha"]}),
                  "prices.csv: no price for model 'Beta' (its evaluation files are in evals/Beta/)"),
     "no token counts": (dict(drop_token=0),

@@ -50,7 +50,7 @@ def test_sorting_by_cost_puts_the_cheapest_first(benchmark, client):
     page = client.get(f"/b/{helpers.SLUG}/routers/?sort=cost&desc=0").content.decode()
     body = page[page.index('id="routers-table"'):]
     first = body[body.index("<tbody>"):].split('<th scope="row">')[1]
-    assert first.startswith("Small") or first.startswith("Cheapest on train (Small)")
+    assert first.startswith(("Small", "Cheapest on train (Small)"))
 
 
 def test_private_and_failed_routers_stay_off_the_tab_and_files(benchmark, client, django_capture_on_commit_callbacks):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from django.urls import reverse
 
 from evaluation.models import PredictionResult

@@ -62,5 +62,6 @@ class Command(PredictionSubmit):
         if sub.status != RouterStatus.DONE:
             print_errors(self, sub.errors)
             raise CommandError(f"router submission {sub.pk} failed: {sub.failure_reason}")
-        self.stdout.write(json.dumps({k: sub.results[k] for k in SYNC_KEYS} | {"n": sub.results["n"], "pool_version": sub.pool["version"]}, indent=2))
+        summary = {k: sub.results[k] for k in SYNC_KEYS} | {"n": sub.results["n"], "pool_version": sub.pool["version"]}
+        self.stdout.write(json.dumps(summary, indent=2))
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -25,13 +26,9 @@ class Command(BaseCommand):
             if bench is None:
                 raise CommandError(f"No benchmark '{benchmark}'.")
         n = 0
-        stream = sys.stdout.buffer if out == "-" else Path(out).open("wb")
-        try:
+        with nullcontext(sys.stdout.buffer) if out == "-" else Path(out).open("wb") as stream:
             for line in verdict_lines(benchmark=bench):
                 stream.write(line)
                 n += 1
-        finally:
-            if stream is not sys.stdout.buffer:
-                stream.close()
         if out != "-":
             self.stdout.write(f"Wrote {n} verdict{'s' if n != 1 else ''} to {out}")
