@@ -59,13 +59,6 @@ def guessability_refresh(*, benchmark_id: int) -> Guessability:
     return audit
 
 
-def guessability_refresh_for(*, submission_id: int) -> None:
-    """After a submission changed state: refresh its benchmark when the submission has blind lines."""
-    sub = Submission.objects.filter(pk=submission_id).values("benchmark_id").first()
-    if sub and PredictionResult.objects.filter(submission_id=submission_id, mode="blind").exists():
-        guessability_refresh(benchmark_id=sub["benchmark_id"])
-
-
 def _domain_shares(benchmark_id: int) -> list[dict[str, Any]]:
     rows = (Sample.objects.filter(benchmark_id=benchmark_id)
             .values("category__domain__name", "category__domain__position")

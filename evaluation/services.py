@@ -25,7 +25,6 @@ from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from evaluation import selectors
 from evaluation.derived import derived_behind
-from evaluation.guessability import guessability_refresh_for
 from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Provenance, Submission, SubmissionStatus, SweepRun
 from evaluation.queueing import results_changed_publish, submission_enqueue
 
@@ -288,7 +287,6 @@ def submission_set_public(*, submission: Submission, public: bool) -> Submission
         submission.refresh_from_db()
         raise PublishRefused(publish_refusal(submission=submission))
     submission.is_public, submission.updated_at = public, now
-    _refresh_guessability(submission)
     return submission
 
 
@@ -326,10 +324,6 @@ def submission_metadata_update(*, submission: Submission, **changes: Any) -> Sub
     return submission
 
 
-def _refresh_guessability(submission: Submission) -> None:
-    transaction.on_commit(lambda: guessability_refresh_for(submission_id=submission.pk))
-
-
 def submission_delete(*, submission: Submission) -> Submission:
     """Soft delete: hidden from its owner and the leaderboard; the file and scores stay for audit."""
     submission.deleted_at = timezone.now()
@@ -337,7 +331,6 @@ def submission_delete(*, submission: Submission) -> Submission:
     with transaction.atomic():
         submission.save(update_fields=["deleted_at", "is_public", "updated_at"])
         benchmark_results_bump(benchmark_id=submission.benchmark_id)
-    _refresh_guessability(submission)
     return submission
 
 

@@ -12,7 +12,6 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
-from evaluation.guessability import guessability_refresh_for
 from evaluation.judges import JudgeBudgetExceeded
 from evaluation.metrics import PredictionFormatError, ScoringError, score_submission
 from evaluation.metrics.run_lines import RunLines
@@ -77,7 +76,6 @@ def _score(submission_id: int, token: str) -> None:
             )
             benchmark_results_bump(benchmark_id=benchmark.pk)
             transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
-            transaction.on_commit(lambda: guessability_refresh_for(submission_id=submission_id))
 
         try:
             with writer, sub.file.open("rb") as stream:

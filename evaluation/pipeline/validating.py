@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
 from evaluation.conversion import submission_file_ready
-from evaluation.guessability import guessability_refresh_for
 from evaluation.judges import Judge, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
 from evaluation.models import Submission, SubmissionStatus
@@ -149,7 +148,6 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
             )
             benchmark_results_bump(benchmark_id=benchmark.pk)
             transaction.on_commit(lambda: submission_notify(submission_id=pk))
-            transaction.on_commit(lambda: guessability_refresh_for(submission_id=pk))
 
         with sub.file.open("rb") as stream:
             lines = iter_validated(

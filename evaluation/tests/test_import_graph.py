@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
@@ -86,9 +85,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-@pytest.mark.parametrize("packages", [("evaluation",), ("annotation",), ("config", "evaluation")])
-def test_the_modules_import_one_another_without_a_circle(packages: tuple[str, ...]) -> None:
-    graph = import_graph(*packages)
+APPS = ("annotation", "evaluation", "leaderboard", "routers", "trace_review", "config")
+
+
+def test_the_modules_import_one_another_without_a_circle() -> None:
+    """All six packages read as one graph: a circle through two apps counts as much as one inside an app."""
+    graph = import_graph(*APPS)
     # A package's __init__ re-exporting its own modules is not a circle worth breaking.
     for name, deps in graph.items():
         graph[name] = {d for d in deps if not name.startswith(d + ".")}
@@ -147,3 +149,17 @@ def test_a_web_process_that_never_imported_the_tasks_can_still_send_them() -> No
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"})
     assert out.stdout.split() == ["evaluation.tasks.submission_validate", "evaluation.tasks.submission_score"], out.stderr
+
+
+def test_the_apps_depend_one_way() -> None:
+    """docs/architecture.md, "Directions": leaderboard -> routers -> evaluation -> annotation, trace_review ->
+    evaluation; config imports no app. Read with each package as one module."""
+    graph = import_graph(*APPS)
+    for package in APPS:
+        graph = collapsed(graph, package)
+    below = {"annotation": set(), "evaluation": {"annotation"}, "routers": {"evaluation", "annotation"},
+             "trace_review": {"evaluation", "annotation"},
+             # load_demo, which reaches every layer, lives in the leaderboard (it loads trace review's demo too)
+             "leaderboard": {"routers", "trace_review", "evaluation", "annotation"}, "config": set()}
+    for package, allowed in below.items():
+        assert graph.get(package, set()) - {"config"} <= allowed, (package, graph.get(package))
