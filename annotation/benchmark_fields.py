@@ -18,6 +18,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from annotation.declared_tools import DeclaredSet, DeclaredTool
+from annotation.releases.base import NOT_FOUND
 
 # Transform operations must keep the frame computable from the image header alone:
 # rotate and flip move pixels, the photometric ones keep the size.
@@ -132,7 +133,7 @@ def parse_image(value: Any, root: Path, err: Callable[[str, str], None], max_pix
         err("image", f"{value!r} points outside the images folder")
         return None
     if not path.is_file():
-        err("image", f"image file {value!r} not found under {root}")
+        err("image", f"image file {value!r} {NOT_FOUND} {root}")
         return None
     checked = _decode_checked(path, value, err, max_pixels)
     if checked is None:

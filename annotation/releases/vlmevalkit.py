@@ -16,14 +16,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotation.releases.base import Release, ReleaseError, ReleaseLine
-from annotation.releases.common import LETTER_COLUMN, choice_answer, letter_columns, text
+from annotation.releases.base import NOT_FOUND, Release, ReleaseError, ReleaseLine
+from annotation.releases.common import LETTER_COLUMN, choice_answer, empty_word_errors, letter_columns, text
 from annotation.releases.encoded import Unreadable, is_blank, load_structure
 from annotation.releases.media import MediaFolder, find_media
 from annotation.releases.sniff import release_files
 from annotation.releases.tables import tsv_rows
 from annotation.taxonomy import ONE_LEVEL_DOMAIN
 
+MEDIA_HINT = ("a VLMEvalKit dataset carries its images as base64 in the `image` column; an `image_path` is relative "
+              "to the TSV's folder or to VLMEvalKit's LMUData/images/<dataset>/: pass that folder with --images DIR")
 IMAGE_REFERENCE_MAX = 64  # VLMEvalKit: an `image` this short is another row's index
 CONVERTED = {"index", "image", "image_path", "question", "answer", "category", "l2-category", "discipline", "split"}
 # Columns with our own field names, as `export_benchmark --format vlmevalkit` writes them (our JSON).
@@ -57,7 +59,7 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     if mmreason:  # MMReason's own column: its step score is labelled as such (docs/metrics.md, section 6)
         manifest["figures"] = ["mmreason"]
         manifest["scoring"] = "mmreason"
-    return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest)
+    return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest, media_hint=MEDIA_HINT)
 
 
 def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple[list[str], list[ReleaseLine]]:
@@ -76,7 +78,7 @@ def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple
 def _line(
     file_name: str, number: int, row: dict, columns: list[str], media: MediaFolder, full_images: dict, bases: list[Path]
 ) -> ReleaseLine:
-    errors: list[tuple[str, str]] = []
+    errors = empty_word_errors(row, {"index": "the uid", "question": "the question", "answer": "the answer"})
     images = _images(row, media, full_images, bases, errors)
     options = letter_columns(row, columns)
     category, domain = text(row.get("category")), text(row.get("l2-category")) or text(row.get("discipline"))
@@ -158,7 +160,7 @@ def _images(row: dict, media: MediaFolder, full_images: dict, bases: list[Path],
     for item in _list_or_one(value, "image_path", errors):
         found = find_media(item, bases)
         if found is None:
-            errors.append(("image_path", f"image file {item!r} not found under {' or '.join(str(b) for b in bases)}"))
+            errors.append(("image_path", f"image file {item!r} {NOT_FOUND} {' or '.join(str(b) for b in bases)}"))
         else:
             out.append(media.adopt(found))
     return out
