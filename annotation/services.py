@@ -55,11 +55,13 @@ class ImportSummary:
     # (domain name, samples, [(category name, samples)]) as the file had them
     taxonomy: list[tuple[str, int, list[tuple[str, int]]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    removed: int = 0  # samples not in the file, deleted (--remove-missing)
 
     def __str__(self) -> str:
+        removed = f", {self.removed} removed" if self.removed else ""
         return (
             f"{self.benchmark.slug}: {self.created} created, {self.updated} updated, "
-            f"{self.unchanged} unchanged ({self.created + self.updated + self.unchanged} samples in the file)"
+            f"{self.unchanged} unchanged{removed} ({self.created + self.updated + self.unchanged} samples in the file)"
         )
 
     def taxonomy_lines(self) -> list[str]:
@@ -80,6 +82,7 @@ def benchmark_import(
     domain_of: dict[str, str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     scoring: str | None = None,
+    remove_missing: bool = False,
 ) -> ImportSummary:
     """Validate the whole file first, then write it in one transaction; updates samples by uid.
 
@@ -89,6 +92,8 @@ def benchmark_import(
     Raises BenchmarkFileError (nothing written) when any line is invalid.
     `progress(stage, done, total)` is called as lines are read and samples written.
     `scoring` overrides the scoring profile the manifest or the release's reader declares.
+    Samples the benchmark has and the file does not are kept with a warning naming them, or deleted
+    (with their results) when `remove_missing`.
     """
     paths = [Path(p) for p in path] if isinstance(path, list) else Path(path)
     with open_benchmark_source(
@@ -116,7 +121,8 @@ def benchmark_import(
         stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
         if scoring is not None:
             bundle.manifest.scoring = scoring
-        summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
+        summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress,
+                                remove_missing=remove_missing)
     # The public downloads of the new state, built on commit (a re-import of the same file keeps the key).
     downloads_request(benchmark=summary.benchmark)
     return replace(summary, taxonomy=bundle.taxonomy, warnings=bundle.warnings)
@@ -168,6 +174,7 @@ def _write_bundle(
     name: str | None,
     stored: dict[str, StoredMedia],
     progress: Callable[[str, int, int], None] | None,
+    remove_missing: bool = False,
 ) -> ImportSummary:
     manifest = bundle.manifest
     benchmark, _ = Benchmark.objects.select_for_update().get_or_create(
@@ -215,7 +222,35 @@ def _write_bundle(
             unchanged += 1
         if progress is not None:
             progress("write", index + 1, total)
-    return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged)
+    removed = _samples_left_out(benchmark, bundle, remove=remove_missing)
+    return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged, removed=removed)
+
+
+LEFT_OUT_SHOWN = 20  # uids a warning lists
+
+
+def _samples_left_out(benchmark: Benchmark, bundle: BenchmarkBundle, *, remove: bool) -> int:
+    """The benchmark's samples the file does not have: deleted when `remove` (their predictions' results
+    with them), else kept and named in a warning. Returns how many were deleted."""
+    in_file = {r.uid for r in bundle.samples}
+    rows = Sample.objects.filter(benchmark=benchmark).order_by("position", "uid").values_list("pk", "uid")
+    left_out = [(pk, uid) for pk, uid in rows.iterator(chunk_size=5000) if uid not in in_file]
+    if not left_out:
+        return 0
+    uids = [uid for _, uid in left_out]
+    shown = ", ".join(uids[:LEFT_OUT_SHOWN]) + (f" and {len(uids) - LEFT_OUT_SHOWN} more" if len(uids) > LEFT_OUT_SHOWN else "")
+    if remove:
+        pks = [pk for pk, _ in left_out]
+        for start in range(0, len(pks), 5000):
+            Sample.objects.filter(pk__in=pks[start:start + 5000]).delete()
+        bundle.warnings.append(f"{len(uids)} sample(s) of the benchmark not in this file were removed (--remove-missing): {shown}")
+        if benchmark.results_version:  # its submissions were scored on the removed samples too: re-score them
+            pk = benchmark.pk
+            transaction.on_commit(lambda: benchmark_scoring_changed_publish(benchmark_id=pk))
+        return len(uids)
+    bundle.warnings.append(f"{len(uids)} sample(s) of the benchmark are not in this file and were kept: {shown}. "
+                           "Re-import with --remove-missing to remove them.")
+    return 0
 
 
 def _sync_taxonomy(benchmark: Benchmark, domains: dict[str, dict]) -> dict[tuple[str, str], Category]:

@@ -103,3 +103,16 @@ def test_missing_images_among_other_errors_still_show_the_other_errors(tmp_path:
     message = release_files.import_errors(repo / "data" / "VTC-Bench_GTToolChain.tsv", slug="vtc")
     assert "1 of 2 samples have media not found" in message
     assert "row 2 of VTC-Bench_GTToolChain.tsv, field 'answer'" in message
+
+
+def test_a_reimport_that_leaves_samples_out_warns_with_their_ids_and_remove_missing_removes_them(tmp_path: Path) -> None:
+    gt = write_repo(tmp_path / "gt", [vtc_row(i, f"ocr_{i:03d}", "ocr") for i in range(25)])
+    release_files.run_import(gt / "data" / "VTC-Bench_GTToolChain.tsv", slug="vtc")
+    fewer = write_repo(tmp_path / "plain", [vtc_row(i, f"ocr_{i:03d}", "ocr") for i in range(2)])
+    out, err = release_files.run_import(fewer / "data" / "VTC-Bench_GTToolChain.tsv", slug="vtc")
+    assert "23 sample(s) of the benchmark are not in this file and were kept: ocr_002, ocr_003" in err
+    assert "ocr_021 and 3 more" in err and "--remove-missing" in err
+    assert Sample.objects.count() == 25
+    out, err = release_files.run_import(fewer / "data" / "VTC-Bench_GTToolChain.tsv", slug="vtc", remove_missing=True)
+    assert "23 removed" in out and "23 sample(s) of the benchmark not in this file were removed" in err
+    assert sorted(Sample.objects.values_list("uid", flat=True)) == ["ocr_000", "ocr_001"]
