@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import IO
 
 from . import agentx, vlmevalkit, vtcbench
-from .common import FILE, ConversionError, ConversionReport, Sink, TooManyErrors, WrongKind
+from .common import FILE, ConversionError, ConversionReport, Locate, Sink, TooManyErrors, WrongKind
 from .sniff import HEAD_BYTES, LABELS, Kind, sniff, sniff_zip, wrong_kind_message, zip_names
 
 FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx")
@@ -57,10 +57,14 @@ def convert(
     max_errors: int = 50,
     max_line_bytes: int = 1 << 20,
     progress: Callable[[int], None] | None = None,
+    benchmark: str = "",
+    locate: Locate | None = None,
 ) -> ConversionReport:
     """Convert ``stream`` (an author's file, format ``fmt``) into our JSON Lines on ``out``.
 
     The report lists the problems (first ``max_errors``); ``out`` is only usable when it is ok.
+    ``locate`` names the benchmark that holds ids not in ``sample_ids``: their errors are then one
+    message naming it (``benchmark`` is this one's slug).
     """
     if fmt not in _READERS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(_READERS)}")
@@ -77,6 +81,7 @@ def convert(
         report.errors.append(ConversionError(None, FILE.where, "", exc.message))
     except TooManyErrors:
         pass
+    sink.name_foreign_ids(benchmark=benchmark, locate=locate)
     if report.ok and not report.n_predictions:
         report.errors.append(ConversionError(None, FILE.where, "", f"no predictions found in {LABELS[fmt]}"))
     return report
