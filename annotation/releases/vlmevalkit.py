@@ -41,10 +41,13 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     media = MediaFolder(workdir)
     lines: list[ReleaseLine] = []
     mmreason = False
-    for path in files:
-        columns, file_lines = _read_file(path, media, images_dir)
+    read = [(path, *_read_file(path, media, images_dir)) for path in files]
+    uids = [line.data.get("uid") for _, _, file_lines in read for line in file_lines if line.data is not None]
+    # Our own export's files of one benchmark (one per kind: answer_type column, uids distinct) keep their uids.
+    ours = all("answer_type" in columns for _, columns, _ in read) and len(set(uids)) == len(uids)
+    for path, columns, file_lines in read:
         mmreason = mmreason or "discipline" in columns
-        if len(files) > 1:
+        if len(files) > 1 and not ours:
             # Several datasets number their rows alike: the uid is "<dataset>:<index>" (VL-RouterBench
             # writes "<Dataset>/<id>"; a uid has no "/"), and the dataset is the domain when none is given.
             for line in file_lines:
