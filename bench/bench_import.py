@@ -80,7 +80,7 @@ def write_tsv(path: Path, rows: int) -> None:
     tmp.rename(path)
 
 
-def child(path: Path) -> None:
+def child(path: Path, slug: str) -> None:
     import django
 
     django.setup()
@@ -88,15 +88,15 @@ def child(path: Path) -> None:
 
     before_kb = _status_kb("VmRSS")
     start = time.perf_counter()
-    summary = benchmark_import(path=path, slug=SLUG, format="vlmevalkit")
+    summary = benchmark_import(path=path, slug=slug, format="vlmevalkit")
     elapsed = time.perf_counter() - start
     print(RESULT + json.dumps({"seconds": elapsed, "created": summary.created, "updated": summary.updated,
                                "unchanged": summary.unchanged, "peak_mb": _status_kb("VmHWM") / 1024,
                                "before_mb": before_kb / 1024}))
 
 
-def run_child(path: Path) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True, text=True)
+def run_child(path: Path, slug: str) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", str(path), "--slug", slug], capture_output=True, text=True)
     if proc.returncode:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise SystemExit(proc.returncode)
@@ -108,9 +108,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rows", type=int, default=30_540)
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--slug", default=SLUG, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(args.child, args.slug)
         return
     tsv = VAR / f"vlmevalkit-{args.rows}.tsv"
     if not tsv.exists():
@@ -122,13 +123,11 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from annotation.models import Benchmark
-
     call_command("migrate", verbosity=0)
-    Benchmark.objects.filter(slug=SLUG).delete()  # a first import into an empty benchmark
+    slug = f"{SLUG}-{time.strftime('%Y%m%d%H%M%S')}"  # a new benchmark: the first import creates every sample
     print(f"database: {os.environ['DATABASE_URL'].split('@')[-1]}; {args.rows:,} rows, {tsv.stat().st_size / 1e9:.2f} GB")
-    first = run_child(tsv)
-    again = run_child(tsv)
+    first = run_child(tsv, slug)
+    again = run_child(tsv, slug)
     for label, r in (("first import", first), ("re-import, unchanged", again)):
         print(f"{label:22} {r['seconds']:7.1f} s  {args.rows / r['seconds']:7.0f} rows/s  peak {r['peak_mb']:6.0f} MB "
               f"(before the import {r['before_mb']:.0f} MB)  created {r['created']}, updated {r['updated']}, "

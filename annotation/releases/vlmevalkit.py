@@ -71,18 +71,45 @@ def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple
     if missing or not ({"image", "image_path"} & set(columns)):
         need = ", ".join(sorted(missing | ({"image or image_path"} if not {"image", "image_path"} & set(columns) else set())))
         raise ReleaseError(f"{path.name}: a TSV without VLMEvalKit's columns (missing {need}; it has {', '.join(columns[:12])})")
-    all_rows = list(rows)
-    # Rows may share an image by naming another row's index; the full value is the other row's.
-    full_images = {text(row.get("index")): row["image"] for _, row in all_rows if len(row.get("image") or "") > IMAGE_REFERENCE_MAX}
+    # Streamed: each image is written to the work folder as its row is read, so only names stay in memory.
+    # A row may share an image by naming another row's index (VLMEvalKit's shorthand): it takes that row's
+    # media, once the row has been read (a reference to a later row is resolved at the end).
     bases = [b for b in (images_dir, path.parent) if b is not None]
-    return columns, [_line(path.name, number, row, columns, media, full_images, bases) for number, row in all_rows]
+    saved: dict[str | None, list[str]] = {}  # index of a row with a full image -> its media names
+    lines: list[ReleaseLine] = []
+    later: list[tuple[ReleaseLine, str]] = []
+    for number, row in rows:
+        value = row.get("image") or ""
+        ref = value.strip() if not is_blank(value) and len(value) <= IMAGE_REFERENCE_MAX else None
+        line = _line(path.name, number, row, columns, media, bases, saved.get(ref) if ref is not None else None)
+        if ref is not None and ref not in saved:
+            later.append((line, ref))
+        elif ref is None and line.data is not None and line.data.get("image") is not None:
+            saved[text(row.get("index"))] = line.data.get("images") or [line.data["image"]]
+        lines.append(line)
+    for line, ref in later:
+        _share(line, ref, saved.get(ref))
+    return columns, lines
+
+
+def _share(line: ReleaseLine, ref: str, names: list[str] | None) -> None:
+    """A row whose image names another row's index: that row's media, or the error."""
+    if names is None:
+        line.errors.append(("image", f"{ref!r} is short, so it names another row's index, but no row with index "
+                                     f"{ref!r} has an image"))
+        return
+    assert line.data is not None
+    line.data["image"] = names[0]
+    if len(names) > 1:
+        line.data["images"] = list(names)
 
 
 def _line(
-    file_name: str, number: int, row: dict, columns: list[str], media: MediaFolder, full_images: dict, bases: list[Path]
+    file_name: str, number: int, row: dict, columns: list[str], media: MediaFolder, bases: list[Path],
+    shared: list[str] | None,
 ) -> ReleaseLine:
     errors = empty_word_errors(row, {"index": "the uid", "question": "the question", "answer": "the answer"})
-    images = _images(row, media, full_images, bases, errors)
+    images = list(shared) if shared is not None else _images(row, media, bases, errors)
     options = letter_columns(row, columns)
     category, domain = text(row.get("category")), text(row.get("l2-category")) or text(row.get("discipline"))
     if category is None:
@@ -138,15 +165,13 @@ def _our_columns(row: dict, errors: list) -> dict:
     return out
 
 
-def _images(row: dict, media: MediaFolder, full_images: dict, bases: list[Path], errors: list) -> list[str]:
+def _images(row: dict, media: MediaFolder, bases: list[Path], errors: list) -> list[str]:
+    """The row's own media (not a reference to another row's: `_share`)."""
     value = row.get("image")
     if not is_blank(value):
         field = "image"
         if len(value) <= IMAGE_REFERENCE_MAX:
-            if value.strip() not in full_images:
-                errors.append((field, f"{value.strip()!r} is short, so it names another row's index, but no row with index {value.strip()!r} has an image"))
-                return []
-            value = full_images[value.strip()]
+            return []  # another row's image: filled in by _read_file
         values = _list_or_one(value, field, errors)
         out = []
         for i, item in enumerate(values):
