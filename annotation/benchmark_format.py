@@ -22,6 +22,7 @@ from typing import Any
 
 from annotation.benchmark_fields import (
     KeyStepIn,
+    KnownImages,
     with_declared,
     ToolRegistryView,
     default_registry_view,
@@ -440,8 +441,12 @@ def read_benchmark(
     max_pixels: int = 64_000_000,
     domain_of: dict[str, str] | None = None,
     progress: Callable[[int], None] | None = None,
+    known_images: KnownImages | None = None,
 ) -> BenchmarkBundle:
     """Parse and validate every line; raise BenchmarkFileError listing the first `max_errors`.
+
+    `known_images` (sha256 -> width, height, extension): images the benchmark already holds, checked when
+    they were first imported; a line naming the same bytes is not decoded again (a re-import).
 
     `domain_of` maps categories to domains (`--domain-of`): the grouping a one-level release lacks.
     """
@@ -461,7 +466,8 @@ def read_benchmark(
     lines = 0
     for number, where, data in _lines(source, errors, progress):
         lines += 1
-        record = _read_record(number, where, data, source.root, manifest, taxonomy, registry, errors, max_pixels)
+        record = _read_record(number, where, data, source.root, manifest, taxonomy, registry, errors, max_pixels,
+                              known_images)
         if record is None:
             continue
         if record.uid in seen:
@@ -543,6 +549,7 @@ def _read_record(
     registry: ToolRegistryView,
     errors: _ErrorList,
     max_pixels: int,
+    known_images: KnownImages | None = None,
 ) -> SampleRecord | None:
     before = errors.count
     for key in REQUIRED_FIELDS:
@@ -580,7 +587,7 @@ def _read_record(
     placed = taxonomy.place(data["domain"], data["category"], err)
     domain, category = placed if placed is not None else ("", "")
 
-    media = parse_media(data, root, err, max_pixels)
+    media = parse_media(data, root, err, max_pixels, known_images)
     transform = parse_transform(data.get("transform"), registry, err)
     regions = None
     if media is not None and transform is not None:

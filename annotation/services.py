@@ -25,6 +25,7 @@ from annotation.models import (
     Benchmark,
     Category,
     Domain,
+    MediaKind,
     KeyStep,
     ReferenceToolCall,
     Region,
@@ -116,6 +117,7 @@ def benchmark_import(
             max_pixels=settings.IMAGE_MAX_PIXELS,
             domain_of=domain_of,
             progress=on_line,
+            known_images=_known_images(slug),
         )
         # Media are stored under their content hash, so files written before a failed
         # transaction never replace a file that a committed row still points to.
@@ -127,6 +129,13 @@ def benchmark_import(
     # The public downloads of the new state, built on commit (a re-import of the same file keeps the key).
     downloads_request(benchmark=summary.benchmark)
     return replace(summary, taxonomy=bundle.taxonomy, warnings=bundle.warnings)
+
+
+def _known_images(slug: str) -> dict[str, tuple[int, int, str]]:
+    """The images the benchmark already holds, checked when first imported (a re-import does not decode them)."""
+    rows = SampleMedia.objects.filter(sample__benchmark__slug=slug, kind=MediaKind.IMAGE).values_list(
+        "sha256", "width", "height", "file")
+    return {sha: (w, h, Path(name).suffix) for sha, w, h, name in rows.iterator(chunk_size=5000)}
 
 
 @dataclass(frozen=True, slots=True)
