@@ -96,7 +96,7 @@ def child(path: Path, slug: str) -> None:
 
 
 def run_child(path: Path, slug: str) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", str(path), "--slug", slug], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, __file__, "--child", str(path), "--slug", slug], capture_output=True, text=True, check=False)
     if proc.returncode:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise SystemExit(proc.returncode)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -45,7 +46,7 @@ def _how_to_run(path: Path) -> str:
     """How VLMEvalKit runs and scores the file (docs/formats.md, "Export as a VLMEvalKit dataset TSV")."""
     name = path.stem
     if name.lower().endswith("openended"):
-        config = '{"%s": {"class": "ImageShortQADataset", "dataset": "%s"}}' % (name, name)
+        config = json.dumps({name: {"class": "ImageShortQADataset", "dataset": name}})
         return (f"{path.name}: free-text rows. Put it in LMUData and run VLMEvalKit with --data-config '{config}' and a "
                 "judge model (its exact matching cannot score them); or submit the result file here "
                 f"(submit SLUG FILE --format vlmevalkit).")
