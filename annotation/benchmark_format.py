@@ -22,6 +22,7 @@ from typing import Any
 
 from annotation.benchmark_fields import (
     KeyStepIn,
+    KnownImages,
     with_declared,
     ToolRegistryView,
     default_registry_view,
@@ -42,6 +43,7 @@ from annotation.benchmark_media import MediumIn, media_refs, parse_media
 from annotation.declared_tools import DeclaredTool, declared_from_dicts, read_declared_tool
 from annotation.declared_tools import fold as fold_tool_name
 from annotation.releases import Release, ReleaseError, read_release, sniff
+from annotation.releases.base import NOT_FOUND
 from annotation.taxonomy import SLUG_MAX_LENGTH, TaxonomyCollector, too_long
 
 __all__ = [  # frame_size, KeyStepIn and the registry view are part of this module's interface too
@@ -58,6 +60,7 @@ KNOWN_FIELDS = (
 REQUIRED_FIELDS = ("uid", "question", "answer", "domain", "category")  # and `image` or `images`
 UID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 MAX_UNPACKED_BYTES = 512 * 1024**2  # the default of settings.BENCHMARK_IMPORT_MAX_UNPACKED_BYTES
+MEDIA_FIELDS = ("image", "images", "file_path")  # fields naming media files (image_path, images[2] too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,9 +405,15 @@ class _ErrorList:
         self.limit = limit
         self.truncated = False
         self.count = 0  # every error, listed or not: a line knows it failed even past the cap
+        # Media files not found: counted into one line (missing_media_error), not one per sample.
+        self.missing_media: list[tuple[str, str]] = []  # (where, message) of each
+        self.lines_seen = 0  # a release's lines that failed in its reader (never yielded)
 
     def add(self, line: int | None, field_name: str, message: str, where: str | None = None) -> None:
         self.count += 1
+        if NOT_FOUND in message and field_name.startswith(MEDIA_FIELDS):
+            self.missing_media.append((f"{where or f'line {line}'}, field '{field_name}'", message))
+            return
         if len(self.items) < self.limit:
             self.items.append(FieldError(line, field_name, message, where))
         else:
@@ -413,6 +422,16 @@ class _ErrorList:
     @property
     def full(self) -> bool:
         return self.truncated
+
+    def missing_media_error(self, lines: int, hint: str) -> FieldError | None:
+        """One line for every medium not found: how many samples out of all, the first one, where the
+        release keeps its media."""
+        if not self.missing_media:
+            return None
+        samples = len({where for where, _ in self.missing_media})
+        where, first = self.missing_media[0]
+        return FieldError(None, "image", f"{samples} of {lines} samples have media not found (the first: {where}: "
+                                         f"{first}). {hint[:1].upper() + hint[1:]}.", where="")
 
 
 def read_benchmark(
@@ -423,8 +442,12 @@ def read_benchmark(
     max_pixels: int = 64_000_000,
     domain_of: dict[str, str] | None = None,
     progress: Callable[[int], None] | None = None,
+    known_images: KnownImages | None = None,
 ) -> BenchmarkBundle:
     """Parse and validate every line; raise BenchmarkFileError listing the first `max_errors`.
+
+    `known_images` (sha256 -> width, height, extension): images the benchmark already holds, checked when
+    they were first imported; a line naming the same bytes is not decoded again (a re-import).
 
     `domain_of` maps categories to domains (`--domain-of`): the grouping a one-level release lacks.
     """
@@ -441,8 +464,11 @@ def read_benchmark(
     taxonomy = TaxonomyCollector(manifest.domains, domain_of)
     samples: list[SampleRecord] = []
     seen: dict[str, str] = {}
+    lines = 0
     for number, where, data in _lines(source, errors, progress):
-        record = _read_record(number, where, data, source.root, manifest, taxonomy, registry, errors, max_pixels)
+        lines += 1
+        record = _read_record(number, where, data, source.root, manifest, taxonomy, registry, errors, max_pixels,
+                              known_images)
         if record is None:
             continue
         if record.uid in seen:
@@ -453,6 +479,11 @@ def read_benchmark(
         if errors.full:
             break
     name = source.jsonl.name if source.jsonl is not None else release.name if release is not None else "the file"
+    hint = release.media_hint if release is not None and release.media_hint else (
+        f"media paths are relative to the folder holding the .jsonl ({source.root}); pass their folder with --images DIR")
+    missing = errors.missing_media_error(errors.lines_seen + lines, hint)
+    if missing is not None:
+        errors.items.insert(0, missing)
     if not samples and not errors.items:
         errors.add(None, "", f"{name} holds no samples", "")
     if errors.items:
@@ -471,6 +502,8 @@ def _lines(
         for line in source.release.lines:
             if progress is not None:
                 progress(1)
+            if line.errors:
+                errors.lines_seen += 1
             for field_name, message in line.errors:
                 errors.add(line.number, field_name, message, line.where)
             if line.data is not None and not line.errors:
@@ -517,6 +550,7 @@ def _read_record(
     registry: ToolRegistryView,
     errors: _ErrorList,
     max_pixels: int,
+    known_images: KnownImages | None = None,
 ) -> SampleRecord | None:
     before = errors.count
     for key in REQUIRED_FIELDS:
@@ -554,7 +588,7 @@ def _read_record(
     placed = taxonomy.place(data["domain"], data["category"], err)
     domain, category = placed if placed is not None else ("", "")
 
-    media = parse_media(data, root, err, max_pixels)
+    media = parse_media(data, root, err, max_pixels, known_images)
     transform = parse_transform(data.get("transform"), registry, err)
     regions = None
     if media is not None and transform is not None:

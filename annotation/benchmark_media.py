@@ -22,7 +22,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from annotation.benchmark_fields import ErrorCallback, kind_of, parse_image
+from annotation.benchmark_fields import ErrorCallback, KnownImages, kind_of, parse_image
 
 VIDEO_FRAMES = 8  # frames sampled from a video, evenly spaced; the first is the poster
 FRAME_JPEG_QUALITY = 90
@@ -83,22 +83,24 @@ def media_paths(data: dict, err: ErrorCallback) -> list[tuple[str, str]] | None:
     return [(f"images[{k}]", value) for k, value in enumerate(images, start=1)]
 
 
-def parse_media(data: dict, root: Path, err: ErrorCallback, max_pixels: int) -> list[MediumIn] | None:
-    """Every medium of the line, checked (images decoded fully, videos sampled); None on any problem."""
+def parse_media(data: dict, root: Path, err: ErrorCallback, max_pixels: int,
+                known: KnownImages | None = None) -> list[MediumIn] | None:
+    """Every medium of the line, checked (images decoded fully unless ``known``, videos sampled); None on any problem."""
     paths = media_paths(data, err)
     if paths is None:
         return None
     media: list[MediumIn] = []
     ok = True
     for field_name, value in paths:
-        medium = parse_medium(field_name, value, root, err, max_pixels)
+        medium = parse_medium(field_name, value, root, err, max_pixels, known)
         ok = ok and medium is not None
         if medium is not None:
             media.append(medium)
     return media if ok else None
 
 
-def parse_medium(field_name: str, value: Any, root: Path, err: ErrorCallback, max_pixels: int) -> MediumIn | None:
+def parse_medium(field_name: str, value: Any, root: Path, err: ErrorCallback, max_pixels: int,
+                 known: KnownImages | None = None) -> MediumIn | None:
     if not isinstance(value, str) or not value:
         err(field_name, f"expected a relative path, got {kind_of(value)}")
         return None
@@ -109,7 +111,7 @@ def parse_medium(field_name: str, value: Any, root: Path, err: ErrorCallback, ma
         if ext is not None:
             return parse_video(field_name, value, path, ext, err, max_pixels)
     # Not a video (or not found: parse_image says so), so it must be an image.
-    found = parse_image(value, root, lambda _f, message: err(field_name, message), max_pixels)
+    found = parse_image(value, root, lambda _f, message: err(field_name, message), max_pixels, known)
     if found is None:
         return None
     path, sha256, ext, width, height = found

@@ -147,3 +147,15 @@ def annotations_for_review(sample: Sample) -> list[Annotation]:
 
 def revisions_of(annotation: Annotation) -> QuerySet[Revision]:
     return Revision.objects.filter(annotation=annotation).select_related("author").order_by("-pk")
+
+
+def benchmark_holding(uids: Collection[str], *, besides: Benchmark) -> str | None:
+    """The slug of the other benchmark that holds most of ``uids`` (at least half of them), else None:
+    a prediction file made for it, uploaded to ``besides`` (evaluation/validation.py names it)."""
+    if not uids:
+        return None
+    wanted = set(uids)
+    counts = (Sample.objects.filter(uid__in=wanted).exclude(benchmark=besides).values("benchmark__slug")
+              .annotate(n=Count("pk")).order_by("-n", "benchmark__slug"))
+    best = counts.first()
+    return best["benchmark__slug"] if best is not None and best["n"] * 2 >= len(wanted) else None

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import Prefetch
 
 from annotation.benchmark_format import (
     BenchmarkBundle,
@@ -24,6 +25,7 @@ from annotation.models import (
     Benchmark,
     Category,
     Domain,
+    MediaKind,
     KeyStep,
     ReferenceToolCall,
     Region,
@@ -55,11 +57,13 @@ class ImportSummary:
     # (domain name, samples, [(category name, samples)]) as the file had them
     taxonomy: list[tuple[str, int, list[tuple[str, int]]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    removed: int = 0  # samples not in the file, deleted (--remove-missing)
 
     def __str__(self) -> str:
+        removed = f", {self.removed} removed" if self.removed else ""
         return (
             f"{self.benchmark.slug}: {self.created} created, {self.updated} updated, "
-            f"{self.unchanged} unchanged ({self.created + self.updated + self.unchanged} samples in the file)"
+            f"{self.unchanged} unchanged{removed} ({self.created + self.updated + self.unchanged} samples in the file)"
         )
 
     def taxonomy_lines(self) -> list[str]:
@@ -80,6 +84,7 @@ def benchmark_import(
     domain_of: dict[str, str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     scoring: str | None = None,
+    remove_missing: bool = False,
 ) -> ImportSummary:
     """Validate the whole file first, then write it in one transaction; updates samples by uid.
 
@@ -89,6 +94,8 @@ def benchmark_import(
     Raises BenchmarkFileError (nothing written) when any line is invalid.
     `progress(stage, done, total)` is called as lines are read and samples written.
     `scoring` overrides the scoring profile the manifest or the release's reader declares.
+    Samples the benchmark has and the file does not are kept with a warning naming them, or deleted
+    (with their results) when `remove_missing`.
     """
     paths = [Path(p) for p in path] if isinstance(path, list) else Path(path)
     with open_benchmark_source(
@@ -110,16 +117,25 @@ def benchmark_import(
             max_pixels=settings.IMAGE_MAX_PIXELS,
             domain_of=domain_of,
             progress=on_line,
+            known_images=_known_images(slug),
         )
         # Media are stored under their content hash, so files written before a failed
         # transaction never replace a file that a committed row still points to.
         stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
         if scoring is not None:
             bundle.manifest.scoring = scoring
-        summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress)
+        summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress,
+                                remove_missing=remove_missing)
     # The public downloads of the new state, built on commit (a re-import of the same file keeps the key).
     downloads_request(benchmark=summary.benchmark)
     return replace(summary, taxonomy=bundle.taxonomy, warnings=bundle.warnings)
+
+
+def _known_images(slug: str) -> dict[str, tuple[int, int, str]]:
+    """The images the benchmark already holds, checked when first imported (a re-import does not decode them)."""
+    rows = SampleMedia.objects.filter(sample__benchmark__slug=slug, kind=MediaKind.IMAGE).values_list(
+        "sha256", "width", "height", "file")
+    return {sha: (w, h, Path(name).suffix) for sha, w, h, name in rows.iterator(chunk_size=5000)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +184,7 @@ def _write_bundle(
     name: str | None,
     stored: dict[str, StoredMedia],
     progress: Callable[[str, int, int], None] | None,
+    remove_missing: bool = False,
 ) -> ImportSummary:
     manifest = bundle.manifest
     benchmark, _ = Benchmark.objects.select_for_update().get_or_create(
@@ -188,34 +205,106 @@ def _write_bundle(
     benchmark.save()
     categories = _sync_taxonomy(benchmark, manifest.domains)
 
-    existing = {s.uid: s for s in Sample.objects.filter(benchmark=benchmark, uid__in=[r.uid for r in bundle.samples])}
+    existing = _existing_samples(benchmark)
     created = updated = unchanged = 0
     total = len(bundle.samples)
+    fresh: list[tuple[Sample, SampleRecord]] = []
     for index, record in enumerate(bundle.samples):
-        sample = existing.get(record.uid) or Sample(benchmark=benchmark, uid=record.uid)
-        is_new = sample.pk is None
-        before = None if is_new else _sample_state(sample)
-        _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
-        sample_changed = is_new or _sample_state(sample) != before
-        if sample_changed:
+        sample = existing.get(record.uid)
+        if sample is None:
+            sample = Sample(benchmark=benchmark, uid=record.uid)
+            _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
             # Field checks only: the reader has validated every record, and the database holds the
-            # constraints anyway; checking them here cost one query per constraint per sample (about
-            # 65 of 87 s of a 1,420-sample AdaptMMBench import under a profiler).
-            sample.full_clean(validate_unique=False, validate_constraints=False)
-            sample.save()
-        if _replace_media(sample, record, stored[record.uid], is_new=is_new) and not sample_changed:
-            sample.save(update_fields=["updated_at"])  # what the scorer's cache key watches
-            sample_changed = True
-        annotation_changed = _replace_imported_annotation(sample, record, is_new=is_new)
-        if is_new:
+            # constraints anyway (checking them, or the foreign keys, cost queries per sample).
+            sample.clean_fields(exclude=["benchmark", "category"])
+            fresh.append((sample, record))
             created += 1
-        elif sample_changed or annotation_changed:
-            updated += 1
         else:
-            unchanged += 1
+            before = _sample_state(sample)
+            _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
+            sample_changed = _sample_state(sample) != before
+            if sample_changed:
+                sample.clean_fields(exclude=["benchmark", "category"])
+                sample.save()
+            if _replace_media(sample, record, stored[record.uid], is_new=False) and not sample_changed:
+                sample.save(update_fields=["updated_at"])  # what the scorer's cache key watches
+                sample_changed = True
+            annotation_changed = _replace_imported_annotation(sample, record, is_new=False)
+            if sample_changed or annotation_changed:
+                updated += 1
+            else:
+                unchanged += 1
+        if len(fresh) >= BULK_ROWS:
+            _create_samples(fresh, stored)
+            fresh = []
         if progress is not None:
             progress("write", index + 1, total)
-    return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged)
+    _create_samples(fresh, stored)
+    removed = _samples_left_out(benchmark, bundle, remove=remove_missing)
+    return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged, removed=removed)
+
+
+LEFT_OUT_SHOWN = 20  # uids a warning lists
+BULK_ROWS = 1000  # new samples written per batch (and their media, annotations, boxes, steps, calls)
+
+
+def _existing_samples(benchmark: Benchmark) -> dict[str, Sample]:
+    """The benchmark's samples by uid, with what a re-import compares: media and the approved annotation
+    with its boxes, steps and calls, prefetched (a query per kind of row, not per sample)."""
+    approved = Annotation.objects.filter(status=AnnotationStatus.APPROVED).prefetch_related(
+        "regions", "key_steps", "tool_calls")
+    rows = Sample.objects.filter(benchmark=benchmark).prefetch_related(
+        "media", Prefetch("annotations", queryset=approved, to_attr="approved_list"))
+    return {s.uid: s for s in rows.iterator(chunk_size=2000)}
+
+
+def _create_samples(batch: list[tuple[Sample, SampleRecord]], stored: dict[str, StoredMedia]) -> None:
+    """New samples in bulk, with their media rows and the file's approved annotation."""
+    if not batch:
+        return
+    samples = Sample.objects.bulk_create([sample for sample, _ in batch])
+    SampleMedia.objects.bulk_create([m for sample, record in zip(samples, (r for _, r in batch), strict=True)
+                                     for m in _media_rows(sample, record, stored[record.uid])])
+    annotations = Annotation.objects.bulk_create([
+        Annotation(sample=sample, status=AnnotationStatus.APPROVED, transform=record.transform)
+        for sample, (_, record) in zip(samples, batch, strict=True)])
+    _annotation_rows(list(zip(annotations, (r for _, r in batch), strict=True)))
+
+
+def _annotation_rows(pairs: list[tuple[Annotation, SampleRecord]]) -> None:
+    """The boxes, key steps and reference calls of saved annotations, from their records."""
+    Region.objects.bulk_create(
+        Region(annotation=a, position=i, x1=box[0], y1=box[1], x2=box[2], y2=box[3], image_ref=ref)
+        for a, record in pairs for i, (ref, box) in enumerate(map(_located, record.regions)))
+    KeyStep.objects.bulk_create(
+        KeyStep(annotation=a, position=i, text=s.text, origin=s.origin, verified=s.verified)
+        for a, record in pairs for i, s in enumerate(record.key_steps))
+    ReferenceToolCall.objects.bulk_create(c for a, record in pairs for c in ReferenceToolCall.rows_for(a, record.toolchain))
+
+
+def _samples_left_out(benchmark: Benchmark, bundle: BenchmarkBundle, *, remove: bool) -> int:
+    """The benchmark's samples the file does not have: deleted when `remove` (their predictions' results
+    with them), else kept and named in a warning. Returns how many were deleted."""
+    in_file = {r.uid for r in bundle.samples}
+    rows = Sample.objects.filter(benchmark=benchmark).order_by("position", "uid").values_list("pk", "uid")
+    left_out = [(pk, uid) for pk, uid in rows.iterator(chunk_size=5000) if uid not in in_file]
+    if not left_out:
+        return 0
+    uids = [uid for _, uid in left_out]
+    shown = ", ".join(uids[:LEFT_OUT_SHOWN]) + (f" and {len(uids) - LEFT_OUT_SHOWN} more" if len(uids) > LEFT_OUT_SHOWN else "")
+    if remove:
+        pks = [pk for pk, _ in left_out]
+        for start in range(0, len(pks), 5000):
+            Sample.objects.filter(pk__in=pks[start:start + 5000]).delete()
+        bundle.warnings.append(f"{len(uids)} sample(s) of the benchmark not in this file were removed "
+                               f"(--remove-missing): {shown}")
+        if benchmark.results_version:  # its submissions were scored on the removed samples too: re-score them
+            pk = benchmark.pk
+            transaction.on_commit(lambda: benchmark_scoring_changed_publish(benchmark_id=pk))
+        return len(uids)
+    bundle.warnings.append(f"{len(uids)} sample(s) of the benchmark are not in this file and were kept: {shown}. "
+                           "Re-import with --remove-missing to remove them.")
+    return 0
 
 
 def _sync_taxonomy(benchmark: Benchmark, domains: dict[str, dict]) -> dict[tuple[str, str], Category]:
@@ -283,7 +372,7 @@ def _replace_media(sample: Sample, record: SampleRecord, stored: StoredMedia, *,
     """Make the sample's media rows the file's; True when they changed."""
     rows = _media_rows(sample, record, stored)
     if not is_new:
-        if _media_state(list(sample.media.all())) == _media_state(rows):
+        if _media_state(list(sample.media.all())) == _media_state(rows):  # prefetched (_existing_samples)
             return False
         sample.media.all().delete()
     SampleMedia.objects.bulk_create(rows)
@@ -302,7 +391,11 @@ def _annotation_payload(record: SampleRecord) -> dict:
 def _replace_imported_annotation(sample: Sample, record: SampleRecord, *, is_new: bool) -> bool:
     """Make the file's E, K and toolchain the sample's approved annotation; True when it changed."""
     payload = _annotation_payload(record)
-    annotation = None if is_new else Annotation.objects.filter(sample=sample, status=AnnotationStatus.APPROVED).first()
+    approved = getattr(sample, "approved_list", None)  # prefetched (_existing_samples)
+    if approved is not None:
+        annotation = approved[0] if approved else None
+    else:
+        annotation = None if is_new else Annotation.objects.filter(sample=sample, status=AnnotationStatus.APPROVED).first()
     if annotation is not None and annotation_payload_from_db(annotation) == payload:
         return False
     if annotation is None:
@@ -314,15 +407,7 @@ def _replace_imported_annotation(sample: Sample, record: SampleRecord, *, is_new
         annotation.regions.all().delete()
         annotation.key_steps.all().delete()
         annotation.tool_calls.all().delete()
-    Region.objects.bulk_create(
-        Region(annotation=annotation, position=i, x1=box[0], y1=box[1], x2=box[2], y2=box[3], image_ref=ref)
-        for i, (ref, box) in enumerate(map(_located, record.regions))
-    )
-    KeyStep.objects.bulk_create(
-        KeyStep(annotation=annotation, position=i, text=s.text, origin=s.origin, verified=s.verified)
-        for i, s in enumerate(record.key_steps)
-    )
-    ReferenceToolCall.objects.bulk_create(ReferenceToolCall.rows_for(annotation, record.toolchain))
+    _annotation_rows([(annotation, record)])
     return True
 
 

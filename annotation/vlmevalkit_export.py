@@ -40,18 +40,37 @@ LAST = ["answer", "category", "l2-category", "split", "answer_type", "tolerance"
 LAST_INPUTS = [c for c in LAST if c not in INPUTS_DROPPED]
 
 
-def benchmark_export_vlmevalkit(*, benchmark: Benchmark, out: Path) -> ExportSummary:
-    """Write the benchmark's approved samples to ``out`` (a .tsv file) in VLMEvalKit's dataset shape."""
-    return tsv_write(benchmark=benchmark, out=out)
+CHOICE, OPEN = "MCQ", "OpenEnded"  # the file-name suffixes of a mixed benchmark's two files
+
+
+def benchmark_export_vlmevalkit(*, benchmark: Benchmark, out: Path) -> list[ExportSummary]:
+    """Write the benchmark's approved samples in VLMEvalKit's dataset shape: ``out`` (a .tsv file) when
+    they are all of one kind (choice, or free text), else ``<out stem>_MCQ.tsv`` and
+    ``<out stem>_OpenEnded.tsv`` beside it (the module's docstring says why)."""
+    out = Path(out)
+    kinds = _kinds(benchmark)
+    if len(kinds) < 2:
+        if kinds == {OPEN} and OPEN.lower() not in out.stem.lower():
+            out = out.with_name(f"{out.stem}_{OPEN}.tsv")
+        return [tsv_write(benchmark=benchmark, out=out)]
+    return [tsv_write(benchmark=benchmark, out=out.with_name(f"{out.stem}_{kind}.tsv"), kind=kind)
+            for kind in (CHOICE, OPEN)]
+
+
+def _kinds(benchmark: Benchmark) -> set[str]:
+    rows = Sample.objects.filter(benchmark=benchmark, annotations__status=AnnotationStatus.APPROVED)
+    return {kind for kind, has in ((CHOICE, rows.filter(options__isnull=False).exists()),
+                                   (OPEN, rows.filter(options__isnull=True).exists())) if has}
 
 
 def tsv_write(*, benchmark: Benchmark, out: Path, splits: Collection[str] | None = None, approved_only: bool = True,
-              inputs_only: bool = False) -> ExportSummary:
+              inputs_only: bool = False, kind: str | None = None) -> ExportSummary:
     """The TSV, row by row from the streamed samples. ``approved_only``: samples with an approved
-    annotation only (else every sample, with the builder's answer); ``inputs_only``: no gold columns."""
+    annotation only (else every sample, with the builder's answer); ``inputs_only``: no gold columns;
+    ``kind``: the choice rows only (``CHOICE``) or the others only (``OPEN``), else all."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    letters = _option_letters(benchmark, splits, approved_only)
+    letters = _option_letters(benchmark, splits, approved_only) if kind != OPEN else []
     columns = [*FIRST, *letters, *(LAST_INPUTS if inputs_only else LAST)]
     exported = skipped = 0
     with out.open("w", encoding="utf-8", newline="") as handle:
@@ -65,6 +84,8 @@ def tsv_write(*, benchmark: Benchmark, out: Path, splits: Collection[str] | None
             if approved_only and annotation is None:
                 skipped += 1
                 continue
+            if kind is not None and (sample.options is not None) != (kind == CHOICE):
+                continue  # in the other kind's file
             row = _row(sample, annotation, seen, letters, inputs_only)
             writer.writerow([row[c] for c in columns])
             exported += 1

@@ -17,13 +17,14 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.selectors import benchmark_holding
 from evaluation import selectors
 from evaluation.metrics import PreparedBenchmark
 
@@ -42,6 +43,11 @@ def tool_hooks(benchmark: Any = None) -> tuple[Callable[[str], str | None] | Non
         return None, None
     view = default_registry_view(declared_from_dicts(getattr(benchmark, "declared_tools", None) or ()))
     return view.resolve, view.validate_args
+
+
+def other_benchmark_of(benchmark: Any) -> Callable[[Sequence[str]], str | None]:
+    """The lookup the validation and the converters use to name the benchmark a file's ids belong to."""
+    return lambda uids: benchmark_holding(uids, besides=benchmark)
 
 
 def benchmark_tool_set(benchmark: Any, resolve: Callable[[str], str | None] | None) -> frozenset[str] | None:

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.files import File
 
 from evaluation import converters
-from evaluation.benchmark_cache import prepared_benchmarks, tool_hooks
+from evaluation.benchmark_cache import other_benchmark_of, prepared_benchmarks, tool_hooks
 from evaluation.models import Submission
 from evaluation.services import submission_fail, submission_heartbeat
 
@@ -48,7 +48,7 @@ def submission_file_ready(*, submission: Submission) -> bool:
             report = converters.convert(
                 src, out, fmt=sub.format, filename=sub.original_name, sample_ids=uids, resolve_tool=resolve,
                 max_errors=settings.SUBMISSION_MAX_ERRORS, max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES,
-                progress=progress,
+                progress=progress, benchmark=sub.benchmark.slug, locate=other_benchmark_of(sub.benchmark),
             )
             if report.ok:
                 out.seek(0)

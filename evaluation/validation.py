@@ -14,6 +14,7 @@ from typing import IO, Any
 
 import orjson
 
+from evaluation.converters.common import FOREIGN_ASKED, Locate, foreign_ids_message
 from evaluation.metrics import Prediction, PredictionFormatError, parse_prediction
 from evaluation.metrics.run_lines import RunLines
 from evaluation.metrics.types import MODES
@@ -113,6 +114,7 @@ def validate_predictions(
     max_errors: int,
     progress: Callable[[int, int], None] | None = None,
     check_call: CallCheck | None = None,
+    locate: Locate | None = None,
 ) -> ValidationReport:
     """Check every line; return the problems (at most ``max_errors``) and the coverage report.
 
@@ -123,7 +125,7 @@ def validate_predictions(
     report = ValidationReport()
     for _ in iter_validated(stream, report, sample_ids=sample_ids, benchmark=benchmark,
                             max_line_bytes=max_line_bytes, max_errors=max_errors, progress=progress,
-                            check_call=check_call):
+                            check_call=check_call, locate=locate):
         pass
     return report
 
@@ -170,13 +172,17 @@ def iter_validated(
     max_errors: int,
     progress: Callable[[int, int], None] | None = None,
     check_call: CallCheck | None = None,
+    locate: Locate | None = None,
 ) -> Iterator[Prediction]:
     """``validate_predictions`` as a generator: yields the parsed ``Prediction`` of every line
     that passes (so a consumer, the scorer, need not read and decode the file again) and fills
     ``report`` as it goes; the report is complete once the generator is exhausted. A line is
-    yielded only after every check of its own; a later line may still fail the file."""
+    yielded only after every check of its own; a later line may still fail the file.
+    ``locate`` names the benchmark holding ids that are not this one's: their lines' errors are then
+    one message naming it."""
     known = frozenset(sample_ids)
     first_line: dict[tuple[str, str], int] = {}
+    unknown: list[str] = []
 
     def problem(line: int | None, field_name: str, message: str) -> None:
         report.errors.append(LineError(line, field_name, message))
@@ -222,8 +228,8 @@ def iter_validated(
                 problem(number, exc.field, f"expected {exc.expected}, got {_shown(obj, exc.field)}")
                 continue
             if pred.sample_id not in known:
-                problem(number, "sample_id", f"{pred.sample_id!r} is not a sample of benchmark "
-                                             f"'{benchmark}'")
+                unknown.append(pred.sample_id)
+                problem(number, "sample_id", f"{pred.sample_id!r} {_NOT_HERE} '{benchmark}'")
                 continue
             key = (pred.sample_id, pred.mode)
             earlier = first_line.get(key)
@@ -237,13 +243,30 @@ def iter_validated(
             report.run_lines.see(obj)
             yield pred
     except _TooManyErrors:
+        _name_foreign_ids(report, unknown, benchmark, locate)
         return
+    _name_foreign_ids(report, unknown, benchmark, locate)
     if not first_line and not report.errors:
         report.errors.append(LineError(FILE, "", "the file is empty: expected one JSON "
                                                          "object per line (JSON Lines)"))
         return
     report.n_predictions = len(first_line)
     report.coverage = coverage_report(sample_ids, first_line.keys())
+
+
+_NOT_HERE = "is not a sample of benchmark"
+
+
+def _name_foreign_ids(report: ValidationReport, unknown: list[str], benchmark: str, locate: Locate | None) -> None:
+    """Lines naming samples of another benchmark: one message naming it, in place of an error per line."""
+    if not unknown or locate is None:
+        return
+    other = locate(unknown[:FOREIGN_ASKED])
+    if other is None or other == benchmark:
+        return
+    message = foreign_ids_message(benchmark=benchmark, other=other, count=len(unknown), examples=unknown,
+                                  truncated=report.truncated)
+    report.errors[:] = [LineError(FILE, "", message), *(e for e in report.errors if _NOT_HERE not in e.message)]
 
 
 def _note_tool_calls(report: ValidationReport, number: int, pred: Prediction, check_call: CallCheck) -> None:

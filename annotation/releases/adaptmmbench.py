@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from annotation.releases import encoded
-from annotation.releases.base import Release, ReleaseError, ReleaseLine
+from annotation.releases.base import NOT_FOUND, Release, ReleaseError, ReleaseLine
 from annotation.releases.common import choice_answer, convert, json_safe, text
 from annotation.releases.encoded import Unreadable, is_blank
 from annotation.releases.media import MediaFolder, find_media
@@ -121,6 +121,6 @@ def _image(value: object, media: MediaFolder, bases: list[Path]) -> str | None:
     if isinstance(value, str):
         found = find_media(value, bases)
         if found is None:
-            raise Unreadable(f"image file {value!r} not found under {' or '.join(str(b) for b in bases)}")
+            raise Unreadable(f"image file {value!r} {NOT_FOUND} {' or '.join(str(b) for b in bases)}")
         return media.adopt(found)
     raise Unreadable(f"expected the image struct {{bytes, path}}, got {type(value).__name__}")

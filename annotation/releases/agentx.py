@@ -13,16 +13,19 @@ step whose `input` is an object keeps it as the call's arguments, otherwise the 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from annotation.releases.base import Release, ReleaseError, ReleaseLine
 from annotation.releases.common import json_safe, text
 from annotation.releases.media import find_media
-from annotation.releases.sniff import is_agentx_data, release_files
+from annotation.releases.sniff import MEDIA_SUFFIXES, is_agentx_data, release_files
 from annotation.taxonomy import ONE_LEVEL_DOMAIN
 
 DATA, TOOLMETA = "data.json", "toolmeta.json"
+MEDIA_HINT = ("Agent-X keeps its media (about 2 GB) in the Hugging Face dataset's files/ folder, beside data.json: "
+              "download it and pass that folder with --images DIR")
 NO_TOOL = {"", "none", "null", "n/a", "no tool", "-"}
 
 
@@ -51,7 +54,7 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     else:
         warnings.append(f"no {TOOLMETA} beside {data_file.name}: its tools are not declared, so calls to them cannot be checked")
     return Release(format="agentx", name=data_file.name, lines=lines, root=root, manifest=manifest,
-                   manifest_source=source, warnings=warnings)  # fmt: skip
+                   manifest_source=source, warnings=warnings, media_hint=MEDIA_HINT)  # fmt: skip
 
 
 def _is_data(path: Path) -> bool:
@@ -95,7 +98,7 @@ def _media_root(tasks: dict, bases: list[Path]) -> Path:
         first = _paths(task)[:1] if task else []
         if first:
             for base in bases:
-                if find_media(first[0], [base]) is not None:
+                if find_media(first[0], [base]) is not None or (base / first[0]).is_dir():
                     return base
             break
     return bases[0]
@@ -110,8 +113,8 @@ def _line(file_name: str, number: int, key: str, value: Any, root: Path) -> Rele
     else:
         return ReleaseLine(number, where, None, [("", "expected a list holding one task object")])
     errors: list[tuple[str, str]] = []
-    paths = _paths(task)
-    if not paths:
+    paths = _folders_expanded(_paths(task), root, errors)
+    if not paths and not errors:
         errors.append(("file_path", "missing (required): the task's image(s) or video"))
     steps = task.get("reasoning_steps")
     if isinstance(steps, list) and len(steps) == 1 and isinstance(steps[0], list):
@@ -148,6 +151,27 @@ def _line(file_name: str, number: int, key: str, value: Any, root: Path) -> Rele
         data["images"] = paths
         data.pop("image")
     return ReleaseLine(number, where, data, errors)
+
+
+def _folders_expanded(paths: list[str], root: Path, errors: list[tuple[str, str]]) -> list[str]:
+    """A `file_path` naming a folder (a task's frames or pages) stands for the media in it, in natural
+    order (`2.jpg` before `10.jpg`)."""
+    out: list[str] = []
+    for value in paths:
+        folder = root / value
+        if not folder.is_dir():
+            out.append(value)
+            continue
+        found = sorted((p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in MEDIA_SUFFIXES
+                        and not p.name.startswith(".")), key=lambda p: _natural(p.name))
+        if not found:
+            errors.append(("file_path", f"{value!r} is a folder with no image or video in it"))
+        out += [str(p.relative_to(root)) for p in found]
+    return out
+
+
+def _natural(name: str) -> list:
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part.lower()) for part in re.split(r"(\d+)", name) if part]
 
 
 def _step_text(step: dict) -> str | None:

@@ -6,6 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+# The words of a "media file not found" message (a reader's, or benchmark_fields.parse_image's): such
+# errors are counted into one line of the import's report, with where the release keeps its media.
+NOT_FOUND = "not found under"
+
+
 class ReleaseError(Exception):
     """The files as a whole cannot be read (wrong kind, missing part): one message for the user."""
 
@@ -33,3 +38,4 @@ class Release:
     manifest: dict = field(default_factory=dict)  # benchmark.json's shape (name, tools, domains...)
     manifest_source: str = "the release"  # how messages about `manifest` name its origin ("toolmeta.json")
     warnings: list[str] = field(default_factory=list)
+    media_hint: str = ""  # where the release keeps its media, for the one "N of M not found" message

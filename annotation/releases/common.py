@@ -40,6 +40,21 @@ def text(value: Any) -> str | None:
     return str(value).strip()
 
 
+EMPTY_WORDS = ("none", "null", "nan")
+
+
+def empty_word_errors(row: dict, fields: dict[str, str]) -> list[tuple[str, str]]:
+    """A required cell that reads `None`, `null` or `NaN` (pandas and Python write an empty value so) is
+    empty to every reader of these tables: say so, rather than only "missing". `fields`: column -> our field."""
+    found = []
+    for column, ours in fields.items():
+        value = row.get(column)
+        if isinstance(value, str) and value.strip().lower() in EMPTY_WORDS:
+            message = f"the cell reads {value.strip()!r}, which is read as empty; {ours} is required (write the value itself)"
+            found.append((column, message))
+    return found
+
+
 def letter_columns(row: dict, columns: list[str]) -> dict[str, str] | None:
     """Options as columns A, B, C, ...: an empty or NaN cell is an absent option."""
     options = {c: str(row[c]).strip() for c in sorted(c for c in columns if LETTER_COLUMN.match(c)) if not is_blank(row.get(c))}

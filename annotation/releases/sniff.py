@@ -55,6 +55,16 @@ def magic_kind(head: bytes) -> Kind | None:
     return None
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def text_encoding(path: Path) -> str:
+    """How a text file is read: UTF-16 when it starts with its byte-order mark (Excel's "Unicode Text"),
+    else UTF-8 (a UTF-8 byte-order mark skipped)."""
+    with path.open("rb") as handle:
+        return "utf-16" if handle.read(2) in UTF16_BOMS else "utf-8-sig"
+
+
 def kind_of_file(path: Path) -> Kind:
     with path.open("rb") as handle:
         head = handle.read(HEAD_BYTES)
@@ -63,13 +73,21 @@ def kind_of_file(path: Path) -> Kind:
     kind = magic_kind(head)
     if kind is not None:
         return kind
-    if b"\x00" in head:
+    utf16 = head.startswith(UTF16_BOMS)
+    if b"\x00" in head and not utf16:
         return Kind("binary", "a binary file of unknown kind")
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = (head[: len(head) // 2 * 2].decode("utf-16", errors="replace") if utf16
+            else head.decode("utf-8", errors="replace")).lstrip("\ufeff")
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if not first:
         return Kind("empty", "an empty file")
+    if utf16 and "\t" not in first:  # only a table is read in UTF-16 (Excel saves tables so)
+        return Kind("utf16", "UTF-16 text", "save it as UTF-8")
     if first.startswith("{"):
+        if _is_vtcbench_results(first):
+            return Kind("predictions", "VTC-Bench agent results (results_*.jsonl: item_id, agent_answer), a prediction "
+                        "file, not a benchmark", f"submit it with `manage.py submit SLUG {path.name} --format vtcbench "
+                        "--model NAME --user USER`")
         try:
             value = json.loads(first)
         except json.JSONDecodeError:
@@ -80,7 +98,8 @@ def kind_of_file(path: Path) -> Kind:
                 if kind is not None:
                     return kind
             if "sample_id" in value and "uid" not in value:
-                return Kind("predictions", "a prediction file (JSON Lines with sample_id)", "submit it with `manage.py submit`")
+                return Kind("predictions", "a prediction file in our format (JSON Lines with sample_id), not a benchmark",
+                            f"submit it with `manage.py submit SLUG {path.name} --model NAME --user USER`")
             return Kind("jsonl", "JSON Lines", format="jsonl")
     if first.startswith(("{", "[")):
         return _json_document_kind(path)
@@ -101,7 +120,8 @@ def _zip_kind(path: Path) -> Kind:
     if any(n.startswith("xl/") for n in names):
         return Kind(
             "xlsx", "an Excel workbook (.xlsx)",
-            "a VLMEvalKit result table is a prediction file (submit --format vlmevalkit); a benchmark is imported from its .tsv",
+            f"a VLMEvalKit result table is a prediction file: submit it with `manage.py submit SLUG {path.name} --format "
+            "vlmevalkit --model NAME --user USER`; a benchmark is imported from its .tsv",
         )  # fmt: skip
     if any(n.startswith("word/") for n in names):
         return Kind("docx", "a Word document")
@@ -126,8 +146,8 @@ def _json_document_kind(path: Path) -> Kind:
             return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)",
                         "import data.json, or the folder holding both, with --format agentx")
         if value and all(isinstance(v, dict) and len(v) == 1 for v in value[:20]):
-            return Kind("agentx-output", "an Agent-X output list (predictions)",
-                        "submit it with `manage.py submit --format agentx`")
+            return Kind("agentx-output", "an Agent-X output list (predictions), not a benchmark",
+                        f"submit it with `manage.py submit SLUG {path.name} --format agentx --model NAME --user USER`")
         return Kind("json-array", "a JSON array", "our format is JSON Lines: one sample object per line, not a list")
     return Kind("json", "a JSON value that is not an object", "our format is JSON Lines: one sample object per line")
 
@@ -164,9 +184,17 @@ def is_agentx_toolmeta(value: dict) -> bool:
     return bool(tools) and all(isinstance(t, dict) and "inputs" in t for t in tools)
 
 
+def _is_vtcbench_results(first: str) -> bool:
+    """A VTC-Bench results line (its first line may run past the part read: a long response)."""
+    return '"item_id"' in first and ('"agent_answer"' in first or '"conversation"' in first) and '"uid"' not in first
+
+
 def _tsv_kind(path: Path, first: str) -> Kind:
     columns = tuple(next(csv.reader(io.StringIO(first), delimiter="\t")))
     lowered = {c.strip().lower() for c in columns}
+    if "prediction" in lowered:
+        return Kind("predictions", "a VLMEvalKit result table (index, prediction), a prediction file, not a benchmark",
+                    f"submit it with `manage.py submit SLUG {path.name} --format vlmevalkit --model NAME --user USER`")
     if path.name in VTC_TSV_NAMES or "model_tools_gt" in lowered:
         return Kind("tsv", "VTC-Bench's TSV", format="vtcbench", columns=columns)
     if "question" in lowered and ("index" in lowered or "image" in lowered or "image_path" in lowered):

@@ -8,13 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from annotation.releases.base import ReleaseError
+from annotation.releases.sniff import text_encoding
 
 csv.field_size_limit(sys.maxsize)  # a base64 image is one very long cell
 
 
 def tsv_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
     """(columns, rows as (row number counted from 1 after the header, {column: text}))."""
-    handle = path.open(encoding="utf-8-sig", newline="")
+    encoding = text_encoding(path)  # Excel's "Unicode Text" is UTF-16: read as it is
+    handle = path.open(encoding=encoding, newline="")
     reader = csv.reader(handle, delimiter="\t")
     try:
         columns = [c.strip() for c in next(reader)]
@@ -23,7 +25,7 @@ def tsv_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
         raise ReleaseError(f"{path.name} is empty") from None
     except (UnicodeDecodeError, csv.Error) as exc:
         handle.close()
-        raise ReleaseError(f"{path.name} is not a readable UTF-8 TSV ({exc})") from None
+        raise ReleaseError(f"{path.name} is not a readable {'UTF-16' if encoding == 'utf-16' else 'UTF-8'} TSV ({exc})") from None
 
     def rows() -> Iterator[tuple[int, dict]]:
         with handle:

@@ -16,14 +16,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotation.releases.base import Release, ReleaseError, ReleaseLine
-from annotation.releases.common import LETTER_COLUMN, choice_answer, letter_columns, text
+from annotation.releases.base import NOT_FOUND, Release, ReleaseError, ReleaseLine
+from annotation.releases.common import LETTER_COLUMN, choice_answer, empty_word_errors, letter_columns, text
 from annotation.releases.encoded import Unreadable, is_blank, load_structure
 from annotation.releases.media import MediaFolder, find_media
 from annotation.releases.sniff import release_files
 from annotation.releases.tables import tsv_rows
 from annotation.taxonomy import ONE_LEVEL_DOMAIN
 
+MEDIA_HINT = ("a VLMEvalKit dataset carries its images as base64 in the `image` column; an `image_path` is relative "
+              "to the TSV's folder or to VLMEvalKit's LMUData/images/<dataset>/: pass that folder with --images DIR")
 IMAGE_REFERENCE_MAX = 64  # VLMEvalKit: an `image` this short is another row's index
 CONVERTED = {"index", "image", "image_path", "question", "answer", "category", "l2-category", "discipline", "split"}
 # Columns with our own field names, as `export_benchmark --format vlmevalkit` writes them (our JSON).
@@ -39,10 +41,13 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     media = MediaFolder(workdir)
     lines: list[ReleaseLine] = []
     mmreason = False
-    for path in files:
-        columns, file_lines = _read_file(path, media, images_dir)
+    read = [(path, *_read_file(path, media, images_dir)) for path in files]
+    uids = [line.data.get("uid") for _, _, file_lines in read for line in file_lines if line.data is not None]
+    # Our own export's files of one benchmark (one per kind: answer_type column, uids distinct) keep their uids.
+    ours = all("answer_type" in columns for _, columns, _ in read) and len(set(uids)) == len(uids)
+    for path, columns, file_lines in read:
         mmreason = mmreason or "discipline" in columns
-        if len(files) > 1:
+        if len(files) > 1 and not ours:
             # Several datasets number their rows alike: the uid is "<dataset>:<index>" (VL-RouterBench
             # writes "<Dataset>/<id>"; a uid has no "/"), and the dataset is the domain when none is given.
             for line in file_lines:
@@ -57,7 +62,7 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     if mmreason:  # MMReason's own column: its step score is labelled as such (docs/metrics.md, section 6)
         manifest["figures"] = ["mmreason"]
         manifest["scoring"] = "mmreason"
-    return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest)
+    return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest, media_hint=MEDIA_HINT)
 
 
 def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple[list[str], list[ReleaseLine]]:
@@ -66,19 +71,45 @@ def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple
     if missing or not ({"image", "image_path"} & set(columns)):
         need = ", ".join(sorted(missing | ({"image or image_path"} if not {"image", "image_path"} & set(columns) else set())))
         raise ReleaseError(f"{path.name}: a TSV without VLMEvalKit's columns (missing {need}; it has {', '.join(columns[:12])})")
-    all_rows = list(rows)
-    # Rows may share an image by naming another row's index; the full value is the other row's.
-    full_images = {text(row.get("index")): row["image"] for _, row in all_rows
-                   if len(row.get("image") or "") > IMAGE_REFERENCE_MAX}
+    # Streamed: each image is written to the work folder as its row is read, so only names stay in memory.
+    # A row may share an image by naming another row's index (VLMEvalKit's shorthand): it takes that row's
+    # media, once the row has been read (a reference to a later row is resolved at the end).
     bases = [b for b in (images_dir, path.parent) if b is not None]
-    return columns, [_line(path.name, number, row, columns, media, full_images, bases) for number, row in all_rows]
+    saved: dict[str | None, list[str]] = {}  # index of a row with a full image -> its media names
+    lines: list[ReleaseLine] = []
+    later: list[tuple[ReleaseLine, str]] = []
+    for number, row in rows:
+        value = row.get("image") or ""
+        ref = value.strip() if not is_blank(value) and len(value) <= IMAGE_REFERENCE_MAX else None
+        line = _line(path.name, number, row, columns, media, bases, saved.get(ref) if ref is not None else None)
+        if ref is not None and ref not in saved:
+            later.append((line, ref))
+        elif ref is None and line.data is not None and line.data.get("image") is not None:
+            saved[text(row.get("index"))] = line.data.get("images") or [line.data["image"]]
+        lines.append(line)
+    for line, ref in later:
+        _share(line, ref, saved.get(ref))
+    return columns, lines
+
+
+def _share(line: ReleaseLine, ref: str, names: list[str] | None) -> None:
+    """A row whose image names another row's index: that row's media, or the error."""
+    if names is None:
+        line.errors.append(("image", f"{ref!r} is short, so it names another row's index, but no row with index "
+                                     f"{ref!r} has an image"))
+        return
+    assert line.data is not None
+    line.data["image"] = names[0]
+    if len(names) > 1:
+        line.data["images"] = list(names)
 
 
 def _line(
-    file_name: str, number: int, row: dict, columns: list[str], media: MediaFolder, full_images: dict, bases: list[Path]
+    file_name: str, number: int, row: dict, columns: list[str], media: MediaFolder, bases: list[Path],
+    shared: list[str] | None,
 ) -> ReleaseLine:
-    errors: list[tuple[str, str]] = []
-    images = _images(row, media, full_images, bases, errors)
+    errors = empty_word_errors(row, {"index": "the uid", "question": "the question", "answer": "the answer"})
+    images = list(shared) if shared is not None else _images(row, media, bases, errors)
     options = letter_columns(row, columns)
     category, domain = text(row.get("category")), text(row.get("l2-category")) or text(row.get("discipline"))
     if category is None:
@@ -134,16 +165,13 @@ def _our_columns(row: dict, errors: list) -> dict:
     return out
 
 
-def _images(row: dict, media: MediaFolder, full_images: dict, bases: list[Path], errors: list) -> list[str]:
+def _images(row: dict, media: MediaFolder, bases: list[Path], errors: list) -> list[str]:
+    """The row's own media (not a reference to another row's: `_share`)."""
     value = row.get("image")
     if not is_blank(value):
         field = "image"
         if len(value) <= IMAGE_REFERENCE_MAX:
-            if value.strip() not in full_images:
-                errors.append((field, f"{value.strip()!r} is short, so it names another row's index, but no row "
-                                      f"with index {value.strip()!r} has an image"))
-                return []
-            value = full_images[value.strip()]
+            return []  # another row's image: filled in by _read_file
         values = _list_or_one(value, field, errors)
         out = []
         for i, item in enumerate(values):
@@ -160,7 +188,7 @@ def _images(row: dict, media: MediaFolder, full_images: dict, bases: list[Path],
     for item in _list_or_one(value, "image_path", errors):
         found = find_media(item, bases)
         if found is None:
-            errors.append(("image_path", f"image file {item!r} not found under {' or '.join(str(b) for b in bases)}"))
+            errors.append(("image_path", f"image file {item!r} {NOT_FOUND} {' or '.join(str(b) for b in bases)}"))
         else:
             out.append(media.adopt(found))
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from annotation.releases.base import Release, ReleaseError, ReleaseLine
-from annotation.releases.common import choice_answer, letter_columns, preview, text
+from annotation.releases.common import choice_answer, empty_word_errors, letter_columns, preview, text
 from annotation.releases.encoded import Unreadable, is_blank, load_structure
 from annotation.releases.media import find_media
 from annotation.releases.sniff import release_files
@@ -21,6 +21,8 @@ from annotation.taxonomy import ONE_LEVEL_DOMAIN
 
 PLAIN, GT = "VTC-Bench.tsv", "VTC-Bench_GTToolChain.tsv"
 CHAIN_COLUMN = "model_tools_gt"
+MEDIA_HINT = ("VTC-Bench's images are not in its GitHub repository: they are in the Hugging Face dataset "
+              "zzzhu/VTC-Bench; download it and pass the folder holding images/<task>/ with --images DIR")
 REQUIRED = {"id", "category", "image", "question", "answer"}
 
 
@@ -52,7 +54,8 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     if CHAIN_COLUMN not in columns:
         warnings.append(f"{main.name} has no {CHAIN_COLUMN} column: the samples have no reference toolchain")
     return Release(format="vtcbench", name=main.name, lines=lines, root=root,
-                   manifest={"name": "VTC-Bench", "scoring": "vtcbench"}, warnings=warnings)  # fmt: skip
+                   manifest={"name": "VTC-Bench", "scoring": "vtcbench"}, warnings=warnings,
+                   media_hint=MEDIA_HINT)  # fmt: skip
 
 
 def _media_root(tsv: Path, rows: list[tuple[int, dict]], images_dir: Path | None) -> Path:
@@ -67,7 +70,8 @@ def _media_root(tsv: Path, rows: list[tuple[int, dict]], images_dir: Path | None
 
 
 def _line(file_name: str, number: int, row: dict, columns: list[str], repaired: list[int]) -> ReleaseLine:
-    errors: list[tuple[str, str]] = []
+    errors = empty_word_errors(row, {"id": "the uid", "question": "the question", "answer": "the answer",
+                                     "category": "the category"})
     options = letter_columns(row, columns)
     meta = {"index": text(row.get("index"))} if not is_blank(row.get("index")) else {}
     data = {

@@ -60,14 +60,22 @@ def read_tsv(path: Path) -> tuple[list[str], list[dict]]:
         return header, [dict(zip(header, row, strict=True)) for row in reader]
 
 
+def read_both(stem: Path) -> tuple[list[str], list[str], list[dict]]:
+    """A mixed benchmark's two files: (MCQ header, open-ended header, the rows of both)."""
+    choice_header, choice = read_tsv(stem.with_name(f"{stem.name}_MCQ.tsv"))
+    open_header, free = read_tsv(stem.with_name(f"{stem.name}_OpenEnded.tsv"))
+    return choice_header, open_header, choice + free
+
+
 def test_the_tsv_has_vlmevalkit_columns_base64_images_and_options_as_columns(tmp_path: Path) -> None:
     build(tmp_path)
     Annotation.objects.filter(sample__uid="s4").update(status=AnnotationStatus.SUBMITTED)  # not approved: left out
     out = StringIO()
     call_command("export_benchmark", "built", str(tmp_path / "out"), "--format", "vlmevalkit", stdout=out)
-    assert "Exported 5 samples" in out.getvalue() and "1 without an approved annotation" in out.getvalue()
-    header, rows = read_tsv(tmp_path / "out" / "built.tsv")
+    assert "Exported 1 samples to" in out.getvalue() and "Exported 4 samples to" in out.getvalue()
+    header, open_header, rows = read_both(tmp_path / "out" / "built")
     assert header[:6] == ["index", "image", "question", "A", "B", "C"]
+    assert not {"A", "B", "C"} & set(open_header)  # no option columns: VLMEvalKit takes it as a VQA dataset
     assert {"answer", "category", "l2-category", "split", "regions", "key_steps", "toolchain"} <= set(header)
     by = {r["index"]: r for r in rows}
     assert list(by) == ["c1", "n2", "s3", "p5", "v6"]
@@ -76,7 +84,7 @@ def test_the_tsv_has_vlmevalkit_columns_base64_images_and_options_as_columns(tmp
     assert (by["c1"]["A"], by["c1"]["C"], by["c1"]["answer"]) == ("two", "four\twith a tab", "B")
     assert by["c1"]["question"] == "How many?\nCount them."
     assert (by["c1"]["category"], by["c1"]["l2-category"], by["c1"]["split"]) == ("chart", "ocr", "dev")
-    assert (by["n2"]["A"], by["n2"]["answer"], by["n2"]["tolerance"], by["n2"]["split"]) == ("", "3.5", "0.5", "test")
+    assert (by["n2"]["answer"], by["n2"]["tolerance"], by["n2"]["split"]) == ("3.5", "0.5", "test")
     assert json.loads(by["n2"]["key_steps"]) == ["Rotate.", "Read."]
     assert json.loads(by["n2"]["meta"]) == {"origin": "synthetic"}
     assert json.loads(by["c1"]["regions"]) == [[10, 10, 60, 40]]
@@ -92,7 +100,7 @@ def test_the_tsv_has_vlmevalkit_columns_base64_images_and_options_as_columns(tmp
 def test_a_repeated_image_is_written_once_and_referenced_by_index(tmp_path: Path) -> None:
     build(tmp_path)
     call_command("export_benchmark", "built", str(tmp_path / "b.tsv"), "--format", "vlmevalkit", stdout=StringIO())
-    _, rows = read_tsv(tmp_path / "b.tsv")
+    _, rows = read_tsv(tmp_path / "b_OpenEnded.tsv")
     by = {r["index"]: r for r in rows}
     assert by["s4"]["image"] == "s3"  # VLMEvalKit: an image cell of 64 characters or fewer is another row's index
     assert len(by["s3"]["image"]) > 64
@@ -103,7 +111,7 @@ def test_a_vlmevalkit_result_file_of_the_exported_tsv_scores_on_our_samples(tmp_
     """What a VLMEvalKit user does: run the TSV, get <model>_<dataset>.xlsx back, submit it."""
     lines = build(tmp_path)
     call_command("export_benchmark", "built", str(tmp_path / "b.tsv"), "--format", "vlmevalkit", stdout=StringIO())
-    header, rows = read_tsv(tmp_path / "b.tsv")
+    header, open_header, rows = read_both(tmp_path / "b")  # the two result files' rows, in one table
     book = Workbook()
     sheet = book.active
     columns = [c for c in header if c != "image"] + ["prediction"]
@@ -123,3 +131,16 @@ def test_a_vlmevalkit_result_file_of_the_exported_tsv_scores_on_our_samples(tmp_
     assert len(rows) == len(lines), [r["index"] for r in rows]
     # Overall accuracy leaves the aux-line sample out (s4), as the paper's figures do.
     assert (overall["count"], overall["n"]) == (3, len(lines) - 1)
+
+
+def test_a_benchmark_of_one_kind_is_one_file_and_the_command_says_how_vlmevalkit_scores_each(tmp_path: Path) -> None:
+    build(tmp_path)
+    out = StringIO()
+    call_command("export_benchmark", "built", str(tmp_path / "b.tsv"), "--format", "vlmevalkit", stdout=out)
+    text = out.getvalue()
+    assert "b_MCQ.tsv: multiple-choice rows" in text and "--data b_MCQ" in text
+    assert ('b_OpenEnded.tsv: free-text rows. Put it in LMUData and run VLMEvalKit with --data-config '
+            '\'{"b_OpenEnded": {"class": "ImageShortQADataset", "dataset": "b_OpenEnded"}}\'') in text
+    Sample.objects.filter(options__isnull=False).delete()
+    call_command("export_benchmark", "built", str(tmp_path / "free.tsv"), "--format", "vlmevalkit", stdout=StringIO())
+    assert sorted(p.name for p in tmp_path.glob("free*.tsv")) == ["free_OpenEnded.tsv"]

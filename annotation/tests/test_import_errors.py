@@ -112,7 +112,7 @@ def test_missing_image_is_named(tmp_path: Path) -> None:
     path = write_benchmark(tmp_path, [good("a"), good("b")])
     (tmp_path / "images" / "b.png").unlink()
     message = import_errors(path)
-    assert "line 2, field 'image': image file 'images/b.png' not found" in message
+    assert "1 of 2 samples have media not found (the first: line 2, field 'image': image file 'images/b.png' not found" in message
     assert_nothing_written()
 
 

@@ -135,7 +135,7 @@ def test_round_trip_ours_to_vlmevalkit_tsv_and_back(tmp_path: Path) -> None:
 
     build(tmp_path)
     call_command("export_benchmark", "built", str(tmp_path / "b.tsv"), "--format", "vlmevalkit", stdout=StringIO())
-    run_import(tmp_path / "b.tsv")
+    run_import(tmp_path / "b_MCQ.tsv", tmp_path / "b_OpenEnded.tsv")
 
     def state(slug: str) -> dict:
         out = {}

@@ -51,9 +51,11 @@ def test_ours_to_a_vlmevalkit_tsv_and_back_gives_the_same_benchmark(tmp_path: Pa
     before = export_lines("ours", tmp_path / "before")
 
     call_command("export_benchmark", "ours", str(tmp_path / "ours.tsv"), "--format", "vlmevalkit", stdout=StringIO())
-    call_command("import_benchmark", str(tmp_path / "ours.tsv"), "--format", "vlmevalkit", slug="back",
-                 stdout=StringIO(), stderr=StringIO(), no_progress=True)
-    after = export_lines("back", tmp_path / "after")
+    # One file per kind (multiple choice, open-ended); both read back as one benchmark, uids as they were.
+    call_command("import_benchmark", str(tmp_path / "ours_MCQ.tsv"), str(tmp_path / "ours_OpenEnded.tsv"),
+                 "--format", "vlmevalkit", slug="back", stdout=StringIO(), stderr=StringIO(), no_progress=True)
+    after = sorted(export_lines("back", tmp_path / "after"), key=lambda x: x["uid"])
+    before = sorted(before, key=lambda x: x["uid"])
 
     assert [x["uid"] for x in after] == [x["uid"] for x in before]
     for old, new in zip(before, after, strict=True):

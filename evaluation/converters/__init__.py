@@ -7,7 +7,8 @@ checked against the benchmark's when given. A file of another kind than the chos
 one error saying what it looks like (``sniff``).
 
 - ``vlmevalkit``: VLMEvalKit result tables (.xlsx, .tsv, .csv, .json): index, prediction; mode text.
-- ``vtcbench``: VTC-Bench agent ``results_*.jsonl``: item_id, agent_answer, conversation; mode adaptive.
+- ``vtcbench``: VTC-Bench agent ``results_*.jsonl``: item_id, agent_answer, conversation; mode adaptive;
+  or a zip of it with the ``response_list_<id>.json`` files their harness writes beside it.
 - ``agentx``: Agent-X's output list: {id: {reasoning_steps, final_answer}}; mode adaptive.
 """
 
@@ -17,15 +18,15 @@ from collections.abc import Callable, Sequence
 from typing import IO
 
 from . import agentx, vlmevalkit, vtcbench
-from .common import FILE, ConversionError, ConversionReport, Sink, TooManyErrors, WrongKind
-from .sniff import HEAD_BYTES, LABELS, Kind, sniff, wrong_kind_message
+from .common import FILE, ConversionError, ConversionReport, Locate, Sink, TooManyErrors, WrongKind
+from .sniff import HEAD_BYTES, LABELS, Kind, sniff, sniff_zip, wrong_kind_message, zip_names
 
 FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx")
 CONVERTED = ("vlmevalkit", "vtcbench", "agentx")
 FORMAT_CHOICES = (
     ("jsonl", "Our format (JSON Lines)"),
     ("vlmevalkit", "VLMEvalKit result file (.xlsx, .tsv, .csv, .json)"),
-    ("vtcbench", "VTC-Bench agent results (results_*.jsonl)"),
+    ("vtcbench", "VTC-Bench agent results (results_*.jsonl, or a zip of it with the response_list_<id>.json files)"),
     ("agentx", "Agent-X output list (.json)"),
 )
 _READERS = {"vlmevalkit": vlmevalkit.convert, "vtcbench": vtcbench.convert, "agentx": agentx.convert}
@@ -39,6 +40,9 @@ def check_kind(stream: IO[bytes], *, fmt: str, filename: str = "") -> tuple[Kind
     head = stream.read(HEAD_BYTES)
     stream.seek(0)
     kind = sniff(head, filename)
+    if kind.name == "zip":  # what it holds is listed at its end
+        kind = sniff_zip(zip_names(stream))
+        stream.seek(0)
     return kind, wrong_kind_message(kind, fmt)
 
 
@@ -53,10 +57,14 @@ def convert(
     max_errors: int = 50,
     max_line_bytes: int = 1 << 20,
     progress: Callable[[int], None] | None = None,
+    benchmark: str = "",
+    locate: Locate | None = None,
 ) -> ConversionReport:
     """Convert ``stream`` (an author's file, format ``fmt``) into our JSON Lines on ``out``.
 
     The report lists the problems (first ``max_errors``); ``out`` is only usable when it is ok.
+    ``locate`` names the benchmark that holds ids not in ``sample_ids``: their errors are then one
+    message naming it (``benchmark`` is this one's slug).
     """
     if fmt not in _READERS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(_READERS)}")
@@ -73,6 +81,7 @@ def convert(
         report.errors.append(ConversionError(None, FILE.where, "", exc.message))
     except TooManyErrors:
         pass
+    sink.name_foreign_ids(benchmark=benchmark, locate=locate)
     if report.ok and not report.n_predictions:
         report.errors.append(ConversionError(None, FILE.where, "", f"no predictions found in {LABELS[fmt]}"))
     return report

@@ -65,6 +65,21 @@ class TooManyErrors(Exception):
     pass
 
 
+# The benchmark (its slug) that holds most of the given sample ids, when another one does; from the
+# database (annotation.selectors.benchmark_holding), passed in so that this library stays Django-free.
+Locate = Callable[[Sequence[str]], "str | None"]
+FOREIGN_ASKED = 50  # unknown ids looked up
+NOT_HERE = "is not a sample of this benchmark"
+
+
+def foreign_ids_message(*, benchmark: str, other: str, count: int, examples: Sequence[str], truncated: bool) -> str:
+    """One message for a file whose sample ids belong to another benchmark (instead of a line each)."""
+    shown = ", ".join(repr(e) for e in examples[:3])
+    lines = f"at least {count} lines" if truncated else f"{count} line{'s' if count != 1 else ''}"
+    return (f"{lines} name samples of the benchmark '{other}', not of '{benchmark}' ({shown}...): this file was "
+            f"made for '{other}'. Submit it there (submit {other} FILE ...), or check that you chose the right benchmark.")
+
+
 class WrongKind(Exception):
     """The file is not of the chosen format; the message says what it looks like."""
 
@@ -102,6 +117,7 @@ class Sink:
     def __init__(self, out: IO[bytes], report: ConversionReport, *, sample_ids: Sequence[str] | None,
                  resolve_tool: Callable[[str], str | None] | None, max_errors: int, max_line_bytes: int,
                  progress: Callable[[int], None] | None = None) -> None:
+        self.unknown: list[str] = []  # each id not in the benchmark
         self.out = out
         self.report = report
         self.sample_ids = sample_ids
@@ -144,8 +160,21 @@ class Sink:
                 return value
         f, value = present[0]
         examples = ", ".join(repr(s) for s in list(self.sample_ids or ())[:3])
-        self.error(loc, f, f"{value!r} is not a sample of this benchmark (its samples are named like {examples})")
+        self.unknown.append(value)
+        self.error(loc, f, f"{value!r} {NOT_HERE} (its samples are named like {examples})")
         return None
+
+    def name_foreign_ids(self, *, benchmark: str, locate: Locate | None) -> None:
+        """When the ids not in the benchmark belong to another one, their errors become one message naming it."""
+        if not self.unknown or locate is None:
+            return
+        other = locate(self.unknown[:FOREIGN_ASKED])
+        if other is None or other == benchmark:
+            return
+        rest = [e for e in self.report.errors if NOT_HERE not in e.message]
+        message = foreign_ids_message(benchmark=benchmark, other=other, count=len(self.unknown),
+                                      examples=self.unknown, truncated=self.report.truncated)
+        self.report.errors[:] = [ConversionError(None, FILE.where, "", message), *rest]
 
     def emit(self, loc: Loc, obj: dict[str, Any]) -> None:
         key = (obj["sample_id"], obj["mode"])

@@ -9,7 +9,9 @@ of per-line errors.
 from __future__ import annotations
 
 import re
+import zipfile
 from dataclasses import dataclass
+from typing import IO
 
 import orjson
 
@@ -123,6 +125,27 @@ def _table(text: str, name: str) -> Kind:
                                        "'prediction' column, so it holds no predictions")
     shown = ", ".join(sorted(columns)[:6])
     return Kind("table", f"a {kind} table with the columns {shown}")
+
+
+def zip_names(stream: IO[bytes]) -> list[str]:
+    """The file names a zip holds (its central directory); empty when it is not a readable zip."""
+    try:
+        with zipfile.ZipFile(stream) as archive:
+            return [i.filename for i in archive.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return []
+
+
+def sniff_zip(names: list[str]) -> Kind:
+    """A zip by what it holds: VTC-Bench's results with their response lists, else a plain zip."""
+    base = [n.rsplit("/", 1)[-1] for n in names]
+    if any(b.startswith("results_") and b.endswith(".jsonl") for b in base):
+        lists = sum(b.startswith("response_list_") and b.endswith(".json") for b in base)
+        return Kind("vtcbench_zip", f"a zip of VTC-Bench agent results (results_*.jsonl and {lists} "
+                                    "response_list_<id>.json files)", "vtcbench")
+    if any(b.endswith((".xlsx", ".tsv", ".csv")) for b in base):
+        return Kind("zip", "a zip archive (unzip it and submit the result file inside)")
+    return Kind("zip", "a zip archive")
 
 
 def wrong_kind_message(kind: Kind, chosen: str) -> str | None:

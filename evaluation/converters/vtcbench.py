@@ -10,18 +10,83 @@ their JSON string). A tool message answering a call whose text starts with "erro
 call's ``error``. Accepted call shapes: OpenAI ``tool_calls`` (``function.name``,
 ``function.arguments``), the older ``function_call``, and content blocks of type ``tool_use``
 (``name``, ``input``).
+
+Their harness keeps the tool calls out of ``conversation`` (it records the system prompt, the
+question and the final reply) and writes each item's whole message list beside the results as
+``response_list_<item_id>.json`` (``{"timestamp", "response_list": [[message, ...]]}``, qwen-agent's
+messages: an assistant ``function_call``, a ``function`` message with the result). A zip holding
+``results_*.jsonl`` and those files is read as one upload: an item with a response list takes its
+steps from it, the others from ``conversation``. In qwen-agent's shape a reply that thinks and then
+calls is two messages (the text, then the call with no text): they are one turn, the text the
+call's thought.
 """
 
 from __future__ import annotations
 
+import re
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 import orjson
 
-from .common import Loc, Sink, text_of
+from .common import Loc, Sink, WrongKind, text_of
+
+RESPONSE_LIST = re.compile(r"(?:^|/)response_list_(.+)\.json$")
+RESULTS = re.compile(r"(?:^|/)results_[^/]*\.jsonl$")
+RESPONSE_LIST_MAX_BYTES = 64 << 20  # one item's message list, unpacked
 
 
 def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
+    if kind != "vtcbench_zip":
+        _convert_lines(stream, sink, {})
+        return
+    with _zip_parts(stream) as (results, response_lists):
+        _convert_lines(results, sink, response_lists)
+
+
+@contextmanager
+def _zip_parts(stream: IO[bytes]) -> Iterator[tuple[IO[bytes], dict[str, Any]]]:
+    """The results file of a zip and a reader of each item's response list, by item id."""
+    try:
+        archive = zipfile.ZipFile(stream)
+    except zipfile.BadZipFile as exc:
+        raise WrongKind(f"The zip could not be read ({exc}).") from exc
+    with archive:
+        names = [i.filename for i in archive.infolist() if not i.is_dir()]
+        results = [n for n in names if RESULTS.search(n)]
+        if len(results) != 1:
+            found = "none" if not results else ", ".join(results[:3])
+            raise WrongKind(f"A VTC-Bench zip holds one results_*.jsonl beside its response_list_<id>.json files "
+                            f"(results files found: {found}).")
+        lists = {m.group(1): (archive, n) for n in names if (m := RESPONSE_LIST.search(n))}
+        with archive.open(results[0]) as handle:
+            yield handle, lists
+
+
+def _response_list(entry: tuple[zipfile.ZipFile, str], loc: Loc, sink: Sink) -> list[Any] | None:
+    """The messages of one item's response_list_<id>.json (its rounds, one after the other)."""
+    archive, name = entry
+    if archive.getinfo(name).file_size > RESPONSE_LIST_MAX_BYTES:
+        sink.error(loc, name, f"over {RESPONSE_LIST_MAX_BYTES >> 20} MB unpacked; too large to read")
+        return None
+    try:
+        data = orjson.loads(archive.read(name))
+    except (orjson.JSONDecodeError, zipfile.BadZipFile, OSError) as exc:
+        sink.error(loc, name, f"not readable JSON ({exc})")
+        return None
+    rounds = data.get("response_list") if isinstance(data, dict) else data
+    if not isinstance(rounds, list):
+        sink.error(loc, name, f"expected {{\"response_list\": [[messages]]}}, got {_shown(data)}")
+        return None
+    messages: list[Any] = []
+    for item in rounds:
+        messages += item if isinstance(item, list) else [item]
+    return messages
+
+
+def _convert_lines(stream: IO[bytes], sink: Sink, response_lists: dict[str, Any]) -> None:
     for number, raw in enumerate(stream, start=1):
         if not raw.strip():
             continue
@@ -39,6 +104,11 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         if sid is None:
             continue
         conversation = obj.get("conversation")
+        listed = response_lists.get(str(obj.get("item_id")).strip()) if response_lists else None
+        if listed is not None:
+            conversation = _response_list(listed, loc, sink)
+            if conversation is None:
+                continue
         if conversation is None:
             conversation = []
         if not isinstance(conversation, list):
@@ -95,6 +165,7 @@ def _calls(msg: dict[str, Any]) -> list[tuple[str | None, Any, Any]]:
 def _steps(conversation: list[Any], loc: Loc, sink: Sink) -> tuple[list[dict] | None, int]:
     steps: list[dict] = []
     by_id: dict[str, dict] = {}
+    unanswered: list[dict] = []
     turns = 0
     for m, msg in enumerate(conversation):
         where = f"conversation[{m}]"
@@ -109,7 +180,11 @@ def _steps(conversation: list[Any], loc: Loc, sink: Sink) -> tuple[list[dict] | 
                 # A thinking model's separate reasoning (their harness appends it as a message of its own,
                 # `reasoning_content` only): not a turn, not a step (metrics.md section 14).
                 continue
-            turns += 1
+            if calls and not thought and steps and _merges(conversation, m):
+                # qwen-agent: the text of this reply came as the message before, without a call.
+                thought = steps.pop()["thought"]
+            else:
+                turns += 1
             if not calls and thought:
                 steps.append({"thought": thought})
             for c, (call_id, name, args) in enumerate(calls):
@@ -131,12 +206,27 @@ def _steps(conversation: list[Any], loc: Loc, sink: Sink) -> tuple[list[dict] | 
                 steps.append({"thought": thought if c == 0 else "", "tool": tool})
                 if isinstance(call_id, str):
                     by_id[call_id] = tool
-        elif role == "tool":
-            tool = by_id.get(msg.get("tool_call_id")) if isinstance(msg.get("tool_call_id"), str) else None
+                unanswered.append(tool)
+        elif role in ("tool", "function"):
+            call_id = msg.get("tool_call_id")
+            if isinstance(call_id, str):
+                tool = by_id.get(call_id)
+            else:  # qwen-agent's `function` message names the tool: the oldest call of it without a result
+                name = sink.tool_name(str(msg.get("name") or ""))
+                tool = next((t for t in unanswered if t["name"] == name), None)
+            if tool is not None and tool in unanswered:
+                unanswered.remove(tool)
             result = _text(msg.get("content"))
             if tool is not None and "error" not in tool and result.lower().startswith("error"):
                 tool["error"] = result[:500]
     return steps, turns
+
+
+def _merges(conversation: list[Any], m: int) -> bool:
+    """The message before ``m`` is an assistant's text with no call (the first half of the same reply)."""
+    before = conversation[m - 1] if m else None
+    return isinstance(before, dict) and before.get("role") == "assistant" and not _calls(before) and bool(
+        _text(before.get("content")))
 
 
 REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")

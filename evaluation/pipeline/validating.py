@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
+from evaluation.benchmark_cache import benchmark_tool_set, other_benchmark_of, prepared_benchmarks, tool_hooks
 from evaluation.conversion import submission_file_ready
 from evaluation.judges import Judge, JudgeError, OfflineJudge
 from evaluation.metrics import PredictionFormatError, PreparedBenchmark, ScoringError, score_submission
@@ -68,6 +68,7 @@ def _validate(submission_id: int, token: str) -> bool:
                     max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES, max_errors=settings.SUBMISSION_MAX_ERRORS,
                     progress=lambda lines, read: progress(min(read, size), size),
                     check_call=tool_call_checker(resolve, validate, benchmark_tool_set(sub.benchmark, resolve)),
+                    locate=other_benchmark_of(sub.benchmark),
                 )
     except OSError as exc:
         submission_fail(submission_id=submission_id,
@@ -155,6 +156,7 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
                 max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES, max_errors=settings.SUBMISSION_MAX_ERRORS,
                 progress=lambda n, read: progress(min(read, size), size),
                 check_call=tool_call_checker(resolve, validate, tools),
+                locate=other_benchmark_of(benchmark),
             )
 
             def good() -> Iterator[Any]:

@@ -216,3 +216,49 @@ def test_the_admin_lists_converted_submissions_by_format(bench, owner, admin_cli
     assert admin_client.get(f"/admin/evaluation/submission/{sub.pk}/change/").status_code == 200
     assert admin_client.get("/admin/evaluation/submission/?format__exact=vtcbench").content.decode().count(
         f">{sub.pk}<") == 0
+
+
+@pytest.fixture
+def other_bench(tmp_path) -> Benchmark:
+    """A second benchmark, whose samples are named s0..s59."""
+    lines = [sample_line(f"s{i}", answer="1") for i in range(60)]
+    benchmark_import(path=write_benchmark(tmp_path / "other", lines), slug="other-bench")
+    return Benchmark.objects.get(slug="other-bench")
+
+
+def _foreign_message(sub: Submission) -> str:
+    assert sub.status == "failed"
+    assert len(sub.errors) == 1, sub.errors  # one message, not a row per line
+    return sub.errors[0]["message"]
+
+
+def test_a_file_made_for_another_benchmark_gets_one_message_naming_it(
+        bench, other_bench, owner, django_capture_on_commit_callbacks) -> None:
+    ours = "".join(json.dumps({"sample_id": f"s{i}", "mode": "text", "answer": "1"}) + "\n" for i in range(60))
+    sub = submit(bench, owner, ours.encode(), django_capture_on_commit_callbacks, "preds.jsonl")
+    message = _foreign_message(sub)
+    assert "lines name samples of the benchmark 'other-bench', not of 'numeric'" in message
+    assert "Submit it there (submit other-bench FILE" in message
+    # An author's shape, converted first, says the same.
+    theirs = "".join(json.dumps({"item_id": f"s{i}", "agent_answer": "1", "conversation": []}) + "\n" for i in range(60))
+    sub = submit(bench, owner, theirs.encode(), django_capture_on_commit_callbacks, "results_1.jsonl", "vtcbench")
+    assert "name samples of the benchmark 'other-bench', not of 'numeric'" in _foreign_message(sub)
+
+
+def test_the_api_says_the_same_and_ids_of_no_benchmark_keep_their_line_errors(
+        bench, other_bench, owner, django_capture_on_commit_callbacks) -> None:
+    api = APIClient()
+    api.force_authenticate(owner)
+    ours = "".join(json.dumps({"sample_id": f"s{i}", "mode": "text", "answer": "1"}) + "\n" for i in range(3))
+    with django_capture_on_commit_callbacks(execute=True):
+        res = api.post("/api/v1/benchmarks/numeric/submissions/", {
+            "file": upload(ours.encode(), "p.jsonl"), "model_name": "agent"}, format="multipart")
+    body = api.get(f"/api/v1/submissions/{res.json()['id']}/").json()
+    assert body["status"] == "failed"
+    assert [e["message"] for e in body["errors"]] == [
+        "3 lines name samples of the benchmark 'other-bench', not of 'numeric' ('s0', 's1', 's2'...): this file was "
+        "made for 'other-bench'. Submit it there (submit other-bench FILE ...), or check that you chose the right "
+        "benchmark."]
+    nowhere = "".join(json.dumps({"sample_id": f"x{i}", "mode": "text", "answer": "1"}) + "\n" for i in range(3))
+    sub = submit(bench, owner, nowhere.encode(), django_capture_on_commit_callbacks, "p.jsonl")
+    assert [e["line"] for e in sub.errors] == [1, 2, 3]

@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -287,3 +288,52 @@ def test_vtcbench_calls_are_read_in_tool_calls_and_function_call_form_with_their
     ]), "vtcbench", "results_1.jsonl")
     assert [s["tool"]["name"] for s in got["steps"] if "tool" in s] == ["crop", "binarize"]
     assert got["steps"][0]["tool"]["args"] == {"bbox": [0, 0, 10, 10]} and got["turns"] == 3
+
+
+def _vtc_zip(results: list[dict], response_lists: dict[str, list]) -> bytes:
+    """Their harness's output folder zipped: results_*.jsonl and response_list_<item_id>.json beside it."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("run/results_20261101.jsonl", "".join(json.dumps(r) + "\n" for r in results))
+        for item_id, messages in response_lists.items():
+            zf.writestr(f"run/response_list_{item_id}.json",
+                        json.dumps({"timestamp": "2026-11-01T10:00:00", "response_list": [messages]}))
+    return buf.getvalue()
+
+
+def test_vtcbench_zip_reads_tool_calls_from_the_response_list_files_beside_the_results() -> None:
+    # `conversation` holds only the final reply (as their harness writes it); the calls are in the lists.
+    final = [{"role": "assistant", "content": "<answer>1</answer>"}]
+    content = _vtc_zip(
+        [{"item_id": "101", "agent_answer": "1", "conversation": final},
+         {"item_id": "102", "agent_answer": "2", "conversation": final}],
+        {"101": [
+            {"role": "user", "content": [{"image": "images/ocr/101.jpg"}, {"text": "What is written?"}]},
+            {"role": "assistant", "content": "The sign is small; crop it."},
+            {"role": "assistant", "content": "", "function_call": {"name": "opencv_crop",
+                                                                   "arguments": '{"bbox": [0, 0, 10, 10]}'}},
+            {"role": "function", "name": "opencv_crop", "content": [{"text": "Error: bbox outside the image"}]},
+            {"role": "assistant", "content": "Binarize.", "tool_calls": [
+                {"id": "t1", "type": "function", "function": {"name": "opencv_threshold", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "t1", "content": "ok"},
+            {"role": "assistant", "content": "<answer>1</answer>", "reasoning_content": "It reads 1."},
+        ]})
+    report, got = run(content, "vtcbench", "vtc_run.zip")
+    assert report.ok, report.errors
+    first, second = got
+    calls = [s["tool"] for s in first["steps"] if "tool" in s]
+    assert [c["name"] for c in calls] == ["crop", "binarize"]
+    assert calls[0]["args"] == {"bbox": [0, 0, 10, 10]} and calls[0]["error"].startswith("Error: bbox")
+    # The text before a qwen-agent call is that call's thought, in the same turn.
+    assert first["steps"][0]["thought"] == "The sign is small; crop it." and first["turns"] == 3
+    assert second["steps"] == [{"thought": "<answer>1</answer>"}] and second["turns"] == 1
+
+
+def test_a_zip_without_a_results_file_is_named_for_what_it_holds() -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("response_list_101.json", "{}")
+    report, got = run(buf.getvalue(), "vtcbench", "run.zip")
+    assert not got and len(report.errors) == 1
+    assert "does not look like a VTC-Bench agent results file" in report.errors[0].message
+    assert "zip archive" in report.errors[0].message

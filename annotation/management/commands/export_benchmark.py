@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -18,7 +19,8 @@ class Command(BaseCommand):
         parser.add_argument("out", type=Path, help="a folder to create, or a path ending in .zip; for vlmevalkit a "
                                                    ".tsv file (or a folder to write <slug>.tsv in)")
         parser.add_argument("--format", dest="file_format", choices=["jsonl", "vlmevalkit"], default="jsonl",
-                            help="jsonl: our benchmark files (default); vlmevalkit: one VLMEvalKit TSV")
+                            help="jsonl: our benchmark files (default); vlmevalkit: VLMEvalKit TSV(s), one per kind "
+                                 "(multiple choice, open-ended) when the benchmark has both")
 
     def handle(self, *args: object, **options: object) -> None:
         try:
@@ -29,8 +31,24 @@ class Command(BaseCommand):
         if options["file_format"] == "vlmevalkit":
             if out.suffix.lower() != ".tsv":
                 out = out / f"{benchmark.slug}.tsv"
-            summary = benchmark_export_vlmevalkit(benchmark=benchmark, out=out)
+            summaries = benchmark_export_vlmevalkit(benchmark=benchmark, out=out)
         else:
-            summary = benchmark_export(benchmark=benchmark, out=out)
-        note = f" ({summary.skipped} without an approved annotation left out)" if summary.skipped else ""
-        self.stdout.write(self.style.SUCCESS(f"Exported {summary.exported} samples to {summary.path}{note}"))
+            summaries = [benchmark_export(benchmark=benchmark, out=out)]
+        for summary in summaries:
+            note = f" ({summary.skipped} without an approved annotation left out)" if summary.skipped else ""
+            self.stdout.write(self.style.SUCCESS(f"Exported {summary.exported} samples to {summary.path}{note}"))
+        if options["file_format"] == "vlmevalkit":
+            for summary in summaries:
+                self.stdout.write(_how_to_run(summary.path))
+
+
+def _how_to_run(path: Path) -> str:
+    """How VLMEvalKit runs and scores the file (docs/formats.md, "Export as a VLMEvalKit dataset TSV")."""
+    name = path.stem
+    if name.lower().endswith("openended"):
+        config = json.dumps({name: {"class": "ImageShortQADataset", "dataset": name}})
+        return (f"{path.name}: free-text rows. Put it in LMUData and run VLMEvalKit with --data-config '{config}' and a "
+                "judge model (its exact matching cannot score them); or submit the result file here "
+                f"(submit SLUG FILE --format vlmevalkit).")
+    return (f"{path.name}: multiple-choice rows. Put it in LMUData and run VLMEvalKit with --data {name} "
+            "(a custom MCQ dataset, scored by option letter).")

@@ -39,6 +39,12 @@ class Command(BaseCommand):
             help="the scoring profile: whose rules decide answer correctness (default: the release's authors', "
             "or the manifest's; else generic; docs/metrics.md)",
         )
+        parser.add_argument(
+            "--remove-missing",
+            action="store_true",
+            help="delete the benchmark's samples that the file does not have (and their results); without it they "
+            "are kept and named in a warning",
+        )
         parser.add_argument("--no-progress", action="store_true", help="do not draw progress bars")
 
     def handle(self, *args: object, **options: object) -> None:
@@ -74,6 +80,7 @@ class Command(BaseCommand):
                 domain_of=domain_of,
                 progress=progress,
                 scoring=options["scoring"],
+                remove_missing=bool(options["remove_missing"]),
             )
         except BenchmarkFileError as exc:
             raise CommandError(f"Nothing was imported. {exc}") from None
