@@ -387,7 +387,7 @@ class DerivedState(models.Model):
     """
 
     benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=16)  # board | routers | guessability
+    kind = models.CharField(max_length=16)  # board | routers | guessability | agentx
     version = models.PositiveBigIntegerField(default=0)
     built_at = models.DateTimeField(null=True)  # None: never built
     payload = models.JSONField(null=True, blank=True)

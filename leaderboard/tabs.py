@@ -44,7 +44,7 @@ TABS: tuple[Tab, ...] = (
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", params=ROUTERS_PARAMS, kind="routers"),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", kind="guessability"),
-    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
+    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html", kind="agentx"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
 # Tabs only a benchmark declaring the figure set in its manifest has (benchmark.figures).

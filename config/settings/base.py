@@ -272,7 +272,7 @@ DOWNLOAD_APPROVAL_DELAY_SECONDS = env_int("DOWNLOAD_APPROVAL_DELAY_SECONDS", 120
 # name with the benchmark's id on commit of evaluation.services.benchmark_results_bump: the board's entries
 # and ranks, the router pool and its baselines, the guessability audit. Readers never build them.
 RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh", "routers.pool_refresh",
-                         "evaluation.tasks.guessability_refresh")
+                         "evaluation.tasks.guessability_refresh", "evaluation.tasks.agentx_refresh")
 # Tasks told (by name, with the benchmark's id) on commit of a change of a benchmark's scoring profile
 # (annotation.services.benchmark_scoring_set: the admin, an import): evaluation re-scores its submissions.
 SCORING_CHANGED_TASKS = ("evaluation.tasks.benchmark_rescore",)
