@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from config.storages import private_storage, random_name
 from evaluation.converters import FORMAT_CHOICES
+from evaluation.metrics.types import MODES
 from evaluation.model_meta import format_parameters, validate_http_url, validate_parameters, validate_release_date
 
 
@@ -274,7 +275,7 @@ class PredictionResult(models.Model):
             # Re-running a stage can never leave two rows for one prediction.
             models.UniqueConstraint(fields=["submission", "sample", "mode"], name="prediction_result_unique"),
             models.CheckConstraint(name="prediction_result_mode_valid",
-                                   condition=Q(mode__in=["text", "adaptive", "oracle", "blind"])),
+                                   condition=Q(mode__in=list(MODES))),
         ]
 
     def __str__(self) -> str:
