@@ -158,6 +158,10 @@ def build_world(folder) -> World:  # noqa: ANN001
     run = HostedRun.objects.create(benchmark=benchmark, owner=users["owner"], endpoint="http://127.0.0.1:9/v1",
                                    model="m", modes=["text"], api_key_encrypted=encrypt_api_key(PRIVATE_MARK),
                                    keep_endpoint=True, status="done")
+    from evaluation.queueing import results_changed_run
+
+    benchmark.refresh_from_db()
+    results_changed_run(benchmark_id=benchmark.pk)  # what the worker does after each finish: pages read it
     return World(benchmark, dev, test, public, private, assignment, revision, draft, batch, trace_assignment, users,
                  run, named_batch)
 
