@@ -10,6 +10,7 @@ from django.test import Client
 
 from evaluation.models import Submission
 from leaderboard import flipped
+from leaderboard.tests import helpers
 
 
 def _uids(html: str) -> dict[str, str]:
@@ -66,3 +67,10 @@ def test_one_sample_opens_both_traces_side_by_side(client, hand) -> None:
     assert "Gold answer" in html  # a dev sample's gold is public
     assert client.get(f"/b/hand/compare/{hand.alpha.pk}/{hand.private.pk}/s/s1/").status_code == 404
     assert client.get(f"/b/hand/compare/{hand.alpha.pk}/{hand.beta.pk}/s/s3/").status_code == 404  # test split
+
+
+def test_the_compare_form_starts_from_the_boards_two_leaders_never_a_blind_entry(client, hand) -> None:
+    helpers.submit(hand.benchmark, helpers.ModelSpec("Aardvark blind", {"blind": helpers.UIDS}))  # first by name
+    html = client.get("/b/hand/compare/").content.decode()
+    selected = re.findall(r'<option value="\d+" selected>([^<]+) \(#', html)
+    assert selected == ["Alpha", "Beta"]  # adaptive accuracy's two leaders
