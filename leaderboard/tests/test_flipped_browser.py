@@ -58,7 +58,7 @@ def test_what_flipped_lists_the_discordant_samples_and_opens_both_traces(browser
     page.click("#flipped-filters button[type=submit]")
     page.wait_for_url("**mode=adaptive**")
     page.click("#flipped-table >> text=s1")
-    page.wait_for_selector(".side-by-side")
+    page.wait_for_selector(".two-traces")
     a, b = _boxes(page)
     if width >= 1000:  # side by side: B to the right of A, level with it
         assert b["x"] >= a["x"] + a["width"] - 1 and abs(a["y"] - b["y"]) < 2
