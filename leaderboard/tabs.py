@@ -147,7 +147,9 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
             "tested": tested, "ranked": ranked,
             "filter_url": base, "sizes": board.SIZES,
             "current_url": url(query.params(as_of=None, page=1)),  # the same view, today
-            "any_reported": any(r.reported for r in page.rows)}
+            "any_reported": any(r.reported for r in page.rows),
+            # A rank score of 0 reads as a fault; the line under the table says why (the dearest row's cost is the bound).
+            "zero_rank": [r.model_name for r in page.rows if r.rank_score == 0]}
 
 
 def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
