@@ -221,6 +221,9 @@ TABLE: dict[str, Row] = {
     "leaderboard:board": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:tab": Row(args=lambda w: {**SLUG, "tab": "process"}, expect=PUBLIC),
     "leaderboard:compare": Row(args=lambda w: SLUG, expect=PUBLIC),
+    # "What flipped", one sample's two traces: a test sample for staff and the owner of both (without its gold).
+    "leaderboard:compare_sample": Row(args=lambda w: {**SLUG, "a": w.public.pk, "b": w.public.pk, "uid": w.test.uid},
+                                      expect={**_all(404), "owner": 200, "staff": 200}),
     # The benchmark's inputs per split (docs/downloads.md): public, and the test split's files carry no gold for
     # anyone, staff included (staff export it with export_benchmark). The TSV is plain text, so the markers show.
     "leaderboard:data": Row(args=lambda w: SLUG, expect=PUBLIC),
@@ -295,8 +298,19 @@ TABLE: dict[str, Row] = {
     "trace_review:verified": Row(args=lambda w: {"pk": w.public.pk}, expect=PUBLIC),
 }
 
+# A public submission's sample browser on a test sample: its owner's and staff's (gold: staff only).
+TEST_SAMPLE_OF_OWNER = {**_all(404), "owner": 200, "staff": 200}
+
 # The same URL again on another object of the world, where who may see it differs.
 VARIANTS: dict[str, list[Row]] = {
+    "leaderboard:compare_sample": [Row(args=lambda w: {**SLUG, "a": w.public.pk, "b": w.public.pk, "uid": w.dev.uid},
+                                       expect=PUBLIC)],
+    "leaderboard:sample": [Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.test.uid},
+                               expect=TEST_SAMPLE_OF_OWNER)],
+    "leaderboard:sample_medium": [Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.test.uid, "position": 0,
+                                                      "part": "still"}, expect=TEST_SAMPLE_OF_OWNER)],
+    "leaderboard:sample_image": [Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.test.uid,
+                                                     "mode": "adaptive", "ref": "img1"}, expect=TEST_SAMPLE_OF_OWNER)],
     # A batch that names people is theirs (and admins'): the reviewer, not named, is refused.
     "trace_review:batch": [Row(args=lambda w: {"pk": w.named_batch.pk}, expect={**REVIEWERS, "annotator": 200,
                                                                               "reviewer": 403})],

@@ -215,6 +215,9 @@ BENCHMARK_IMPORT_MAX_UNPACKED_BYTES = env_int("BENCHMARK_IMPORT_MAX_UNPACKED_BYT
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "leaderboard@localhost")
+# The site's address as a reader of an e-mail reaches it (scheme and host, no trailing slash): mails carry
+# absolute links built on it (evaluation.services.absolute_url), never a bare "/submissions/15/".
+SITE_URL = (env_str("SITE_URL", "http://localhost:8000") or "").rstrip("/")
 
 LOGGING = {
     "version": 1,
