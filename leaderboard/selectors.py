@@ -300,6 +300,13 @@ def progress_points(benchmark: Benchmark) -> list[progress.Point]:
     return out
 
 
+def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
+    """``figures_present`` as the board's last build counted it (services.board_refresh); counted here only
+    for a board never built yet (a read either way)."""
+    stored = derived_read(benchmark, "board").payload
+    return stored["present"] if isinstance(stored, dict) and "present" in stored else figures_present(benchmark)
+
+
 def figures_present(benchmark: Benchmark) -> dict[str, int]:
     """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``): one aggregate
     over the entries' narrow columns (never their vectors) and the reported rows' figure keys."""

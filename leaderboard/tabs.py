@@ -60,8 +60,8 @@ def tabs_for(benchmark: Benchmark) -> list[Tab]:
 def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
     """The tabs the navigation offers: those with something to show from the last builds (a tab without is
     an empty state, still answering at its URL). A few small queries; the board view caches the answer under
-    its builds' key, so it is computed once per build, and it only reads."""
-    n = selectors.figures_present(benchmark)
+    its builds' key; the counts are the board build's (services.board_refresh), and it only reads."""
+    n = selectors.figures_present_built(benchmark)
     entries = n["entries"] > 0
 
     def has(slug: str) -> bool:
