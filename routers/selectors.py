@@ -16,6 +16,7 @@ from annotation.models import Benchmark
 from evaluation.derived import derived_read
 from evaluation.metrics import routing
 from evaluation.metrics.cost import Point, pareto_frontier
+from evaluation.models import Submission
 from routers.models import RouterReported, RouterStatus, RouterSubmission
 from routers.services import REFERENCE_NAME, REFERENCE_STATES  # noqa: F401 - the names pages and tests read
 
@@ -54,6 +55,7 @@ class RouterBoard:
     reference: str = ""  # the reference router's state (REFERENCE_STATES)
     origin: str = ""  # "imported from <files>" for an imported pool; "" when built from the leaderboard
     updating: bool = False  # the pool's build is behind the benchmark's results (its refresh has not run yet)
+    departed: list[str] = field(default_factory=list)  # pool models no longer on the board: figures withheld
     rows: list[BoardRow] = field(default_factory=list)
     reported: list[RouterReported] = field(default_factory=list)  # a paper's rows, on the paper's own pool
 
@@ -71,6 +73,17 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
                         reference=stored.get("reference", ""), origin=stored.get("origin", ""),
                         updating=build.updating)
     current = stored.get("pool_version_id")
+    # What must hold at once: a model unpublished or deleted since the build never shows. Every figure of the
+    # pool (baselines, candidate models, routers' picks) stands on its rows, so all wait for the rebuild.
+    members = {name: sid for name, sid in (stored.get("members") or {}).items() if sid is not None}
+    if members:
+        on = set(Submission.objects.on_board().filter(pk__in=members.values()).values_list("pk", flat=True))
+        board.departed = sorted(name for name, sid in members.items() if sid not in on)
+    if board.departed:
+        board.updating = True
+        board.models = [m for m in board.models if m not in board.departed]
+        board.reported = list(RouterReported.objects.filter(benchmark=benchmark))
+        return board
     shown = (RouterStatus.DONE, RouterStatus.QUEUED, RouterStatus.SCORING)
     for sub in (RouterSubmission.objects.filter(benchmark=benchmark, is_public=True, status__in=shown,
                                                 results__isnull=False)

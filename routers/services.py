@@ -308,7 +308,8 @@ def pool_build(benchmark: Benchmark) -> dict[str, Any]:
     return {"mode": data.track.mode, "models": list(data.pool.models), "n_test": len(test),
             "splits": {s: len(data.rows(s)) for s in routing.SPLITS}, "bounds": list(bounds) if bounds else None,
             "pool_version": data.version.number, "pool_version_id": data.version.pk, "origin": data.version.origin,
-            "reference": REFERENCE_STATES[ref.status] if ref else "", "rows": rows}
+            "reference": REFERENCE_STATES[ref.status] if ref else "", "rows": rows,
+            "members": data.submissions}
 
 
 def pool_refresh(*, benchmark_id: int, force: bool = False) -> int | None:

@@ -66,3 +66,22 @@ def test_routers_join_the_board_and_say_when_the_pool_moved(benchmark, tmp_path)
     private = RouterSubmission.objects.create(benchmark=benchmark, owner=sub.owner, name="Secret", file="x",
                                               status="done", results=sub.results)
     assert "Secret" not in rows_by_name(router_board(benchmark)) and private.pk
+
+
+def test_a_pool_model_unpublished_leaves_every_router_figure_at_once(benchmark, client):
+    """What must hold at once: a model unpublished since the pool's build never shows, in the tab or its files,
+    before the pool's refresh has run; the rest of the pool's figures wait for that rebuild."""
+    from evaluation.models import Submission
+    from evaluation.services import submission_set_public
+
+    helpers.trained(benchmark)
+    assert "Mid" in client.get(f"/b/{helpers.SLUG}/routers.json").content.decode()
+    submission_set_public(submission=Submission.objects.get(model_name="Mid"), public=False)  # no refresh runs
+    page = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    assert 'id="pool-departed"' in page and "Mid" not in page
+    assert "Mid" not in client.get(f"/b/{helpers.SLUG}/routers.json").content.decode()
+    assert "Mid" not in client.get(f"/b/{helpers.SLUG}/routers.csv").content.decode()
+    helpers.refreshed(benchmark)  # the worker's refresh: a pool of the models still on the board
+    body = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+    assert body["models"] == ["Big", "Small"] and "Mid" not in {r["name"] for r in body["rows"]}
+    assert 'id="pool-departed"' not in client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
