@@ -44,3 +44,64 @@ def test_board_link_preselects_and_a_finished_submission_leads_back_to_its_row(l
         assert highlight == "rgb(255, 244, 194)"
         browser.close()
     connections.close_all()
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the_top(
+        live_server, tmp_path, monkeypatch, width) -> None:
+    """Bad JSON on line 3 says line 3 and a column, never the decoder's own "line 1"; a file made for another
+    benchmark fails with one message naming it, at the top of the page, shown as soon as validation fails."""
+    from unittest import mock
+
+    from playwright import sync_api as playwright
+
+    from annotation.services import benchmark_import
+    from annotation.tests.benchmark_files import sample_line, write_benchmark
+    from evaluation import pipeline
+    from evaluation.tests.submission_helpers import UIDS, jsonl, prediction
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    bench = make_benchmark(tmp_path / "bench")
+    benchmark_import(path=write_benchmark(tmp_path / "other", [sample_line(f"o{i}", answer="1") for i in range(8)]),
+                     slug="other-bench")
+    ada = get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
+    lines = jsonl([prediction(u, "text") for u in UIDS[:2]]).decode().splitlines()
+    broken = "\n".join([*lines, '{"sample_id": "s3", "mode": "text", "answer": "1",, "usage": {}}']) + "\n"
+    bad_json = services.submission_create(benchmark=bench, owner=ada, file=upload(broken.encode()),
+                                          model_name="Broken", enforce_limits=False)
+    with mock.patch.object(services, "submission_enqueue", return_value=True):
+        foreign = services.submission_create(
+            benchmark=bench, owner=ada, model_name="Elsewhere", enforce_limits=False,
+            file=upload(jsonl([prediction(f"o{i}", "text") for i in range(8)])))
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill('input[name="username"]', "ada")
+        page.fill('input[name="password"]', "pw-ada-1")
+        page.click('button[type="submit"], input[type="submit"]')
+        page.wait_for_load_state()
+
+        page.goto(f"{live_server.url}/submissions/{bad_json.pk}/")
+        row = page.locator("#error-table tbody tr").first
+        assert row.locator("td.error-line").inner_text() == "3"
+        message = row.locator("td").nth(2).inner_text()
+        assert "not valid JSON at column 50" in message
+        assert "line 1" not in message and "column 50 (char" not in message
+        assert page.locator("#file-problem .problem-banner").count() == 0
+
+        # The page is open while the file is validated: the message arrives at the top, once, in view.
+        page.goto(f"{live_server.url}/submissions/{foreign.pk}/")
+        pipeline.submission_process_sync(submission=foreign)
+        banner = page.locator("#file-problem .problem-banner")
+        banner.wait_for(timeout=15_000)
+        assert banner.count() == 1
+        text = banner.inner_text()
+        assert "8 lines name samples of the benchmark 'other-bench', not of 'tiny'" in text
+        assert "Submit it there" in text
+        assert banner.bounding_box()["y"] < 300 and banner.is_visible()  # under the heading, without scrolling
+        assert page.locator("#error-table").count() == 0  # no row per line beneath it
+        assert "see the message at the top" in page.inner_text("#failure-reason")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        browser.close()
+    connections.close_all()
