@@ -72,7 +72,7 @@ def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the
     with mock.patch.object(services, "submission_enqueue", return_value=True):
         foreign = services.submission_create(
             benchmark=bench, owner=ada, model_name="Elsewhere", enforce_limits=False,
-            file=upload(jsonl([prediction(f"o{i}", "text") for i in range(8)])))
+            file=upload(jsonl([{"sample_id": f"o{i}", "mode": "text", "answer": "1"} for i in range(8)])))
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": width, "height": 900})
@@ -86,8 +86,8 @@ def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the
         row = page.locator("#error-table tbody tr").first
         assert row.locator("td.error-line").inner_text() == "3"
         message = row.locator("td").nth(2).inner_text()
-        assert "not valid JSON at column 50" in message
-        assert "line 1" not in message and "column 50 (char" not in message
+        assert "not valid JSON at column 51" in message
+        assert "line 1" not in message and "column 51 (char" not in message
         assert page.locator("#file-problem .problem-banner").count() == 0
 
         # The page is open while the file is validated: the message arrives at the top, once, in view.
