@@ -105,3 +105,35 @@ def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         browser.close()
     connections.close_all()
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, monkeypatch, width) -> None:
+    """Issue 26, item 6: on a phone, "Correct" sits beside the sample and the accuracy beside the mode."""
+    from playwright import sync_api as playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    bench = make_benchmark(tmp_path / "bench")
+    ada = get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
+    sub = services.submission_create(benchmark=bench, owner=ada, file=upload(good_file()), model_name="Ada-VL 7B",
+                                     enforce_limits=False)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill('input[name="username"]', "ada")
+        page.fill('input[name="password"]', "pw-ada-1")
+        page.click('button[type="submit"], input[type="submit"]')
+        page.wait_for_load_state()
+        page.goto(f"{live_server.url}/submissions/{sub.pk}/")
+        for table, label in (("#rows-table", "Correct"), ("#results-table", "Accuracy")):
+            th = page.locator(f"{table} thead th", has_text=label).first
+            th.scroll_into_view_if_needed()  # down to it: the question is whether it is off to the side
+            box = th.bounding_box()
+            wrap = page.locator(table).locator("xpath=..").bounding_box()
+            assert box["x"] >= wrap["x"] - 1 and box["x"] + box["width"] <= min(wrap["x"] + wrap["width"], width) + 1, \
+                (label, box, wrap)
+        assert page.locator("#rows-table tbody tr").first.locator("td").nth(1).inner_text() in ("yes", "no")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        browser.close()
+    connections.close_all()
