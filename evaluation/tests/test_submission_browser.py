@@ -115,7 +115,12 @@ def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, mon
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     bench = make_benchmark(tmp_path / "bench")
     ada = get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
-    sub = services.submission_create(benchmark=bench, owner=ada, file=upload(good_file()), model_name="Ada-VL 7B",
+    from evaluation.tests.submission_helpers import UIDS, jsonl, prediction
+    # A model that answers in sentences: the answer read is long, as in many real files.
+    talk = "<answer>After rotating the picture upright I count the squares one by one and get 2, see " \
+        "https://example.org/squares/counted/after/rotation/upright/2</answer>"
+    lines = [prediction(u, m, **({"answer": talk} if u == "s1" else {})) for m in ("text", "adaptive") for u in UIDS]
+    sub = services.submission_create(benchmark=bench, owner=ada, file=upload(jsonl(lines)), model_name="Ada-VL 7B",
                                      enforce_limits=False)
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
@@ -128,12 +133,13 @@ def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, mon
         page.goto(f"{live_server.url}/submissions/{sub.pk}/")
         for table, label in (("#rows-table", "Correct"), ("#results-table", "Accuracy")):
             th = page.locator(f"{table} thead th", has_text=label).first
-            th.scroll_into_view_if_needed()  # down to it: the question is whether it is off to the side
+            # Down to it, not sideways: the question is whether it is off to the side in its box.
+            th.evaluate("t => window.scrollBy(0, t.getBoundingClientRect().top - 100)")
             box = th.bounding_box()
             wrap = page.locator(table).locator("xpath=..").bounding_box()
             assert box["x"] >= wrap["x"] - 1 and box["x"] + box["width"] <= min(wrap["x"] + wrap["width"], width) + 1, \
                 (label, box, wrap)
-        assert page.locator("#rows-table tbody tr").first.locator("td").nth(1).inner_text() in ("yes", "no")
+        assert "count the squares one by one" in page.inner_text("#rows-table")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         browser.close()
     connections.close_all()
