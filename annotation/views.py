@@ -24,7 +24,8 @@ from annotation.services import benchmark_export
 from annotation.workbench import access
 from annotation.workbench.chain import NameOnlyChain, chain_run
 from annotation.workbench.assignments import assignment_claim_next, assignment_skip, assignment_touch
-from annotation.workbench.editing import annotation_restore, annotation_save, annotation_snapshot, revision_diff
+from annotation.workbench.editing import annotation_restore, annotation_save, annotation_snapshot
+from annotation.workbench.revisions import history_rows
 from annotation.workbench.llm import key_step_draft_request, llm_unavailable_reason
 from annotation.workbench.previews import (
     PREVIEW_CONTENT_TYPE,
@@ -246,7 +247,7 @@ def draft_status(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def history(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own_assignment(request, pk)
-    revisions = [{"revision": r, "diff": revision_diff(r)} for r in selectors.revisions_of(assignment.annotation)[:50]]
+    revisions = history_rows(list(selectors.revisions_of(assignment.annotation)[:50]))
     return render(request, "annotation/history.html", {"assignment": assignment, "revisions": revisions})
 
 
