@@ -3,6 +3,9 @@ its benchmark chosen, and a finished submission's link lands on its row, highlig
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connections
@@ -46,14 +49,29 @@ def test_board_link_preselects_and_a_finished_submission_leads_back_to_its_row(l
     connections.close_all()
 
 
+@contextmanager
+def signed_in_page(live_server, width: int) -> Iterator:
+    """A Chromium page of the given width, signed in as ada."""
+    from playwright import sync_api as playwright
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill('input[name="username"]', "ada")
+        page.fill('input[name="password"]', "pw-ada-1")
+        page.click('button[type="submit"], input[type="submit"]')
+        page.wait_for_load_state()
+        yield page
+        browser.close()
+    connections.close_all()
+
+
 @pytest.mark.parametrize("width", [1440, 390])
 def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the_top(
         live_server, tmp_path, monkeypatch, width) -> None:
     """Bad JSON on line 3 says line 3 and a column, never the decoder's own "line 1"; a file made for another
     benchmark fails with one message naming it, at the top of the page, shown as soon as validation fails."""
     from unittest import mock
-
-    from playwright import sync_api as playwright
 
     from annotation.services import benchmark_import
     from annotation.tests.benchmark_files import sample_line, write_benchmark
@@ -73,14 +91,7 @@ def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the
         foreign = services.submission_create(
             benchmark=bench, owner=ada, model_name="Elsewhere", enforce_limits=False,
             file=upload(jsonl([{"sample_id": f"o{i}", "mode": "text", "answer": "1"} for i in range(8)])))
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill('input[name="username"]', "ada")
-        page.fill('input[name="password"]', "pw-ada-1")
-        page.click('button[type="submit"], input[type="submit"]')
-        page.wait_for_load_state()
+    with signed_in_page(live_server, width) as page:
 
         page.goto(f"{live_server.url}/submissions/{bad_json.pk}/")
         row = page.locator("#error-table tbody tr").first
@@ -103,14 +114,11 @@ def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the
         assert page.locator("#error-table").count() == 0  # no row per line beneath it
         assert "see the message at the top" in page.inner_text("#failure-reason")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        browser.close()
-    connections.close_all()
 
 
 @pytest.mark.parametrize("width", [1440, 390])
 def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, monkeypatch, width) -> None:
     """Issue 26, item 6: on a phone, "Correct" sits beside the sample and the accuracy beside the mode."""
-    from playwright import sync_api as playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     bench = make_benchmark(tmp_path / "bench")
@@ -122,14 +130,7 @@ def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, mon
     lines = [prediction(u, m, **({"answer": talk} if u == "s1" else {})) for m in ("text", "adaptive") for u in UIDS]
     sub = services.submission_create(benchmark=bench, owner=ada, file=upload(jsonl(lines)), model_name="Ada-VL 7B",
                                      enforce_limits=False)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill('input[name="username"]', "ada")
-        page.fill('input[name="password"]', "pw-ada-1")
-        page.click('button[type="submit"], input[type="submit"]')
-        page.wait_for_load_state()
+    with signed_in_page(live_server, width) as page:
         page.goto(f"{live_server.url}/submissions/{sub.pk}/")
         for table, label in (("#rows-table", "Correct"), ("#results-table", "Accuracy")):
             th = page.locator(f"{table} thead th", has_text=label).first
@@ -141,5 +142,3 @@ def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, mon
                 (label, box, wrap)
         assert "count the squares one by one" in page.inner_text("#rows-table")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        browser.close()
-    connections.close_all()
