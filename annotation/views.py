@@ -78,8 +78,13 @@ def claim_next(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     if not access.can_annotate(request.user, benchmark):
         raise PermissionDenied("You are not an annotator of this benchmark.")
-    assignment = assignment_claim_next(user=request.user, benchmark=benchmark)
+    after = request.POST.get("after", "")
+    after_pk = int(after) if after.isdigit() else None  # "Save and next": past the item just saved
+    assignment = assignment_claim_next(user=request.user, benchmark=benchmark, after=after_pk)
     if assignment is None:
+        if after_pk is not None:
+            messages.info(request, f"Saved. Nothing else is waiting for you in {benchmark.name}: this was your last open item.")
+            return redirect("annotation:item", pk=after_pk)
         messages.info(request, f"Nothing left to annotate in {benchmark.name}.")
         return redirect("annotation:queue")
     return redirect(assignment)
