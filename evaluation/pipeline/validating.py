@@ -78,7 +78,8 @@ def _validate(submission_id: int, token: str) -> bool:
     if not report.ok:
         more = " (only the first ones are listed)" if report.truncated else ""
         if len(errors) == 1 and errors[0]["line"] is None:  # the file as a whole (another benchmark's): its message
-            reason = f"{errors[0]['message']} Nothing was scored."
+            message = errors[0]["message"]
+            reason = f"{message[:1].upper()}{message[1:]} Nothing was scored."
         else:
             reason = (f"The file has {len(errors)} error{'s' if len(errors) != 1 else ''}{more}; nothing was "
                       "scored. Fix the lines listed and upload the file again.")

@@ -154,3 +154,10 @@ def test_baseline_labels_never_overlap_and_the_hover_stays(page, width: int) -> 
     else:
         assert labels["n"] == 0 and page.get_attribute("#pareto-chart", "data-labels") == "hover"
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    # Nor does the legend cover the axis title on a narrow chart.
+    page.wait_for_timeout(300)
+    assert not page.evaluate("""() => {
+      const a = document.querySelector('#pareto-chart .legend').getBoundingClientRect();
+      const b = document.querySelector('#pareto-chart .xtitle').getBoundingClientRect();
+      return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    }""")

@@ -47,6 +47,14 @@
     var svg = el.querySelector(".main-svg");
     if (!svg || !el.data) return;
     var frame = svg.getBoundingClientRect();
+    // The legend under the axis title on a narrow chart: moved down until they no longer meet.
+    var legend = el.querySelector(".legend"), title = el.querySelector(".xtitle");
+    var tries = Number(el.dataset.legendMoves || 0);
+    if (legend && title && tries < 6 && overlap(legend.getBoundingClientRect(), title.getBoundingClientRect())) {
+      el.dataset.legendMoves = String(tries + 1);
+      Plotly.relayout(el, { "legend.y": (el.layout.legend && el.layout.legend.y !== undefined ? el.layout.legend.y : -0.25) - 0.08 });
+      return;
+    }
     var layers = el.querySelectorAll(".scatterlayer .trace");
     el.data.forEach(function (trace, i) {
       if (!trace.mode || trace.mode.indexOf("text") < 0 || !layers[i]) return;
