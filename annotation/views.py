@@ -24,7 +24,8 @@ from annotation.services import benchmark_export
 from annotation.workbench import access
 from annotation.workbench.chain import NameOnlyChain, chain_run
 from annotation.workbench.assignments import assignment_claim_next, assignment_skip, assignment_touch
-from annotation.workbench.editing import annotation_restore, annotation_save, annotation_snapshot, revision_diff
+from annotation.workbench.editing import annotation_restore, annotation_save, annotation_snapshot
+from annotation.workbench.revisions import history_rows
 from annotation.workbench.llm import key_step_draft_request, llm_unavailable_reason
 from annotation.workbench.previews import (
     PREVIEW_CONTENT_TYPE,
@@ -77,8 +78,13 @@ def claim_next(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     if not access.can_annotate(request.user, benchmark):
         raise PermissionDenied("You are not an annotator of this benchmark.")
-    assignment = assignment_claim_next(user=request.user, benchmark=benchmark)
+    after = request.POST.get("after", "")
+    after_pk = int(after) if after.isdigit() else None  # "Save and next": past the item just saved
+    assignment = assignment_claim_next(user=request.user, benchmark=benchmark, after=after_pk)
     if assignment is None:
+        if after_pk is not None:
+            messages.info(request, f"Saved. Nothing else is waiting for you in {benchmark.name}: this was your last open item.")
+            return redirect("annotation:item", pk=after_pk)
         messages.info(request, f"Nothing left to annotate in {benchmark.name}.")
         return redirect("annotation:queue")
     return redirect(assignment)
@@ -246,7 +252,7 @@ def draft_status(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def history(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own_assignment(request, pk)
-    revisions = [{"revision": r, "diff": revision_diff(r)} for r in selectors.revisions_of(assignment.annotation)[:50]]
+    revisions = history_rows(list(selectors.revisions_of(assignment.annotation)[:50]))
     return render(request, "annotation/history.html", {"assignment": assignment, "revisions": revisions})
 
 

@@ -220,7 +220,7 @@ def iter_validated(
             except orjson.JSONDecodeError as exc:
                 hint = ("; the file seems truncated (its last line has no newline)"
                         if not ended else "")
-                problem(number, "", f"not valid JSON: {exc}{hint}")
+                problem(number, "", f"{_json_problem(exc)}{hint}")
                 continue
             try:
                 pred = parse_prediction(obj)
@@ -255,6 +255,12 @@ def iter_validated(
 
 
 _NOT_HERE = "is not a sample of benchmark"
+
+
+def _json_problem(exc: orjson.JSONDecodeError) -> str:
+    """The decoder's complaint about one line, at its column only: the decoder reads the line alone, so
+    its own "line 1 column 191" would contradict the file's line number the message is given under."""
+    return f"not valid JSON at column {exc.colno}: {exc.msg}"
 
 
 def _name_foreign_ids(report: ValidationReport, unknown: list[str], benchmark: str, locate: Locate | None) -> None:

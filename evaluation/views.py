@@ -21,7 +21,7 @@ from evaluation.api import REJECTION_STATUS, upload_too_large
 from evaluation.forms import ModelDetailsForm, SubmissionForm
 from evaluation.metrics.types import MODES
 from evaluation.model_meta import format_parameters
-from evaluation.models import Submission
+from evaluation.models import Submission, SubmissionStatus
 
 DETAIL_ROWS = 200  # dev-split rows shown on the page; the API pages through all of them
 
@@ -111,14 +111,24 @@ def _visible(request: HttpRequest, pk: int) -> Submission:
 def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> HttpResponse:
     sub = _visible(request, pk)
     rows = selectors.prediction_results_for(submission=sub, user=request.user)[:DETAIL_ROWS] if sub.results else []
+    errors = sub.errors if sub.status == SubmissionStatus.FAILED else []
+    polled = bool(fragment or request.htmx)
     context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS, "board_row_url": _board_row_url(sub),
                "modes": sorted((sub.results or {}).get("modes", {}).items(),
-                               key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES))}
+                               key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES)),
+               # A problem of the file as a whole (made for another benchmark) heads the page; the table lists lines.
+               "file_problems": [e for e in errors if _of_the_file(e)],
+               "line_errors": [e for e in errors if not _of_the_file(e)], "polled": polled}
     # htmx polls the status fragment; the full page is for a first visit or a browser without JS.
-    template = "evaluation/_status.html" if (fragment or request.htmx) else "evaluation/submission_detail.html"
+    template = "evaluation/_status.html" if polled else "evaluation/submission_detail.html"
     response = render(request, template, context)
     response["Vary"] = "HX-Request"
     return response
+
+
+def _of_the_file(error: dict) -> bool:
+    """A stored error about the file as a whole, not one line, row or member of it."""
+    return error.get("line") is None and error.get("where", "file") in ("", "file")
 
 
 def _board_row_url(sub: Submission) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q
 
 from annotation.models import Benchmark, BenchmarkRole, Role
 from annotation.workbench.access import roles_of
@@ -33,9 +34,16 @@ def sees_everything(user: User) -> bool:
 
 
 def uses_trace_review(user: User) -> bool:
-    """Whom the site's navigation offers "Trace review": the people who take traces (a benchmark's
-    annotators and reviewers), its admins (who make the batches) and superusers. Anyone signed in may
-    open /review/, but without a role it lists nothing to do (docs/trace_review.md)."""
+    """Whom the site's navigation offers "Trace review": the people with a batch open to them (an annotator
+    or reviewer of its benchmark, named by it when it names people), a benchmark's admins (who make the
+    batches) and superusers. Anyone signed in may open /review/, but for anyone else it lists nothing to do
+    (docs/trace_review.md). One query (two for a person without an admin role)."""
     if not user.is_authenticated:
         return False
-    return user.is_superuser or BenchmarkRole.objects.filter(user=user).exists()
+    if user.is_superuser:
+        return True
+    roles = BenchmarkRole.objects.filter(user=user)
+    if roles.filter(role=Role.ADMIN).exists():
+        return True
+    takers = roles.filter(role__in=(Role.ANNOTATOR, Role.REVIEWER)).values("benchmark_id")
+    return TraceReviewBatch.objects.filter(Q(reviewers=None) | Q(reviewers=user), benchmark_id__in=takers).exists()

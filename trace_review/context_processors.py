@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from django.http import HttpRequest
 
+from annotation.context_processors import user_flag
 from trace_review.access import uses_trace_review
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
-    # A callable, which the template calls when it renders the link: pages without the site's header
-    # (htmx fragments, files) pay no query, and a page asks at most once.
-    @cache
-    def nav_trace_review() -> bool:
-        user = getattr(request, "user", None)  # a request that never passed the auth middleware
-        return user is not None and uses_trace_review(user)
-
-    return {"nav_trace_review": nav_trace_review}
+    return {"nav_trace_review": user_flag(request, uses_trace_review)}

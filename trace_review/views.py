@@ -128,22 +128,34 @@ def _form(view: traces.TraceView, initial: dict) -> list[dict]:
               f"“{view.final_answer}”: the gold answer of a test sample is not shown; judge it from the image "
               "and the question")
     out = [{"name": "answer", "kind": "binary", "legend": "Is the final answer correct?", "detail": detail,
+            "short": "the final answer",
             "choices": (("1", "y", "correct"), ("0", "n", "wrong")), "value": _value(initial.get("answer_correct"))}]
     for i, text in enumerate(view.key_steps[:shape.n_key_steps]):
         out.append({"name": f"key_step_{i}", "kind": "binary", "legend": f"Key step {i + 1}: does the trace reach it?",
+                    "short": f"key step {i + 1}",
                     "detail": text, "choices": (("1", "y", "matched"), ("0", "n", "not matched")), "value": pick(keys, i)})
     for step in view.steps:
         if step.get("tool"):
             i = step["call_index"]
             out.append({"name": f"call_{i}", "kind": "binary", "legend": f"Call {i + 1} (step {step['n']}): valid?",
+                        "short": f"call {i + 1}",
                         "detail": f"{step['tool']['name']} {step['tool']['args']}",
                         "choices": (("1", "y", "valid"), ("0", "n", "invalid")), "value": pick(calls, i)})
     for step in view.steps[:shape.n_steps]:
         i = step["index"]
         out.append({"name": f"step_{i}", "kind": "score", "legend": f"Step {step['n']}: score",
+                    "short": f"step {step['n']}'s score",
                     "detail": (step["thought"] or (step.get("tool") or {}).get("name", ""))[:160],
                     "choices": SCORE_CHOICES, "value": pick(scores, i)})
     return out
+
+
+def _still_open(questions: list[dict]) -> str:
+    """The refusal of a half-filled verdict in the words of the form: which questions are open."""
+    left = [q["short"] for q in questions if not q["value"]]
+    if not left:
+        return ""
+    return f"{len(left)} question{'s' if len(left) > 1 else ''} still open: {', '.join(left)}."
 
 
 def _rects(boxes: list) -> list[dict]:
@@ -174,7 +186,9 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             services.verdict_save(assignment=assignment, shape=view.shape, **answers)
         except ValidationError as error:
-            errors = error.messages
+            # An unanswered question is named as the form names it, not as the service counts it.
+            still_open = _still_open(_form(view, answers))
+            errors = [still_open] if still_open else error.messages
         else:
             if request.POST.get("then") == "stay":
                 messages.info(request, "Saved.")
@@ -190,7 +204,7 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
     media = media_for_page(view.sample, lambda position, part: reverse("trace_review:medium", args=[pk, position, part]))
     context = {"assignment": assignment, "batch": assignment.trace.batch, "view": view, "errors": errors,
                "media": media, "several_media": len(media) > 1 or media[0]["kind"] == "video",
-               "questions": _form(view, initial), "comment": initial.get("comment", ""),
+               "questions": _form(view, initial), "show_open": bool(errors), "comment": initial.get("comment", ""),
                "region_rects": _rects(view.regions),
                "zoom_rects": [{"call": z["call"], **_rects([z["box"]])[0]} for z in view.zoom_boxes],
                "progress": selectors.batch_progress(assignment.trace.batch, request.user)}

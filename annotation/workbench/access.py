@@ -20,6 +20,14 @@ def roles_of(user: User, benchmark: Benchmark) -> set[str]:
     return roles
 
 
+def uses_workbench(user: User) -> bool:
+    """Whom the site's navigation offers "Annotate": people with a role on a benchmark, and superusers. Anyone
+    signed in may open /annotate/, but without a role it only says that roles are given per benchmark."""
+    if not user.is_authenticated:
+        return False
+    return user.is_superuser or BenchmarkRole.objects.filter(user=user).exists()
+
+
 def can_annotate(user: User, benchmark: Benchmark) -> bool:
     return Role.ANNOTATOR in roles_of(user, benchmark)
 

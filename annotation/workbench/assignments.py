@@ -56,14 +56,17 @@ def assignment_create(*, sample: Sample, annotator: AbstractBaseUser, now: datet
         )
 
 
-def assignment_claim_next(*, user: AbstractBaseUser, benchmark: Benchmark, now: datetime | None = None) -> Assignment | None:
+def assignment_claim_next(*, user: AbstractBaseUser, benchmark: Benchmark, now: datetime | None = None,
+                          after: int | None = None) -> Assignment | None:
     """The person's next item: a returned or unfinished one of theirs first, else a new sample
-    with a free slot (samples that already have annotators first, so items complete sooner)."""
+    with a free slot (samples that already have annotators first, so items complete sooner).
+    ``after`` ("Save and next" on an item) passes over that assignment, which stays theirs."""
     now = now or timezone.now()
     with transaction.atomic():
         own = (
             Assignment.objects.select_for_update()
             .filter(annotator=user, sample__benchmark=benchmark, status__in=[AssignmentStatus.RETURNED, AssignmentStatus.ACTIVE])
+            .exclude(pk=after)
             .annotate(returned_first=Case(When(status=AssignmentStatus.RETURNED, then=Value(0)), default=Value(1),
                                           output_field=IntegerField()))
             .order_by("returned_first", "created_at", "pk")

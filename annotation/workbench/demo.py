@@ -11,6 +11,7 @@ from annotation.workbench.assignments import assignment_create
 DEMO_ROLES = {"annotator1": [Role.ANNOTATOR], "annotator2": [Role.ANNOTATOR], "reviewer": [Role.REVIEWER],
               "admin": [Role.ADMIN]}
 DEMO_ASSIGNED = 3  # the first samples go to both demo annotators, so the review has something to compare
+DEMO_ANNOTATORS = [name for name, roles in DEMO_ROLES.items() if Role.ANNOTATOR in roles]
 
 
 def demo_workbench_ensure(slug: str = "adaptmm-demo") -> str:
@@ -22,8 +23,11 @@ def demo_workbench_ensure(slug: str = "adaptmm-demo") -> str:
         if name in users:
             for role in roles:
                 role_grant(benchmark=benchmark, user=users[name], role=role)
+    # As many annotations per item as the demo has annotators: with the default of 3, two demo annotators
+    # could never complete an item.
+    Benchmark.objects.filter(pk=benchmark.pk).update(annotators_per_item=len(DEMO_ANNOTATORS))
     samples = list(Sample.objects.filter(benchmark=benchmark).order_by("position")[:DEMO_ASSIGNED])
-    for name in ("annotator1", "annotator2"):
+    for name in DEMO_ANNOTATORS:
         if name in users:
             for sample in samples:
                 assignment_create(sample=sample, annotator=users[name])

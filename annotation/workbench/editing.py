@@ -9,7 +9,6 @@ benchmark file format accepts too.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -243,22 +242,3 @@ def annotation_restore(*, revision: Revision, user: AbstractBaseUser) -> SaveRes
     return annotation_save(annotation_id=revision.annotation_id, user=user, base_version=current,
                            data=revision.snapshot, kind=RevisionKind.RESTORE)
 
-
-def revision_diff(revision: Revision) -> str:
-    """A unified diff of this snapshot against the previous saved one (or the empty annotation)."""
-    previous = (
-        Revision.objects.filter(annotation_id=revision.annotation_id, pk__lt=revision.pk)
-        .exclude(kind=RevisionKind.CONFLICT).order_by("-pk").first()
-    )  # fmt: skip
-    if revision.kind == RevisionKind.CONFLICT:  # compare a kept draft with what it would replace
-        previous = (Revision.objects.filter(annotation_id=revision.annotation_id, version=revision.version)
-                    .exclude(kind=RevisionKind.CONFLICT).order_by("-pk").first()) or previous
-    old = _lines(previous.snapshot if previous else {})
-    new = _lines(revision.snapshot)
-    label = f"v{previous.version}" if previous else "empty"
-    return "\n".join(difflib.unified_diff(old, new, fromfile=label, tofile=f"v{revision.version} ({revision.kind})",
-                                          lineterm="", n=2))
-
-
-def _lines(snapshot: dict) -> list[str]:
-    return json.dumps(snapshot, indent=1, sort_keys=True, ensure_ascii=False).splitlines()

@@ -77,11 +77,13 @@ def _validate(submission_id: int, token: str) -> bool:
     errors = [e.as_dict() for e in report.errors]
     if not report.ok:
         more = " (only the first ones are listed)" if report.truncated else ""
-        submission_fail(
-            submission_id=submission_id, errors=errors, truncated=report.truncated,
-            reason=f"The file has {len(errors)} error{'s' if len(errors) != 1 else ''}{more}; nothing was "
-                   "scored. Fix the lines listed and upload the file again.",
-        )
+        if len(errors) == 1 and errors[0]["line"] is None:  # the file as a whole (another benchmark's): its message
+            message = errors[0]["message"]
+            reason = f"{message[:1].upper()}{message[1:]} Nothing was scored."
+        else:
+            reason = (f"The file has {len(errors)} error{'s' if len(errors) != 1 else ''}{more}; nothing was "
+                      "scored. Fix the lines listed and upload the file again.")
+        submission_fail(submission_id=submission_id, errors=errors, truncated=report.truncated, reason=reason)
         return False
     estimate = _judge_estimate(sub)
     return bool(Submission.objects.filter(pk=submission_id, status=S.VALIDATING, claim_token=token).update(

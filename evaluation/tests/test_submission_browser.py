@@ -3,6 +3,9 @@ its benchmark chosen, and a finished submission's link lands on its row, highlig
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connections
@@ -44,3 +47,98 @@ def test_board_link_preselects_and_a_finished_submission_leads_back_to_its_row(l
         assert highlight == "rgb(255, 244, 194)"
         browser.close()
     connections.close_all()
+
+
+@contextmanager
+def signed_in_page(live_server, width: int) -> Iterator:
+    """A Chromium page of the given width, signed in as ada."""
+    from playwright import sync_api as playwright
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill('input[name="username"]', "ada")
+        page.fill('input[name="password"]', "pw-ada-1")
+        page.click('button[type="submit"], input[type="submit"]')
+        page.wait_for_load_state()
+        yield page
+        browser.close()
+    connections.close_all()
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the_top(
+        live_server, tmp_path, monkeypatch, width) -> None:
+    """Bad JSON on line 3 says line 3 and a column, never the decoder's own "line 1"; a file made for another
+    benchmark fails with one message naming it, at the top of the page, shown as soon as validation fails."""
+    from unittest import mock
+
+    from annotation.services import benchmark_import
+    from annotation.tests.benchmark_files import sample_line, write_benchmark
+    from evaluation import pipeline
+    from evaluation.tests.submission_helpers import UIDS, jsonl, prediction
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    bench = make_benchmark(tmp_path / "bench")
+    benchmark_import(path=write_benchmark(tmp_path / "other", [sample_line(f"o{i}", answer="1") for i in range(8)]),
+                     slug="other-bench")
+    ada = get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
+    lines = jsonl([prediction(u, "text") for u in UIDS[:2]]).decode().splitlines()
+    broken = "\n".join([*lines, '{"sample_id": "s3", "mode": "text", "answer": "1",, "usage": {}}']) + "\n"
+    bad_json = services.submission_create(benchmark=bench, owner=ada, file=upload(broken.encode()),
+                                          model_name="Broken", enforce_limits=False)
+    with mock.patch.object(services, "submission_enqueue", return_value=True):
+        foreign = services.submission_create(
+            benchmark=bench, owner=ada, model_name="Elsewhere", enforce_limits=False,
+            file=upload(jsonl([{"sample_id": f"o{i}", "mode": "text", "answer": "1"} for i in range(8)])))
+    with signed_in_page(live_server, width) as page:
+
+        page.goto(f"{live_server.url}/submissions/{bad_json.pk}/")
+        row = page.locator("#error-table tbody tr").first
+        assert row.locator("td.error-line").inner_text() == "3"
+        message = row.locator("td").nth(2).inner_text()
+        assert "not valid JSON at column 51" in message
+        assert "line 1" not in message and "column 51 (char" not in message
+        assert page.locator("#file-problem .problem-banner").count() == 0
+
+        # The page is open while the file is validated: the message arrives at the top, once, in view.
+        page.goto(f"{live_server.url}/submissions/{foreign.pk}/")
+        pipeline.submission_process_sync(submission=foreign)
+        banner = page.locator("#file-problem .problem-banner")
+        banner.wait_for(timeout=15_000)
+        assert banner.count() == 1
+        text = banner.inner_text()
+        assert "8 lines name samples of the benchmark 'other-bench', not of 'tiny'" in text
+        assert "Submit it there" in text
+        assert banner.bounding_box()["y"] < 300 and banner.is_visible()  # under the heading, without scrolling
+        assert page.locator("#error-table").count() == 0  # no row per line beneath it
+        assert "see the message at the top" in page.inner_text("#failure-reason")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, monkeypatch, width) -> None:
+    """Issue 26, item 6: on a phone, "Correct" sits beside the sample and the accuracy beside the mode."""
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    bench = make_benchmark(tmp_path / "bench")
+    ada = get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
+    from evaluation.tests.submission_helpers import UIDS, jsonl, prediction
+    # A model that answers in sentences: the answer read is long, as in many real files.
+    talk = "<answer>After rotating the picture upright I count the squares one by one and get 2, see " \
+        "https://example.org/squares/counted/after/rotation/upright/2</answer>"
+    lines = [prediction(u, m, **({"answer": talk} if u == "s1" else {})) for m in ("text", "adaptive") for u in UIDS]
+    sub = services.submission_create(benchmark=bench, owner=ada, file=upload(jsonl(lines)), model_name="Ada-VL 7B",
+                                     enforce_limits=False)
+    with signed_in_page(live_server, width) as page:
+        page.goto(f"{live_server.url}/submissions/{sub.pk}/")
+        for table, label in (("#rows-table", "Correct"), ("#results-table", "Accuracy")):
+            th = page.locator(f"{table} thead th", has_text=label).first
+            # Down to it, not sideways: the question is whether it is off to the side in its box.
+            th.evaluate("t => window.scrollBy(0, t.getBoundingClientRect().top - 100)")
+            box = th.bounding_box()
+            wrap = page.locator(table).locator("xpath=..").bounding_box()
+            assert box["x"] >= wrap["x"] - 1 and box["x"] + box["width"] <= min(wrap["x"] + wrap["width"], width) + 1, \
+                (label, box, wrap)
+        assert "count the squares one by one" in page.inner_text("#rows-table")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width

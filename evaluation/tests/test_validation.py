@@ -137,3 +137,10 @@ def test_a_number_out_of_range_is_one_error_naming_its_line_and_field(extra, fie
 def test_numbers_just_inside_the_range_are_accepted() -> None:
     line = prediction("s1", "text", usage={"input_tokens": 10**12 - 1, "output_tokens": 0}, cost_usd=999_999_999.0)
     assert check(jsonl([line])).ok
+
+
+def test_bad_json_names_our_line_and_its_column_not_the_decoders_line() -> None:
+    report = check(jsonl([prediction("s1", "text"), prediction("s2", "text")]) + b'{"sample_id": "s3",, "mode": "text"}\n')
+    (error,) = report.errors
+    assert error.line == 3
+    assert error.message == "not valid JSON at column 20: unexpected character, expected a string key"

@@ -133,3 +133,32 @@ def test_a_zero_rank_score_is_explained_in_a_line_under_the_table(page, width: i
     top = page.locator("#overview-table").bounding_box()
     assert note.bounding_box()["y"] > top["y"]  # under the table
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+
+
+SORTED_IN_VIEW = """() => {
+  const table = document.querySelector('#overview-table');
+  const wrap = table.closest('.table-wrap').getBoundingClientRect();
+  const head = table.tHead.rows[0];
+  const th = head.querySelector('th[aria-sort="ascending"], th[aria-sort="descending"]');
+  const pinned = head.cells[1].getBoundingClientRect().right;  // the rank and the model stay on the left
+  const r = th.getBoundingClientRect();
+  return {left: r.left, right: r.right, pinned, wrapRight: wrap.right, label: th.innerText};
+}"""
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_sorted_column_starts_in_view_on_a_phone_too(page, width: int) -> None:
+    """Issue 26, item 6: the overview's sorted column is on the screen, beside the model, not off to the right."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{page.base}/b/hand/")
+    for _ in range(2):
+        box = page.evaluate(SORTED_IN_VIEW)
+        assert box["left"] >= box["pinned"] - 1 and box["right"] <= box["wrapRight"] + 1, box
+        # Sorting by the last column (through htmx) brings that one into view in turn.
+        last = page.locator("#overview-table thead tr:first-child th:not(.col-hidden) a[data-sort]").last
+        key = last.get_attribute("data-sort")
+        last.click()
+        page.wait_for_function(f"() => document.querySelector('#overview-table th[aria-sort] a[data-sort=\"{key}\"]')"
+                               " && document.querySelector('#overview-table a[data-sort=\"" + key + "\"]')"
+                               ".closest('th').getAttribute('aria-sort') !== 'none'")
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")

@@ -127,3 +127,37 @@ def test_question_mark_links_have_a_spoken_name(page) -> None:
     assert links.count() == 1 and links.locator('[aria-hidden="true"]').inner_text() == "?"  # what is seen
     assert page.get_by_role("link", name="?", exact=True).count() == 0
 
+
+
+LABELS = """() => {
+  const gd = document.getElementById('pareto-chart');
+  const i = gd.data.findIndex(t => t.name === 'Routing baselines');
+  const layer = document.querySelectorAll('#pareto-chart .scatterlayer .trace')[i];
+  const boxes = [...layer.querySelectorAll('.textpoint text')].map(t => t.getBoundingClientRect());
+  const clash = boxes.some((a, j) => boxes.slice(j + 1).some(b =>
+    a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom));
+  return {n: boxes.length, clash, hover: gd.data[i].hovertemplate || ''};
+}"""
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_baseline_labels_never_overlap_and_the_hover_stays(page, width: int) -> None:
+    """Issue 26, item 6: at phone width the labels would cover each other: they go, the hover stays."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{page.base}/b/hand/cost/")
+    page.wait_for_selector('#pareto-chart[data-rendered="true"]', timeout=20_000)
+    labels = page.evaluate(LABELS)
+    assert not labels["clash"], labels
+    assert "accuracy" in labels["hover"]
+    if width == 1440:
+        assert labels["n"] >= 2  # room enough: the stars keep their names
+    else:
+        assert labels["n"] == 0 and page.get_attribute("#pareto-chart", "data-labels") == "hover"
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    # Nor does the legend cover the axis title on a narrow chart.
+    page.wait_for_timeout(300)
+    assert not page.evaluate("""() => {
+      const a = document.querySelector('#pareto-chart .legend').getBoundingClientRect();
+      const b = document.querySelector('#pareto-chart .xtitle').getBoundingClientRect();
+      return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    }""")

@@ -1,5 +1,6 @@
 // Tables (docs/layout.md): the column chooser of every table with a data-columns attribute, and
-// the offset of the second sticky column of a table with class "sticky-2". Runs on page load and
+// the offset of the second sticky column of a table with class "sticky-2", and the sorted column
+// scrolled into view in its box (a phone). Runs on page load and
 // after every htmx swap (the leaderboard's tabs, sorting and filters replace the table).
 //
 // <table data-columns="overview" data-columns-hidden="organisation date tokens">: the top header
@@ -132,6 +133,22 @@
     if (first) table.style.setProperty("--sticky-left", first.offsetWidth + "px");
   }
 
+  // A table sorted by a column its box has scrolled out of view (a phone): scroll the box so the sorted
+  // column starts just after the pinned ones, which stay where they are.
+  function showSorted(table) {
+    var wrap = table.closest(".table-wrap");
+    var head = table.tHead && table.tHead.rows[0];
+    if (!wrap || !head || wrap.scrollWidth <= wrap.clientWidth) return;
+    var th = head.querySelector('th[aria-sort="ascending"], th[aria-sort="descending"]');
+    var fixed = table.classList.contains("sticky-2") ? 2 : 1;
+    if (!th || th.classList.contains("col-hidden") || th.cellIndex < fixed) return;
+    var pinned = 0;
+    for (var i = 0; i < fixed; i++) pinned += head.cells[i].offsetWidth;
+    var box = wrap.getBoundingClientRect(), cell = th.getBoundingClientRect();
+    if (cell.left >= box.left + pinned && cell.right <= box.left + wrap.clientWidth) return;
+    wrap.scrollLeft += cell.left - (box.left + pinned);
+  }
+
   var observer = window.ResizeObserver ? new ResizeObserver(function (entries) {
     entries.forEach(function (e) { stickyOffset(e.target.closest("table")); });
   }) : null;
@@ -146,6 +163,10 @@
       stickyOffset(table);
       var first = table.tHead && table.tHead.rows[0] && table.tHead.rows[0].cells[0];
       if (observer && first) observer.observe(first);
+    });
+    document.querySelectorAll(".table-wrap > table:not([data-sort-shown])").forEach(function (table) {
+      table.dataset.sortShown = "true";
+      showSorted(table);
     });
   }
 

@@ -80,3 +80,30 @@ def test_an_annotator_reviews_a_trace_with_the_keyboard_and_the_agreement_page_u
     page.goto(f"{page.base}/review/agreement/")
     assert _units(page, "answer") == before + 1
     assert page.locator('section.judge tr[data-kind="key_steps"]').count() >= 1
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_half_filled_verdict_saved_with_the_mouse_names_the_questions_still_open(page, width) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{page.base}/accounts/login/?next=/review/")
+    page.fill("input[name=username]", "annotator")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{page.base}/review/")
+    page.click("button.next-trace")
+    page.wait_for_url("**/review/a/*/")
+    # The mouse answers the first question only, then presses "Save".
+    page.click("#q-answer input[value='1']")
+    page.click("#verdict-form button[value=stay]")
+    alert = page.locator("#verdict-errors")
+    alert.wait_for()
+    text = alert.inner_text()
+    assert "still open" in text and "key step 1" in text and "key step 2" in text
+    assert "Expected" not in text
+    assert "the final answer" not in text  # answered, so not named
+    # The open questions are marked where the person looks for them; the answered one is kept and not marked.
+    assert page.locator("fieldset.q.still-open").count() >= 2
+    assert page.locator("#q-key_step_0 .open-mark").is_visible()
+    assert page.locator("#q-answer input[value='1']").is_checked()
+    assert not page.locator("#q-answer.still-open").count()
+    assert page.evaluate("document.documentElement.scrollWidth") <= width

@@ -100,6 +100,9 @@ def test_a_half_answered_verdict_is_refused_with_a_message(client, batch, people
     url = _claim(c, batch)
     response = c.post(url, {"answer": "1"})  # every hand-made sample has two key steps: left open here
     assert response.status_code == 400 and "Not saved" in response.content.decode()
+    # It names the questions still open, as the form does, and not the service's count of scores.
+    assert "still open: key step 1, key step 2" in response.content.decode()
+    assert "Expected" not in response.content.decode()
     assert 'name="answer" value="1" checked' in response.content.decode()  # what they did answer is kept
     assert not HumanVerdict.objects.exists()
 

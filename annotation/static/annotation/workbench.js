@@ -53,8 +53,9 @@
     timer = setTimeout(() => save(false), 1200);
   }
   async function save(submit) {
-    if (!data.editable || conflict) return;
-    if (saving) { again = true; return; }
+    if (!data.editable) return true;
+    if (conflict) return false;
+    if (saving) { again = true; return false; }
     clearTimeout(timer);
     saving = true;
     status(submit ? "Submitting…" : "Saving…");
@@ -65,14 +66,14 @@
         body: JSON.stringify({ version, data: payload(), submit }) });
       body = await resp.json();
     } catch (err) {
-      saving = false; status("Not saved: the server did not answer (will retry)"); timer = setTimeout(() => save(false), 5000); return;
+      saving = false; status("Not saved: the server did not answer (will retry)"); timer = setTimeout(() => save(false), 5000); return false;
     }
     saving = false;
     if (resp.ok) {
       version = body.version;
       showErrors([]);
       status(changes === sent && !again ? `Saved · version ${version}` : "Unsaved changes");
-      if (submit) { window.location.href = urls.queue; return; }
+      if (submit) { window.location.href = urls.queue; return true; }
     } else if (resp.status === 409) {
       conflict = true;
       const box = $("conflict");
@@ -86,7 +87,17 @@
       status("Not saved: fix the problems listed");
     }
     if (again) { again = false; save(false); }
+    return resp.ok;
   }
+  // Ctrl+S (Cmd+S) saves, from anywhere on the page, a text field included.
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "s") { e.preventDefault(); save(false); }
+  });
+  // "Save and next": saved, then the queue's next item other than this one (this one stays yours).
+  $("save-next-btn").addEventListener("click", async () => {
+    while (saving) await new Promise((r) => setTimeout(r, 50));
+    if (await save(false)) $("next-form").submit();
+  });
   $("save-btn").addEventListener("click", () => save(false));
   $("submit-btn").addEventListener("click", () => save(true));
   window.addEventListener("beforeunload", (e) => { if ($("save-status").textContent === "Unsaved changes") e.preventDefault(); });
@@ -349,7 +360,29 @@
     while (used.has(`img${k}`)) k += 1;
     return `img${k}`;
   }
-  function chainEdited() { $("chain-verified").innerHTML = ""; dirty(); }
+  function chainEdited() { $("chain-verified").innerHTML = ""; staleResult(); dirty(); }
+  // What "verified" needs, said before the annotator tries: every call marked valid, a clean run.
+  function showVerifyNeeds() {
+    const el = $("verify-needs");
+    if (!el) return;
+    const runnable = state.toolchain.filter((c) => "args" in c);
+    const valid = state.toolchain.filter((c) => c.verdict === "valid").length;
+    el.querySelector(".count").textContent = !state.toolchain.length ? "no calls yet"
+      : runnable.length < state.toolchain.length ? "a name-only chain is never run, so it cannot be verified"
+        : `${valid} of ${state.toolchain.length} marked valid`;
+    el.classList.toggle("ready", state.toolchain.length > 0 && valid === state.toolchain.length);
+  }
+  // A message speaks of what was on the page when it was given: when that changes, it goes.
+  function staleResult() {
+    const result = document.querySelector("#chain-result .chain-result");
+    if (result && !result.classList.contains("stale")) {
+      result.classList.add("stale");
+      const p = document.createElement("p");
+      p.className = "stale-note"; p.textContent = "The chain has changed since this run: run it again to see it.";
+      result.prepend(p);
+    }
+    document.querySelectorAll(".take-error").forEach((el) => { el.hidden = true; el.textContent = ""; });
+  }
   function argControl(call, name, spec, required) {
     const wrap = document.createElement("label");
     wrap.className = "arg";
@@ -398,39 +431,60 @@
   }
 
   // ---- a drawn box into a call's arguments -----------------------------------------------------
-  // The chain runs on the original media (img0 before the recovery transform), so the box must be
-  // on the medium the call's input comes from, and img0 must be shown without rotation or flip.
-  // An input made by earlier cuts (crop, zoom_in at scale 1) gets the box relative to the cut.
-  function cutOf(call) {
-    const a = call.args || {};
-    if (call.tool === "zoom_in" && Array.isArray(a.bbox) && (a.scale === undefined || a.scale === 1)) {
-      return [Math.floor(a.bbox[0]), Math.floor(a.bbox[1]), Math.ceil(a.bbox[2]), Math.ceil(a.bbox[3])];
-    }
-    if (call.tool === "crop" && [a.x, a.y, a.width, a.height].every(Number.isInteger)) return [a.x, a.y, a.x + a.width, a.y + a.height];
-    return null;
+  // The box is drawn on the medium shown (img0 after the recovery transform); the call reads an image
+  // the chain makes from a medium. The box goes back through the transform to img0, then forward
+  // through each step that makes the call's input (frames.js: every geometric step is an affine map,
+  // every other tool keeps its frame). Refused only where a step's geometry is not known, named.
+  const Frames = window.Frames;
+  function keepsFrame(name) {
+    const t = toolByName[name];
+    return !!t && !t.declared && t.module !== "geometry" && name !== "zoom_in";
+  }
+  function mediumSize(ref) {
+    if (ref === "img0") return [data.width, data.height];
+    const m = media.find((x) => x.ref === ref);
+    return m ? [m.width, m.height] : null;
   }
   function drawnBoxFor(call) {
     if (!boxes.boxes.length) throw new Error("Draw a box on the image first.");
-    const box = (boxes.boxes[boxes.selected] || boxes.boxes[boxes.boxes.length - 1]).box.map(Math.round);
-    if (current === "img0" && geometry(buildTransform()) !== "[]") {
-      throw new Error("The image is shown rotated or flipped by the recovery transform, but the chain runs on the original img0: set rotation and flip to none to draw this call's box, or type it.");
-    }
-    const cuts = []; // from the call's input back to the shown medium
+    const drawn = (boxes.boxes[boxes.selected] || boxes.boxes[boxes.boxes.length - 1]).box;
+    const path = []; // the steps that make the call's input, from a medium on
     let ref = call.input;
-    while (ref !== current) {
+    while (!media.some((m) => m.ref === ref)) {
       const k = state.toolchain.findIndex((c) => c.output === ref);
-      if (k < 0) throw new Error(`This call reads ${call.input}, which does not come from ${current} (the medium shown): show its medium first.`);
-      const cut = cutOf(state.toolchain[k]);
-      if (!cut) throw new Error(`This call reads ${ref}, made by step ${k + 1} (${state.toolchain[k].tool}), which does more than cut: type the box in ${ref}'s pixels.`);
-      cuts.unshift(cut);
+      if (k < 0 || path.includes(k)) throw new Error(`This call reads ${call.input}, which no medium and no earlier step makes.`);
+      path.unshift(k);
       ref = state.toolchain[k].input;
     }
-    let win = [0, 0, Infinity, Infinity]; // the input image's window, in the shown medium's pixels
-    cuts.forEach((c) => { win = [win[0] + c[0], win[1] + c[1], Math.min(win[2], win[0] + c[2]), Math.min(win[3], win[1] + c[3])]; });
-    const inside = [Math.max(box[0], win[0]), Math.max(box[1], win[1]), Math.min(box[2], win[2]), Math.min(box[3], win[3])];
-    if (inside[2] <= inside[0] || inside[3] <= inside[1]) throw new Error(`The box lies outside ${call.input} (the part of ${current} it cuts).`);
-    return [inside[0] - win[0], inside[1] - win[1], inside[2] - win[0], inside[3] - win[1]];
+    if (ref !== current) throw new Error(`This call reads ${call.input}, which comes from ${ref}, not from ${current} (the medium shown): show ${ref} first.`);
+    let size = mediumSize(ref);
+    let matrix = Frames.IDENTITY;
+    if (current === "img0") { // drawn after the recovery transform: back through it to the original img0
+      let forward = Frames.IDENTITY;
+      buildTransform().forEach((op, i) => {
+        const { op: name, ...rest } = op;
+        const s = Frames.step(name, rest.args || rest, size, keepsFrame(name));
+        if (!s) throw new Error(`The recovery transform's operation ${i + 1} (${name}) has no known geometry, so the box cannot be taken back through it: type the box in ${call.input}'s pixels.`);
+        forward = Frames.compose(s.matrix, forward);
+        size = s.size;
+      });
+      matrix = Frames.invert(forward);
+      size = mediumSize("img0");
+    }
+    path.forEach((k) => {
+      const c = state.toolchain[k];
+      const t = toolByName[c.tool];
+      const s = "args" in c ? Frames.step(c.tool, c.args, size, keepsFrame(c.tool)) : null;
+      if (!s) throw new Error(`This call reads ${call.input}, made through step ${k + 1} (${c.tool}), whose geometry is not known here${t && t.declared ? " (a declared tool, not run here)" : ""}: type the box in ${call.input}'s pixels.`);
+      matrix = Frames.compose(s.matrix, matrix);
+      size = s.size;
+    });
+    const b = Frames.mapBox(matrix, drawn);
+    const inside = [Math.max(b[0], 0), Math.max(b[1], 0), Math.min(b[2], size[0]), Math.min(b[3], size[1])];
+    if (inside[2] <= inside[0] || inside[3] <= inside[1]) throw new Error(`The box lies outside ${call.input} (the part of ${current} it shows).`);
+    return inside;
   }
+  const boxesKey = () => JSON.stringify([current, boxes.selected, boxes.boxes.map((b) => b.box)]);
   function takeBoxButton(call, title, fill) {
     const b = document.createElement("button");
     b.type = "button"; b.className = "secondary take-box"; b.textContent = "⬚ from drawn box"; b.title = title;
@@ -441,7 +495,7 @@
         fill(drawnBoxFor(call));
         renderChain();
       } catch (err) {
-        note.textContent = err.message; note.hidden = false;
+        note.textContent = err.message; note.hidden = false; note.dataset.boxes = boxesKey();
       }
     });
     return b;
@@ -449,6 +503,7 @@
   function renderChain() {
     const ol = $("chain");
     ol.innerHTML = "";
+    showVerifyNeeds();
     state.toolchain.forEach((call, i) => {
       const li = document.createElement("li");
       li.className = "call";
@@ -508,7 +563,7 @@
       verdict.className = "verdict";
       verdict.innerHTML = '<option value="unchecked">unchecked</option><option value="valid">valid</option><option value="invalid">invalid</option>';
       verdict.value = call.verdict || "unchecked";
-      verdict.addEventListener("change", () => { call.verdict = verdict.value; chainEdited(); });
+      verdict.addEventListener("change", () => { call.verdict = verdict.value; showVerifyNeeds(); chainEdited(); });
       const note = document.createElement("input");
       note.placeholder = "note"; note.value = call.note || ""; note.className = "note";
       note.addEventListener("input", () => { call.note = note.value; dirty(); });
@@ -524,10 +579,23 @@
     });
   }
   renderChain();
+  // A new chain starts from the recovery transform: it is entered once, in the transform panel, and its
+  // operations become the chain's first calls (each a registry tool of the same name and arguments).
+  function transformCalls() {
+    let input = "img0";
+    return buildTransform().filter((op) => toolByName[op.op]).map((op) => {
+      const { op: tool, ...args } = op;
+      const call = { tool, args: args.args || args, input, output: nextRef(), verdict: "unchecked", note: "" };
+      state.toolchain.push(call); // nextRef counts it
+      input = call.output;
+      return call;
+    });
+  }
   $("add-call").addEventListener("click", () => {
-    const last = state.toolchain[state.toolchain.length - 1];
+    let last = state.toolchain[state.toolchain.length - 1];
+    if (!last && current === "img0") last = transformCalls().pop();
     if (last && !("args" in last)) state.toolchain.push({ tool: "zoom_in", verdict: "unchecked", note: "" }); // stays name-only
-    else state.toolchain.push({ tool: "zoom_in", args: {}, input: last ? last.output : "img0", output: nextRef(), verdict: "unchecked", note: "" });
+    else state.toolchain.push({ tool: "zoom_in", args: {}, input: last ? last.output : current, output: nextRef(), verdict: "unchecked", note: "" });
     renderChain();
     chainEdited();
   });
@@ -536,6 +604,15 @@
     e.preventDefault();
     (async () => { await save(false); e.detail.issueRequest(true); })();
   });
+
+  $("chain-result").addEventListener("htmx:afterSwap", () => {
+    const refused = document.querySelector('#chain-verified [data-verified="false"]');
+    if (refused) refused.remove();
+  });
+  // A refused "from drawn box" speaks of the boxes as they were.
+  document.addEventListener("boxes:render", () => document.querySelectorAll(".take-error").forEach((el) => {
+    if (!el.hidden && el.dataset.boxes !== boxesKey()) { el.hidden = true; el.textContent = ""; }
+  }));
 
   // "Run chain" sends the chain being edited (not eval'd from an hx-vals "js:" value: the CSP forbids eval).
   $("run-chain").addEventListener("htmx:configRequest", (e) => { e.detail.parameters.chain = JSON.stringify(state.toolchain); });

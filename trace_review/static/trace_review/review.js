@@ -55,7 +55,8 @@
     const left = open();
     if (left.length) {
       focusQuestion(questions.indexOf(left[0]));
-      status.textContent = `${left.length} question${left.length > 1 ? "s" : ""} still open.`;
+      status.textContent = `${left.length} question${left.length > 1 ? "s" : ""} still open: `
+        + `${left.map((q) => q.dataset.short).join(", ")}.`;
       return;
     }
     form.requestSubmit(document.getElementById("save-next"));
