@@ -113,7 +113,9 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
     rows = selectors.prediction_results_for(submission=sub, user=request.user)[:DETAIL_ROWS] if sub.results else []
     context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS, "board_row_url": _board_row_url(sub),
                "modes": sorted((sub.results or {}).get("modes", {}).items(),
-                               key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES))}
+                               key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES)),
+               # No worker on the pipeline's queue for a while: nothing can move it on (read only).
+               "silence": None if sub.is_final else selectors.pipeline_silence()}
     # htmx polls the status fragment; the full page is for a first visit or a browser without JS.
     template = "evaluation/_status.html" if (fragment or request.htmx) else "evaluation/submission_detail.html"
     response = render(request, template, context)
@@ -180,9 +182,10 @@ def pipeline_health(request: HttpRequest) -> HttpResponse:
                    for name in (settings.SUBMISSIONS_QUEUE, settings.SUBMISSIONS_SWEEP_QUEUE)],
         "oldest_too_old": (health["oldest_age"] or 0) > settings.SUBMISSION_ALERT_AGE_SECONDS,
         "sweep_late": sweep_late,
+        "pipeline_queue": settings.SUBMISSIONS_QUEUE,
         "settings": {k: getattr(settings, k) for k in (
             "SUBMISSION_HEARTBEAT_SECONDS", "SUBMISSION_STUCK_SECONDS", "SUBMISSION_SWEEP_SECONDS",
-            "SUBMISSION_MAX_ATTEMPTS", "SUBMISSION_ALERT_AGE_SECONDS")},
+            "SUBMISSION_MAX_ATTEMPTS", "SUBMISSION_ALERT_AGE_SECONDS", "WORKER_SILENT_SECONDS")},
     })
 
 

@@ -52,16 +52,33 @@ def database_url() -> str:
 
 
 class Worker:
-    def __init__(self, queue: str, log: Path, env: dict[str, str]) -> None:
+    """``pool="prefork"`` runs the stage in a child process, as scripts/run and the compose file do;
+    ``beat=False`` leaves the sweeper's schedule to another worker."""
+
+    def __init__(self, queue: str, log: Path, env: dict[str, str], *, pool: str = "solo", beat: bool = True,
+                 lean: bool = True, name: str = "") -> None:
         self.queue = queue  # comma-separated, as -Q takes them
         self.log = log
         self.env = env
+        self.pool = pool
+        self.beat = beat
+        self.lean = lean  # without mingle and gossip (quicker to start); False: as scripts/run starts it
+        self.name = name or f"{log.stem}@%h"
         self.proc: subprocess.Popen | None = None
 
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue, "--pool", self.pool,
+               "--loglevel", "INFO", "-n", self.name]
+        if self.lean:
+            cmd += ["--without-mingle", "--without-gossip"]
+        if self.pool == "prefork":
+            cmd += ["--concurrency", "1"]
+        if self.beat:
+            cmd += ["-B", "--schedule", str(self.log.with_suffix(".beat"))]
+        return cmd
+
     def start(self) -> None:
-        cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue, "--pool", "solo",
-               "--loglevel", "INFO", "--without-mingle", "--without-gossip", "-B",
-               "--schedule", str(self.log.with_suffix(".beat"))]
+        cmd = self.command()
         out = self.log.open("ab")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -89,7 +106,8 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
     celery_app.conf.task_always_eager = False
     workers: list[Worker] = []
 
-    def start(*, queues: str = f"{queue},{sweep_queue}", **extra_env: str) -> Worker:
+    def start(*, queues: str = f"{queue},{sweep_queue}", pool: str = "solo", beat: bool = True, lean: bool = True,
+              **extra_env: str) -> Worker:
         env = dict(os.environ)
         env.update({
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
@@ -108,7 +126,7 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
             "PYTHONUNBUFFERED": "1",
         })
         env.update(extra_env)
-        worker = Worker(queues, tmp_path / f"worker-{len(workers)}.log", env)
+        worker = Worker(queues, tmp_path / f"worker-{len(workers)}.log", env, pool=pool, beat=beat, lean=lean)
         worker.start()
         workers.append(worker)
         return worker
