@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -108,10 +109,13 @@ DEFAULTS = {"SUBMISSION_SWEEP_SECONDS": "15", "SUBMISSION_HEARTBEAT_SECONDS": "1
 
 
 def start_as_scripts_run(start_worker, url: str, **env: str) -> tuple[Worker, Worker]:  # noqa: F811
-    """The pipeline's worker and the sweeper's (with beat), both prefork, as scripts/run starts them."""
-    env = {**DEFAULTS, "CELERY_BROKER_URL": url, **env}
-    pipeline = start_worker(queues=django_settings.SUBMISSIONS_QUEUE, pool="prefork", beat=False, lean=False, **env)
-    sweeper = start_worker(queues=django_settings.SUBMISSIONS_SWEEP_QUEUE, pool="prefork", lean=False, **env)
+    """The pipeline's worker and the sweeper's (with beat), both prefork and under scripts/supervise, as
+    scripts/run starts them."""
+    env = {**DEFAULTS, "CELERY_BROKER_URL": url, "SUPERVISE_DELAY_SECONDS": "1", **env}
+    pipeline = start_worker(queues=django_settings.SUBMISSIONS_QUEUE, pool="prefork", beat=False, lean=False,
+                            supervised=True, **env)
+    sweeper = start_worker(queues=django_settings.SUBMISSIONS_SWEEP_QUEUE, pool="prefork", lean=False,
+                           supervised=True, **env)
     for w in (pipeline, sweeper):
         wait_for(lambda w=w: " ready." in w.log.read_text(), w, "the worker to be ready")
     return pipeline, sweeper
@@ -137,7 +141,8 @@ def test_a_submission_uploaded_while_the_broker_is_down_is_done_within_30_s_of_i
     print(f"\nbroker down {OUTAGE:g} s at upload: done {took:.1f} s after its return")
     assert took <= 30, sweeper.output()
     assert_scored_once(sub)
-    assert pipeline.proc.poll() is None and sweeper.proc.poll() is None  # neither stopped
+    for w in (pipeline, sweeper):
+        assert "exited with status" not in w.log.read_text(), w.output()  # neither stopped
 
 
 def test_a_worker_rides_out_a_broker_outage_mid_run(bench, owner, start_worker, judge_server, redis_broker) -> None:  # noqa: F811
@@ -156,6 +161,30 @@ def test_a_worker_rides_out_a_broker_outage_mid_run(bench, owner, start_worker, 
     after = create(bench, owner)
     wait_for(lambda: status_of(after) == "done", pipeline, "a submission made after the outage to be done")
     print(f"\nbroker down 15 s mid-run: the next submission done {time.monotonic() - back:.1f} s after its return")
-    for w in (pipeline, sweeper):
-        assert w.proc.poll() is None, w.output()
+    for w in (pipeline, sweeper):  # neither stopped (scripts/supervise would have started it again)
+        assert "exited with status" not in w.log.read_text(), w.output()
         assert "Warm shutdown" not in w.log.read_text(), w.output()
+
+
+def celery_pid(worker: Worker) -> int:
+    """The Celery worker's main process, the child of scripts/supervise."""
+    assert worker.proc is not None
+    out = subprocess.run(["pgrep", "-P", str(worker.proc.pid)], capture_output=True, text=True).stdout.split()
+    return int(out[0]) if out else 0
+
+
+def test_a_worker_that_exits_during_an_outage_is_started_again_and_scores_once_the_broker_is_back(
+        bench, owner, start_worker, redis_broker) -> None:  # noqa: F811
+    pipeline, sweeper = start_as_scripts_run(start_worker, redis_broker.url)
+    first = celery_pid(pipeline)
+    redis_broker.stop()
+    os.kill(first, signal.SIGKILL)  # the pipeline's worker exits (here killed) while the broker is away
+    sub = create(bench, owner)
+    wait_for(lambda: celery_pid(pipeline) not in (0, first), pipeline, "scripts/supervise to start it again")
+    time.sleep(3)
+    redis_broker.start()
+    back = time.monotonic()
+    wait_for(lambda: status_of(sub) == "done", pipeline, "done by the restarted worker", timeout=60)
+    print(f"\nworker exited during a broker outage: done {time.monotonic() - back:.1f} s after the broker's return")
+    assert_scored_once(sub)
+    assert "exited with status" in pipeline.log.read_text()

@@ -56,13 +56,14 @@ class Worker:
     ``beat=False`` leaves the sweeper's schedule to another worker."""
 
     def __init__(self, queue: str, log: Path, env: dict[str, str], *, pool: str = "solo", beat: bool = True,
-                 lean: bool = True, name: str = "") -> None:
+                 lean: bool = True, supervised: bool = False, name: str = "") -> None:
         self.queue = queue  # comma-separated, as -Q takes them
         self.log = log
         self.env = env
         self.pool = pool
         self.beat = beat
         self.lean = lean  # without mingle and gossip (quicker to start); False: as scripts/run starts it
+        self.supervised = supervised  # under scripts/supervise, which starts it again when it exits
         self.name = name or f"{log.stem}@%h"
         self.proc: subprocess.Popen | None = None
 
@@ -75,7 +76,7 @@ class Worker:
             cmd += ["--concurrency", "1"]
         if self.beat:
             cmd += ["-B", "--schedule", str(self.log.with_suffix(".beat"))]
-        return cmd
+        return [str(ROOT / "scripts" / "supervise"), *cmd] if self.supervised else cmd
 
     def start(self) -> None:
         cmd = self.command()
@@ -107,7 +108,7 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
     workers: list[Worker] = []
 
     def start(*, queues: str = f"{queue},{sweep_queue}", pool: str = "solo", beat: bool = True, lean: bool = True,
-              **extra_env: str) -> Worker:
+              supervised: bool = False, **extra_env: str) -> Worker:
         env = dict(os.environ)
         env.update({
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
@@ -126,7 +127,8 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
             "PYTHONUNBUFFERED": "1",
         })
         env.update(extra_env)
-        worker = Worker(queues, tmp_path / f"worker-{len(workers)}.log", env, pool=pool, beat=beat, lean=lean)
+        worker = Worker(queues, tmp_path / f"worker-{len(workers)}.log", env, pool=pool, beat=beat, lean=lean,
+                        supervised=supervised)
         worker.start()
         workers.append(worker)
         return worker
