@@ -169,7 +169,7 @@ def test_a_worker_rides_out_a_broker_outage_mid_run(bench, owner, start_worker, 
 def celery_pid(worker: Worker) -> int:
     """The Celery worker's main process, the child of scripts/supervise."""
     assert worker.proc is not None
-    out = subprocess.run(["pgrep", "-P", str(worker.proc.pid)], capture_output=True, text=True).stdout.split()
+    out = subprocess.run(["pgrep", "-P", str(worker.proc.pid), "-f", "celery"], capture_output=True, text=True).stdout.split()
     return int(out[0]) if out else 0
 
 
