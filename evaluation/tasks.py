@@ -76,9 +76,9 @@ def submission_score(submission_id: int, judge_failures: int = 0, claim: str = "
             return
         services.submission_fail(
             submission_id=submission_id,
-            reason=f"The judge kept failing ({judge_failures + 1} tries with backoff): {exc}. Nothing was "
-                   f"scored; an administrator can retry with `manage.py score {submission_id}` once the "
-                   "judge is back.",
+            reason=f"The judge kept failing ({judge_failures + 1} {'tries' if judge_failures else 'try'} with backoff): {exc}. "
+                   f"{exc.judged_share()} Nothing was scored; an administrator can retry with "
+                   f"`manage.py score {submission_id}` once the judge is back.",
         )
 
 

@@ -207,6 +207,10 @@ JUDGE_OPENAI_TIMEOUT = env_int("JUDGE_OPENAI_TIMEOUT", 60, minimum=1)
 JUDGE_OPENAI_CONCURRENCY = env_int("JUDGE_OPENAI_CONCURRENCY", 16, minimum=1)
 JUDGE_OPENAI_BATCH = env_int("JUDGE_OPENAI_BATCH", 20, minimum=1)
 JUDGE_OPENAI_MAX_RETRIES = env_int("JUDGE_OPENAI_MAX_RETRIES", 3, minimum=0)
+# A flaky judge is slow, not dead: past JUDGE_OPENAI_MAX_RETRIES a failing request is still tried again, with
+# backoff (at most 30 s apart), as long as the judge answered some request within this many seconds, until
+# the scoring stage's time limit is near (0.9 x CELERY_TASK_TIME_LIMIT) or JUDGE_BUDGET_USD is reached.
+JUDGE_OPENAI_PATIENCE_SECONDS = env_int("JUDGE_OPENAI_PATIENCE_SECONDS", 120, minimum=0)
 # The provider's limits, kept by every request thread together (0 = none): requests and estimated
 # tokens (input + output) per minute.
 JUDGE_OPENAI_RPM = env_int("JUDGE_OPENAI_RPM", 0, minimum=0)

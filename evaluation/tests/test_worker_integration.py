@@ -15,11 +15,10 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
@@ -30,8 +29,6 @@ from django.db import connection
 
 from config.celery import app as celery_app
 from evaluation import services
-from evaluation.judges import PROMPT_VERSIONS, load_prompt
-from evaluation.judges.base import SINGLE_PROMPT_VERSIONS
 from evaluation.models import PredictionResult, Submission
 from evaluation.tests.submission_helpers import good_file, make_benchmark, upload
 
@@ -214,84 +211,56 @@ def test_a_broker_outage_at_upload_leaves_it_queued_and_it_finishes_once_the_bro
 
 
 class JudgeServer:
-    """An OpenAI-compatible chat-completions server that fails every other call (HTTP 500), or
-    none when not ``flaky``."""
+    """A fake OpenAI-compatible chat-completions server in a process of its own
+    (evaluation/tests/fake_judge.py) that fails every other call (HTTP 500), or none when not
+    ``flaky``; ``calls``, ``failures`` and ``questions`` are what it has seen so far."""
 
-    def __init__(self, delay: float = 0.0, flaky: bool = True) -> None:
-        self.delay = delay
-        self.flaky = flaky
-        self.calls = 0
-        self.failures = 0
-        self.lock = threading.Lock()
-        self.questions: list[str] = []  # every question answered (batch or single), as canonical JSON
-        kinds = {load_prompt(k, v): k for versions in (PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS)
-                 for k, v in versions.items()}
-        server = self
+    def __init__(self, delay: float = 0.0, flaky: bool = True, fail_after: int | None = None) -> None:
+        cmd = [sys.executable, "-m", "evaluation.tests.fake_judge", "--delay", str(delay), *(["--flaky"] * flaky),
+               *(["--fail-after", str(fail_after)] if fail_after is not None else [])]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # "port N" once it listens
+        if not line.startswith("port "):
+            self.close()
+            pytest.fail(f"the fake judge did not start: {line!r}")
+        self.port = int(line.split()[1])
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
+    def stats(self) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as response:
+            return json.loads(response.read())
 
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.calls += 1
-                    fail = server.flaky and server.calls % 2 == 1
-                    server.failures += fail
-                time.sleep(server.delay)
-                if fail:
-                    self._send(500, {"error": {"message": "overloaded", "type": "server_error"}})
-                    return
-                kind = kinds[body["messages"][0]["content"]]
-                user = json.loads(body["messages"][1]["content"])
+    @property
+    def calls(self) -> int:
+        return int(self.stats()["calls"])
 
-                def answer(payload: dict) -> dict:
-                    return {
-                        "answer_equivalence": lambda: {"equivalent": False},
-                        "tool_call_validity": lambda: {"valid": True},
-                        "key_step_matching": lambda: {"matched": [True] * len(payload["key_steps"])},
-                        "step_scores": lambda: {"scores": [1] * len(payload["steps"])},
-                    }[kind]()
+    @property
+    def failures(self) -> int:
+        return int(self.stats()["failures"])
 
-                if "questions" in user:  # a batch (JUDGE_OPENAI_BATCH > 1)
-                    with server.lock:
-                        server.questions.extend(json.dumps(q, sort_keys=True) for q in user["questions"])
-                    verdict = {"answers": [{"id": q["id"], **answer(q)} for q in user["questions"]]}
-                else:
-                    with server.lock:
-                        server.questions.append(json.dumps(user, sort_keys=True))
-                    verdict = answer(user)
-                self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-                                 "choices": [{"index": 0, "finish_reason": "stop",
-                                              "message": {"role": "assistant", "content": json.dumps(verdict)}}]})
-
-            def _send(self, code: int, data: dict) -> None:
-                raw = json.dumps(data).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+    @property
+    def questions(self) -> list[str]:
+        """Every question answered (batch or single), as canonical JSON."""
+        return list(self.stats()["questions"])
 
     @property
     def env(self) -> dict[str, str]:
-        return {"JUDGE_OPENAI_BASE_URL": f"http://127.0.0.1:{self.httpd.server_address[1]}/v1",
+        return {"JUDGE_OPENAI_BASE_URL": f"http://127.0.0.1:{self.port}/v1",
                 "JUDGE_OPENAI_API_KEY": "test", "JUDGE_OPENAI_MODEL": "fake-judge"}
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 @pytest.fixture
 def judge_server() -> Iterator[Callable[..., JudgeServer]]:
     servers: list[JudgeServer] = []
 
-    def make(**kw: float | bool) -> JudgeServer:
+    def make(**kw: float | bool | int) -> JudgeServer:
         servers.append(JudgeServer(**kw))
         return servers[-1]
 
