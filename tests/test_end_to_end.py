@@ -71,8 +71,11 @@ def test_upload_over_http_scored_by_a_worker_published_on_the_board_then_unpubli
 
     status, _ = call("PATCH", url, token, json.dumps({"is_public": True}).encode(), "application/json")
     assert status == 200
-    page = call("GET", board)[1]
-    assert MODEL in page and "E2E Lab" in page
+    # The board is rebuilt by the worker (the publish sends its refresh; a page read never builds it).
+    deadline = time.monotonic() + 60
+    while MODEL not in (page := call("GET", board)[1]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert MODEL in page and "E2E Lab" in page, worker.output()
 
     status, _ = call("PATCH", url, token, json.dumps({"is_public": False}).encode(), "application/json")
     assert status == 200
