@@ -152,6 +152,9 @@ def build_world(folder) -> World:  # noqa: ANN001
     _judged_by_people(batch.traces.exclude(pk=trace.pk).first(), people)
     _private_judged_by_people(benchmark, private, people)
     downloads_build_now(benchmark=benchmark)  # the public files of the world as it is, test markers included
+    from evaluation.queueing import results_changed_run
+
+    results_changed_run(benchmark_id=benchmark.pk)  # what the worker builds from the public results (router pool)
     from evaluation.models import HostedRun
     from evaluation.secrets import encrypt_api_key
 
