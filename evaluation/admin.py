@@ -47,6 +47,13 @@ class SubmissionAdmin(admin.ModelAdmin):
                        "format")
     actions = ["rescore"]
 
+    def save_model(self, request, obj: Submission, form, change: bool) -> None:  # noqa: ANN001
+        """An edit here (a model renamed, a row published or hidden) is a change to the public results like
+        any service's: the benchmark's results_version moves with it, so the derived figures are rebuilt and
+        the cached pages follow (docs/architecture.md, "Derived figures")."""
+        super().save_model(request, obj, form, change)
+        _services.benchmark_results_bump(benchmark_id=obj.benchmark_id)
+
     @admin.display(description="file (private storage)")
     def stored_file(self, obj: Submission) -> str:
         return " ← ".join(f.name for f in (obj.file, obj.source_file) if f)

@@ -22,13 +22,82 @@ from django.conf import settings
 from annotation.models import Sample as SampleModel
 
 from evaluation.benchmark_cache import tool_hooks
+from evaluation.derived import derived_refresh
 from evaluation.metrics.agentx import AgentXReport, Call, TaskInput, agentx_report
-from evaluation.metrics.agentx_judged import KINDS, AgentXStep, AgentXTask, task_judged
+from evaluation.metrics.agentx_judged import KINDS, AgentXStep, AgentXTask, judged_means, task_judged
+from evaluation.metrics.types import Mean
 from evaluation.models import PredictionResult, Submission
 from evaluation.selectors import scoring_samples
 from evaluation.validation import iter_prediction_objects
 
 MODE = "adaptive"
+
+EXACT_COLUMNS = (
+    ("toolset_accuracy", "Toolset acc.", "F1 of the tool names against the reference's (multisets)"),
+    ("tool_precision", "Tool precision", "Share of calls whose tool is the reference call's at the same position"),
+    ("goal_accuracy", "Goal acc.", "Answer correct (rules, then the judge), factual and interpretive tasks"),
+    ("goal_accuracy_generation", "Goal acc. w/ image gen.",
+     "Generation call's arguments match the reference's, generative tasks"),
+)
+JUDGED_COLUMNS = ("Grounding score", "Tool accuracy", "Faithfulness", "Context score", "Factual precision",
+                  "Semantic accuracy")
+JUDGED_KEYS = ("grounding_score", "tool_accuracy", "faithfulness", "context_score", "factual_precision",
+               "semantic_accuracy")
+FIGURE_SET = "agentx"
+NEEDS_JUDGE = "needs an LLM judge"
+
+
+def _cell(key: str, m: Mean, note: str = "") -> dict:
+    iv = m.interval
+    return {"key": key, "n": m.n, "value": None if m.value is None else f"{100 * m.value:.1f}",
+            "interval": f"[{100 * iv.low:.1f}, {100 * iv.high:.1f}]" if iv else "", "note": note,
+            "mean": m.value, "low": iv.low if iv else None, "high": iv.high if iv else None}
+
+
+def exact_cells(report: AgentXReport) -> list[dict]:
+    """Per exact figure: the mean in %, its n and interval (None: no task has a value)."""
+    out = []
+    for key, _, _ in EXACT_COLUMNS:
+        undecided = report.n_generative_undecided if key == "goal_accuracy_generation" else 0
+        out.append(_cell(key, getattr(report, key),
+                         f"{undecided} generative task{'s' if undecided != 1 else ''} undecided: the reference "
+                         "names the generation tool without its arguments" if undecided else ""))
+    return out
+
+
+def judged_stored(results: dict | None) -> dict | None:
+    """The remote judge's per-task values stored with the results; None: scored without one."""
+    stored = (results or {}).get("agentx_judged")
+    return stored if isinstance(stored, dict) and isinstance(stored.get("tasks"), dict) else None
+
+
+def judged_cells(results: dict | None) -> list[dict]:
+    """Per judged figure: the mean over the tasks with a value and its interval, or, when no LLM
+    judge scored the submission, ``needs_judge`` (the pages say so instead of a number)."""
+    stored = judged_stored(results)
+    if stored is None:
+        return [{"key": key, "needs_judge": True, "value": None} for key in JUDGED_KEYS]
+    means = judged_means(stored["tasks"].values())
+    return [{**_cell(key, means[key]), "needs_judge": False, "judge": stored.get("judge", "")} for key in JUDGED_KEYS]
+
+
+def agentx_build(benchmark: Any) -> dict[str, Any] | None:
+    """The derived kind "agentx" (evaluation/derived.py): Agent-X's ten figures of every submission on the
+    board, on a benchmark that declares them (its manifest's ``figures: ["agentx"]``; None elsewhere). The
+    exact four are computed from each file and its reference chains, the judged six read from its results."""
+    if FIGURE_SET not in (benchmark.figures or ()):
+        return None
+    rows: dict[str, Any] = {}
+    for sub in Submission.objects.on_board().filter(benchmark=benchmark).select_related("benchmark"):
+        report = submission_agentx(submission=sub)
+        if report is not None and report.tasks:
+            rows[str(sub.pk)] = {"cells": exact_cells(report), "judged": judged_cells(sub.results),
+                                 "goal": report.goal_accuracy.value}
+    return {"rows": rows}
+
+
+def agentx_refresh(*, benchmark_id: int) -> int | None:
+    return derived_refresh(benchmark_id=benchmark_id, kind="agentx", build=agentx_build)
 log = logging.getLogger(__name__)
 
 

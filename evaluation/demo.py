@@ -26,6 +26,7 @@ from evaluation import demo_shapes, pipeline, selectors, services
 from evaluation.harness.cache import MemoryRequestCache
 from evaluation.harness.client import Settings
 from evaluation.harness.simulated import serving
+from evaluation.metrics.types import BOARD_MODES
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.run_inputs import run_benchmark, write_simulated_key
 from evaluation.simulator import GUESSABLE_SHARE, GUESSED, Profile, simulate
@@ -183,7 +184,7 @@ def _profile_text(p: Profile) -> str:
 
 HARNESS_MODEL = "Sim-Harness-VL (simulated model)"
 # Not blind: the guessability audit is the three Sim-Blind entries' (a fourth blind entry would move its flags).
-HARNESS_DEMO_MODES = ("text", "adaptive", "oracle")
+HARNESS_DEMO_MODES = BOARD_MODES
 HARNESS_NOTE = ("Run by the platform's harness (docs/runs.md: text, adaptive and oracle on the benchmark's own "
                 "protocol, its tools executed by the registry) against a simulated model: a small local server that "
                 "answers by a fixed policy (evaluation/harness/simulated.py), not a real model. Its traces are the "

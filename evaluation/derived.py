@@ -27,7 +27,7 @@ from django.utils import timezone
 from annotation.models import Benchmark
 from evaluation.models import DerivedState
 
-KINDS = ("board", "routers", "guessability")
+KINDS = ("board", "routers", "guessability", "agentx")
 
 
 @dataclass(frozen=True, slots=True)

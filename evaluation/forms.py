@@ -10,6 +10,7 @@ from annotation.selectors import scorable_benchmarks
 from evaluation.converters import FORMAT_CHOICES
 from evaluation.model_meta import (LICENSE_TOO_LONG, PARAMETERS_HELP, WEIGHTS_INVALID, parse_parameters,
                                    validate_http_url, validate_release_date)
+from evaluation.metrics.types import MODES
 from evaluation.models import Weights
 
 
@@ -74,8 +75,7 @@ class RunForm(forms.Form):
                               widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
                               help_text="stored encrypted, never shown again, deleted when the run ends unless "
                                         "you keep the endpoint")
-    modes = forms.MultipleChoiceField(choices=[(m, m) for m in ("text", "adaptive", "oracle", "blind")],
-                                      initial=["text", "adaptive", "oracle", "blind"],
+    modes = forms.MultipleChoiceField(choices=[(m, m) for m in MODES], initial=list(MODES),
                                       widget=forms.CheckboxSelectMultiple)
     split = forms.ChoiceField(choices=[("all", "all"), ("dev", "dev"), ("test", "test")], initial="all")
     model_name = forms.CharField(max_length=200, required=False, label="Name on the board",

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from config.storages import private_storage, random_name
 from evaluation.converters import FORMAT_CHOICES
+from evaluation.metrics.types import MODES
 from evaluation.model_meta import format_parameters, validate_http_url, validate_parameters, validate_release_date
 
 
@@ -278,7 +279,7 @@ class PredictionResult(models.Model):
             # Re-running a stage can never leave two rows for one prediction.
             models.UniqueConstraint(fields=["submission", "sample", "mode"], name="prediction_result_unique"),
             models.CheckConstraint(name="prediction_result_mode_valid",
-                                   condition=Q(mode__in=["text", "adaptive", "oracle", "blind"])),
+                                   condition=Q(mode__in=list(MODES))),
         ]
 
     def __str__(self) -> str:
@@ -410,7 +411,7 @@ class DerivedState(models.Model):
     """
 
     benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=16)  # board | routers | guessability
+    kind = models.CharField(max_length=16)  # board | routers | guessability | agentx
     version = models.PositiveBigIntegerField(default=0)
     built_at = models.DateTimeField(null=True)  # None: never built
     payload = models.JSONField(null=True, blank=True)

@@ -244,6 +244,11 @@ def submission_fail(*, submission_id: int, reason: str, errors: list[dict] | Non
     return bool(moved)
 
 
+def absolute_url(path: str) -> str:
+    """A site path as a link that works outside the site (an e-mail): ``settings.SITE_URL`` before it."""
+    return f"{settings.SITE_URL}{path}"
+
+
 def submission_notify(*, submission_id: int) -> None:
     """Email the owner that scoring finished or failed (console backend by default)."""
     from django.core.mail import send_mail
@@ -251,7 +256,7 @@ def submission_notify(*, submission_id: int) -> None:
     sub = Submission.objects.select_related("owner", "benchmark").filter(pk=submission_id).first()
     if sub is None or sub.is_demo or not sub.owner.email or not sub.is_final:  # demo data mails no one
         return
-    url = sub.get_absolute_url()
+    url = absolute_url(sub.get_absolute_url())
     if sub.status == SubmissionStatus.DONE:
         subject = f"Submission #{sub.pk} ({sub.model_name}) on {sub.benchmark.slug} is scored"
         body = f"Your submission #{sub.pk} of {sub.model_name} is scored. Results: {url}\n"

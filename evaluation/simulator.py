@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation.metrics.types import MODES
+from evaluation.metrics.types import BOARD_MODES, MODES
 GUESSABLE_SHARE = 0.3  # blind mode: this share of samples can be answered without the image
 GUESSED = 0.9  # and is, with this probability
 
@@ -45,7 +45,7 @@ class Profile:
     output_tokens: int = 150
     tokens_per_call: int = 900
     blind_accuracy: float = 0.15
-    modes: tuple[str, ...] = ("text", "adaptive", "oracle")  # "blind" only when asked for
+    modes: tuple[str, ...] = BOARD_MODES  # "blind" only when asked for
     seed: int = 0
 
 

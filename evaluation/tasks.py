@@ -19,7 +19,7 @@ from django.db import close_old_connections
 from django.db.utils import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
-from evaluation import benchmark_cache, hosted_runs, pipeline, services
+from evaluation import agentx_figures, benchmark_cache, hosted_runs, pipeline, services
 from evaluation.guessability import guessability_build
 from evaluation.judges import JudgeError
 from evaluation.models import SubmissionStatus
@@ -136,6 +136,12 @@ def benchmark_rescore(benchmark_id: int) -> None:
 def guessability_refresh(benchmark_id: int) -> None:
     """The derived kind "guessability" (settings.RESULTS_CHANGED_TASKS): flags and the tab's tables."""
     guessability_build(benchmark_id=benchmark_id)
+
+
+@shared_task(name="evaluation.tasks.agentx_refresh", ignore_result=True, acks_late=True)
+def agentx_refresh(benchmark_id: int) -> None:
+    """The derived kind "agentx" (settings.RESULTS_CHANGED_TASKS): Agent-X's figures of the board's rows."""
+    agentx_figures.agentx_refresh(benchmark_id=benchmark_id)
 
 
 @shared_task(ignore_result=True)

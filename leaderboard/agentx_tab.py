@@ -11,61 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.models import Benchmark, Sample, Split
-from evaluation.agentx_figures import submission_agentx
-from evaluation.metrics.agentx import AgentXReport
-from evaluation.metrics.agentx_judged import judged_means
-from evaluation.metrics.types import Mean
+from evaluation.agentx_figures import (EXACT_COLUMNS, FIGURE_SET, JUDGED_COLUMNS, JUDGED_KEYS, NEEDS_JUDGE,
+                                       judged_stored, submission_agentx)
+from evaluation.derived import derived_read
 from evaluation.models import Submission
 from leaderboard.models import ReportedResult
 
-
-EXACT_COLUMNS = (
-    ("toolset_accuracy", "Toolset acc.", "F1 of the tool names against the reference's (multisets)"),
-    ("tool_precision", "Tool precision", "Share of calls whose tool is the reference call's at the same position"),
-    ("goal_accuracy", "Goal acc.", "Answer correct (rules, then the judge), factual and interpretive tasks"),
-    ("goal_accuracy_generation", "Goal acc. w/ image gen.",
-     "Generation call's arguments match the reference's, generative tasks"),
-)
-JUDGED_COLUMNS = ("Grounding score", "Tool accuracy", "Faithfulness", "Context score", "Factual precision",
-                  "Semantic accuracy")
-JUDGED_KEYS = ("grounding_score", "tool_accuracy", "faithfulness", "context_score", "factual_precision",
-               "semantic_accuracy")
-FIGURE_SET = "agentx"
-NEEDS_JUDGE = "needs an LLM judge"
-
-
-def _cell(key: str, m: Mean, note: str = "") -> dict:
-    iv = m.interval
-    return {"key": key, "n": m.n, "value": None if m.value is None else f"{100 * m.value:.1f}",
-            "interval": f"[{100 * iv.low:.1f}, {100 * iv.high:.1f}]" if iv else "", "note": note,
-            "mean": m.value, "low": iv.low if iv else None, "high": iv.high if iv else None}
-
-
-def exact_cells(report: AgentXReport) -> list[dict]:
-    """Per exact figure: the mean in %, its n and interval (None: no task has a value)."""
-    out = []
-    for key, _, _ in EXACT_COLUMNS:
-        undecided = report.n_generative_undecided if key == "goal_accuracy_generation" else 0
-        out.append(_cell(key, getattr(report, key),
-                         f"{undecided} generative task{'s' if undecided != 1 else ''} undecided: the reference "
-                         "names the generation tool without its arguments" if undecided else ""))
-    return out
-
-
-def judged_stored(results: dict | None) -> dict | None:
-    """The remote judge's per-task values stored with the results; None: scored without one."""
-    stored = (results or {}).get("agentx_judged")
-    return stored if isinstance(stored, dict) and isinstance(stored.get("tasks"), dict) else None
-
-
-def judged_cells(results: dict | None) -> list[dict]:
-    """Per judged figure: the mean over the tasks with a value and its interval, or, when no LLM
-    judge scored the submission, ``needs_judge`` (the pages say so instead of a number)."""
-    stored = judged_stored(results)
-    if stored is None:
-        return [{"key": key, "needs_judge": True, "value": None} for key in JUDGED_KEYS]
-    means = judged_means(stored["tasks"].values())
-    return [{**_cell(key, means[key]), "needs_judge": False, "judge": stored.get("judge", "")} for key in JUDGED_KEYS]
+__all__ = ["EXACT_COLUMNS", "JUDGED_COLUMNS", "JUDGED_KEYS", "NEEDS_JUDGE", "agentx_context", "model_figures",
+           "per_task", "shows_agentx"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +26,9 @@ class AgentXRow:
     submission_id: int
     model_name: str
     is_demo: bool
-    report: AgentXReport
-    judged: list
-
-    @property
-    def cells(self) -> list[dict]:
-        return exact_cells(self.report)
+    cells: list  # the four exact figures (evaluation.agentx_figures.exact_cells)
+    judged: list  # the six judged ones, or "needs an LLM judge" (judged_cells)
+    goal: float | None  # goal accuracy, the tab's order
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,14 +62,21 @@ def shows_agentx(benchmark: Benchmark) -> bool:
     return FIGURE_SET in (benchmark.figures or ())
 
 
+def _built(benchmark: Benchmark) -> dict[str, dict]:
+    """{submission id (str): its figures} of the last build of the derived kind "agentx" (agentx_build)."""
+    return (derived_read(benchmark, "agentx").payload or {}).get("rows", {})
+
+
 def agentx_context(benchmark: Benchmark) -> dict:
+    """The tab's rows: the last build's figures of the submissions still on the board (checked here)."""
+    built = _built(benchmark)
     rows = []
-    on_board = Submission.objects.on_board().filter(benchmark=benchmark).select_related("benchmark")
-    for sub in on_board.order_by("finished_at", "pk"):
-        report = submission_agentx(submission=sub)
-        if report is not None and report.tasks:
-            rows.append(AgentXRow(sub.pk, sub.model_name, sub.is_demo, report, judged_cells(sub.results)))
-    rows.sort(key=lambda r: -(r.report.goal_accuracy.value or 0))
+    for pk, name, demo in (Submission.objects.on_board().filter(benchmark=benchmark).order_by("finished_at", "pk")
+                           .values_list("pk", "model_name", "is_demo")):
+        figs = built.get(str(pk))
+        if figs is not None:
+            rows.append(AgentXRow(pk, name, demo, figs["cells"], figs["judged"], figs["goal"]))
+    rows.sort(key=lambda r: -(r.goal or 0))
     reported = [ReportedAgentXRow(r.model_name, r.figures["agentx"], r.figures.get("judge", ""), r.figures.get("table", ""))
                 for r in ReportedResult.objects.filter(benchmark=benchmark).order_by("position")
                 if r.figures.get("agentx")]
@@ -132,10 +89,9 @@ def model_figures(benchmark: Benchmark, submission: Submission) -> dict | None:
     """The model page's Agent-X table: the ten means (None when the benchmark has no such figures)."""
     if not shows_agentx(benchmark):
         return None
-    report = submission_agentx(submission=submission)
-    exact = exact_cells(report) if report is not None and report.tasks else []
+    figs = _built(benchmark).get(str(submission.pk))
     labels = [label for _, label, _ in EXACT_COLUMNS] + list(JUDGED_COLUMNS)
-    return {"figures": list(zip(labels, exact + judged_cells(submission.results))) if exact else [],
+    return {"figures": list(zip(labels, figs["cells"] + figs["judged"])) if figs else [],
             "judge": (judged_stored(submission.results) or {}).get("judge", "")}
 
 

@@ -20,22 +20,14 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from django.core.cache import cache
-from django.db import connections, router, transaction
+from django.db import connections, router
 
 from annotation.models import Benchmark
 from evaluation.derived import KINDS
 from evaluation.models import DerivedState
-from evaluation.services import benchmark_results_bump
 
 TIMEOUT = 15 * 60  # a safety net; the version does the real work
 T = TypeVar("T")
-
-
-def invalidate_benchmark(benchmark_id: int) -> None:
-    """Drop every cached page of one benchmark and rebuild its rows, for changes no service bumps for
-    (an edit in the admin, a raw update): moves its ``results_version``."""
-    with transaction.atomic():
-        benchmark_results_bump(benchmark_id=benchmark_id)
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Category, Sample, Split
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
@@ -192,9 +192,11 @@ def dev_samples(submission: Submission) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def dev_sample(benchmark: Benchmark, uid: str) -> Sample | None:
-    return Sample.objects.select_related("category__domain").filter(benchmark=benchmark, uid=uid,
-                                                                     split=Split.DEV).first()
+def browsable_sample(benchmark: Benchmark, uid: str, *, every_split: bool = False) -> Sample | None:
+    """A sample the browser may show: a dev-split one for anyone; any split when ``every_split`` (staff, the
+    submissions' owner: ``flipped.sees_every_sample``), whose gold the page still shows only with ``sees_gold``."""
+    found = Sample.objects.select_related("category__domain", "benchmark").filter(benchmark=benchmark, uid=uid)
+    return found.first() if every_split else found.filter(split=Split.DEV).first()
 
 
 def sample_key_steps(sample: Sample) -> list[str]:
@@ -221,6 +223,14 @@ def prediction_lines(submission: Submission, uid: str) -> dict[str, dict[str, An
 
 
 # ------------------------------------------------------------------------------------ compare
+
+
+def compare_defaults(benchmark: Benchmark) -> list[int]:
+    """The compare form's first choices: the board's two leaders among entries with a board mode (a blind-only
+    entry shares no mode with the others, so comparing with it shows nothing)."""
+    return list(BoardEntry.objects.on_board().filter(benchmark=benchmark, headline_mode__in=MODES).order_by(
+        F("adaptive_acc").desc(nulls_last=True), F("text_acc").desc(nulls_last=True), "submission_id")
+        .values_list("submission_id", flat=True)[:2])
 
 
 @dataclass

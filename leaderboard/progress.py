@@ -98,8 +98,13 @@ def progress_figure(rows: Sequence[MonthRow]) -> dict[str, Any]:
                               "%{customdata[3]} submission(s)<extra>" + GROUP_LABELS[group] + "</extra>"),
             "meta": {"group": group},
         })
+    # One tick a month (every few months over a long span): Plotly's own ticks fall between months on a short
+    # span, and "%b %Y" then printed one month twice.
+    months = sorted({r.month for r in rows})
+    span = (int(months[-1][:4]) * 12 + int(months[-1][5:7])) - (int(months[0][:4]) * 12 + int(months[0][5:7])) if months else 0
     return {"data": data, "layout": {
-        "xaxis": {"title": {"text": "Month first scored (UTC)"}, "type": "date", "tickformat": "%b %Y"},
+        "xaxis": {"title": {"text": "Month first scored (UTC)"}, "type": "date", "tickformat": "%b %Y",
+                  "dtick": f"M{max(1, -(-span // 12))}", "tick0": f"{months[0]}-01" if months else None},
         "yaxis": {"title": {"text": "Best headline accuracy so far, %"}, "rangemode": "tozero"},
         "legend": {"orientation": "h", "y": -0.25}, "margin": {"t": 10, "r": 10}, "height": 380,
     }}

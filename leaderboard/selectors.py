@@ -300,10 +300,48 @@ def progress_points(benchmark: Benchmark) -> list[progress.Point]:
     return out
 
 
+def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
+    """``figures_present`` as the board's last build counted it (services.board_refresh); counted here only
+    for a board never built yet (a read either way)."""
+    stored = derived_read(benchmark, "board").payload
+    return stored["present"] if isinstance(stored, dict) and "present" in stored else figures_present(benchmark)
+
+
+def figures_present(benchmark: Benchmark) -> dict[str, int]:
+    """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``): one aggregate
+    over the entries' narrow columns (never their vectors) and the reported rows' figure keys."""
+    found = BoardEntry.objects.on_board().filter(benchmark=benchmark).aggregate(
+        entries=Count("pk"), adaptive=Count("adaptive_acc"), oracle=Count("oracle_acc"), mcc=Count("mcc"),
+        tool_eff=Count("tool_eff"), cost=Count("cost"), tokens=Count("tokens"))
+    for figures in ReportedResult.objects.filter(benchmark=benchmark).values_list("figures", flat=True):
+        figures = figures or {}
+        for key in ("accuracy", "mode_selection", "process", "agentx"):
+            found[f"reported_{key}"] = found.get(f"reported_{key}", 0) + bool(figures.get(key))
+        found["reported_tokens"] = found.get("reported_tokens", 0) + bool((figures.get("process") or {}).get("tokens"))
+    return found
+
+
 def leaders(benchmark: Benchmark, n: int = 3) -> list[board.Row]:
     """The home page's leaders: best headline (adaptive, else text) accuracy."""
     rows = [r for r in board_rows(benchmark) if r.headline.known]
     rows.sort(key=lambda r: r.headline.value, reverse=True)
+    return rows[:n]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedLeader:
+    model_name: str
+    figure: Fig  # in percent, at the paper's precision
+
+
+def reported_goal_leaders(benchmark: Benchmark, n: int = 3) -> list[ReportedLeader]:
+    """For a board whose authors report Agent-X's figures but no accuracy: its leaders by goal accuracy, as printed."""
+    rows = []
+    for rep in ReportedResult.objects.filter(benchmark=benchmark).only("model_name", "figures"):
+        value = ((rep.figures or {}).get("agentx") or {}).get("goal_accuracy")
+        if value is not None:
+            rows.append(ReportedLeader(rep.model_name, Fig(100 * value, digits=1)))
+    rows.sort(key=lambda r: -(r.figure.value or 0))
     return rows[:n]
 
 

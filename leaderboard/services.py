@@ -27,6 +27,7 @@ from evaluation.models import PredictionResult, Submission
 from evaluation.provenance import public_run
 from leaderboard.board import Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.selectors import figures_present
 
 CHUNK = 200  # submissions whose prediction rows are read (and entries written) per round of queries
 
@@ -280,7 +281,7 @@ def board_refresh(*, benchmark_id: int) -> int | None:
     version (None: no such benchmark). Idempotent: two queries when they are current. Two refreshes of
     one benchmark take turns on its DerivedState row (evaluation/derived.py)."""
 
-    def build(benchmark: Benchmark) -> None:
+    def build(benchmark: Benchmark) -> dict[str, Any]:
         entries_sync(benchmark)
         # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go;
         # readers filter them out at read time already (BoardEntry.objects.on_board()).
@@ -289,6 +290,7 @@ def board_refresh(*, benchmark_id: int) -> int | None:
         ranks = ranks_build(benchmark)
         EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
         EntryRank.objects.bulk_create(ranks, batch_size=2000)
-        return None
+        # What the navigation offers (tabs.tabs_with_data) is derived too: counted here, read by pages.
+        return {"present": figures_present(benchmark)}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build)

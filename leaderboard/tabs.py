@@ -20,6 +20,7 @@ from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
+from routers.selectors import router_board
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ TABS: tuple[Tab, ...] = (
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", params=ROUTERS_PARAMS, kind="routers"),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", kind="guessability"),
-    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
+    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html", kind="agentx"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
 # Tabs only a benchmark declaring the figure set in its manifest has (benchmark.figures).
@@ -52,7 +53,40 @@ OPTIONAL_TABS = {"agentx": shows_agentx}
 
 
 def tabs_for(benchmark: Benchmark) -> list[Tab]:
+    """Every tab this benchmark can have (the optional ones where its manifest declares them): each URL answers."""
     return [t for t in TABS if t.slug not in OPTIONAL_TABS or OPTIONAL_TABS[t.slug](benchmark)]
+
+
+def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
+    """The tabs the navigation offers: those with something to show from the last builds (a tab without is
+    an empty state, still answering at its URL). A few small queries; the board view caches the answer under
+    its builds' key; the counts are the board build's (services.board_refresh), and it only reads."""
+    n = selectors.figures_present_built(benchmark)
+    entries = n["entries"] > 0
+
+    def has(slug: str) -> bool:
+        if slug in ("overview", "domains"):
+            return entries or n.get("reported_accuracy", 0) > 0
+        if slug == "mode-selection":
+            return n["mcc"] > 0 or n.get("reported_mode_selection", 0) > 0
+        if slug == "process":
+            return n["adaptive"] > 0 or n.get("reported_process", 0) > 0
+        if slug == "toolchains":  # its figures need tool calls: adaptive ones (tool effectiveness) or the oracle's
+            return n["tool_eff"] > 0 or n["oracle"] > 0
+        if slug == "cost":
+            return n["cost"] > 0 or n["tokens"] > 0 or n.get("reported_tokens", 0) > 0
+        if slug == "progress":  # reported rows carry no date
+            return entries
+        if slug == "guessability":
+            return bool(guessability_context(benchmark)["audited"])
+        if slug == "routers":
+            found = router_board(benchmark)
+            return bool(found.rows or found.reported)
+        if slug == "agentx":
+            return entries or n.get("reported_agentx", 0) > 0
+        return True
+
+    return [t for t in tabs_for(benchmark) if has(t.slug)]
 
 
 def known_params(tab: Tab, params: QueryDict) -> QueryDict:
@@ -113,7 +147,9 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
             "tested": tested, "ranked": ranked,
             "filter_url": base, "sizes": board.SIZES,
             "current_url": url(query.params(as_of=None, page=1)),  # the same view, today
-            "any_reported": any(r.reported for r in page.rows)}
+            "any_reported": any(r.reported for r in page.rows),
+            # A rank score of 0 reads as a fault; the line under the table says why (the dearest row's cost is the bound).
+            "zero_rank": [r.model_name for r in page.rows if r.rank_score == 0]}
 
 
 def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
@@ -156,9 +192,12 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "cost":
         mode = params.get("mode", "adaptive")  # the parameters read here are COST_PARAMS
         mode = mode if mode in MODES else "adaptive"
-        unit = params.get("unit", "usd")
-        unit = unit if unit in UNITS else "usd"
-        view = pareto_view(sources, mode, unit)
+        unit = params.get("unit", "")
+        view = pareto_view(sources, mode, unit if unit in UNITS else "usd")
+        if unit not in UNITS and not view.points:  # nothing in dollars (the authors' rows give tokens): open on tokens
+            tokens = pareto_view(sources, mode, "tokens")
+            view = tokens if tokens.points else view
+        unit = view.unit
         return {"pareto": view, "modes": MODES, "units": UNITS, "mode": mode, "unit": unit,
                 "request_path": tab_url(benchmark, "cost")}
     raise KeyError(tab)

@@ -11,6 +11,7 @@ urlpatterns = [
     path("b/<slug:slug>/data/", downloads.data_page, name="data"),
     path("b/<slug:slug>/data/<slug:split>.<slug:kind>", downloads.data_file, name="data_file"),
     path("b/<slug:slug>/compare/", views_model.compare, name="compare"),
+    path("b/<slug:slug>/compare/<int:a>/<int:b>/s/<str:uid>/", views_model.compare_sample, name="compare_sample"),
     path("b/<slug:slug>/m/<int:pk>/", views_model.model_page_view, name="model"),
     path("b/<slug:slug>/m/<int:pk>/agentx/", views_model.agentx_tasks, name="agentx_tasks"),
     path("b/<slug:slug>/m/<int:pk>/records.jsonl", views_model.records, name="records"),

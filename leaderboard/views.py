@@ -25,14 +25,17 @@ from annotation.selectors import scorable_benchmarks
 from evaluation.derived import derived_read
 from leaderboard import cache, exports, selectors
 from routers.selectors import routers_stamp
-from leaderboard.tabs import TAB_BY_SLUG, known_params, tab_context, tab_url, tabs_for
+from leaderboard.tabs import TAB_BY_SLUG, known_params, tab_context, tab_url, tabs_for, tabs_with_data
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     benchmarks = list(selectors.home_benchmarks())
     entries = [(b, cache.cached(b, ("leaders", _built(b)), lambda b=b: selectors.leaders(b))) for b in benchmarks]
-    return render(request, "leaderboard/home.html", {"entries": entries})
+    # A board of reported figures without an accuracy (Agent-X's) shows its reported leaders by goal accuracy.
+    goal = {b.pk: cache.cached(b, ("goal-leaders", _built(b)), lambda b=b: selectors.reported_goal_leaders(b))
+            for b, leaders in entries if not leaders and not b.sample_count}
+    return render(request, "leaderboard/home.html", {"entries": [(b, rows, goal.get(b.pk)) for b, rows in entries]})
 
 
 def _built(benchmark: Benchmark) -> float:
@@ -64,9 +67,14 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     if tab not in TAB_BY_SLUG:
         raise Http404("No such tab")
     benchmark = _benchmark(slug)
-    tabs = tabs_for(benchmark)
-    if TAB_BY_SLUG[tab] not in tabs:
+    if TAB_BY_SLUG[tab] not in tabs_for(benchmark):
         raise Http404("This benchmark has no such tab")
+    stamp = sorted((k, str(v)) for k, v in benchmark.page_builds.items())
+    # The tabs with something to show, computed once per build (a few small queries) and cached with it.
+    offered = cache.cached(benchmark, ("tabs", stamp), lambda: [t.slug for t in tabs_with_data(benchmark)])
+    if tab == "overview" and offered and "overview" not in offered and request.resolver_match.url_name == "board":
+        tab = offered[0]  # a board of reported figures alone (Agent-X's) opens on the tab that holds them
+    tabs = [t for t in tabs_for(benchmark) if t.slug in offered or t.slug == tab]
     params = known_params(TAB_BY_SLUG[tab], request.GET)
     # The tab shows its kind's last build (never built here); the key carries every build, so a page
     # cached while a refresh was behind ("updating") is replaced once it has run.
@@ -78,7 +86,6 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
                    "tabs": [(t, tab_url(benchmark, t.slug)) for t in tabs], **tab_context(benchmark, tab, params)}
         return render_to_string("leaderboard/_board.html", context)
 
-    stamp = sorted((k, str(v)) for k, v in benchmark.page_builds.items())
     if tab == "routers":
         stamp.append(routers_stamp(benchmark))
     variant = (tab, sorted(params.lists()), stamp)

@@ -12,13 +12,14 @@ from django.views.decorators.http import require_GET
 
 from annotation.imagetools import ToolError
 from annotation.media import media_for_page, media_part
-from annotation.workbench.access import sees_test_gold
+from annotation.models import Sample, Split
+from annotation.workbench.access import sees_gold, sees_test_gold
 from evaluation.selectors import submission_visible_to
 from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.provenance import mismatch_text, run_facts
 from evaluation.records import export_lines
 from evaluation.models import Submission
-from leaderboard import agentx_tab, cache, chain_runs, model_page
+from leaderboard import agentx_tab, cache, chain_runs, flipped, model_page
 
 def _benchmark(slug: str):  # noqa: ANN202
     benchmark = cache.benchmark_for_page(slug)
@@ -125,71 +126,100 @@ def _steps(line: dict[str, Any], result: Any, key_steps: list[str], run: chain_r
             "key_steps": [(k, matched[i] if i < len(matched) else None) for i, k in enumerate(key_steps)]}
 
 
+def _browsable(request: HttpRequest, benchmark: Any, uid: str, *submissions: Submission) -> Sample:
+    """The sample, if this visitor may browse it with these submissions: dev for anyone, every split for staff
+    and the owner of them all (test-split correctness is theirs alone: docs/security.md)."""
+    every = flipped.sees_every_sample(request.user, submissions[0], submissions[-1])
+    item = model_page.browsable_sample(benchmark, uid, every_split=every)
+    if item is None:
+        raise Http404("Only dev-split samples can be browsed")
+    return item
+
+
+def _trace(request: HttpRequest, submission: Submission, item: Sample, modes: tuple[str, ...] = RESULT_MODES
+           ) -> list[dict[str, Any]]:
+    """One submission's trace on one sample per mode: the line, the verdicts, the steps with their re-run images
+    (key steps are gold: shown only to who sees the sample's gold)."""
+    lines = chain_runs.prediction_lines(submission, item)
+    results = {r.mode: r for r in model_page.sample_results(submission, item)}
+    key_steps = model_page.sample_key_steps(item) if sees_gold(request.user, item) else []
+    out = []
+    for mode in modes:  # blind included: a blind line has no calls, so no images to re-run
+        if mode not in lines and mode not in results:
+            continue
+        detail = _steps(lines.get(mode, {}), results.get(mode), key_steps, chain_runs.chain_run(submission, item, mode))
+        out.append({"mode": mode, "line": lines.get(mode, {}), "result": results.get(mode), **detail})
+    return out
+
+
+def _media(benchmark: Any, submission: Submission, item: Sample) -> dict[str, Any]:
+    media = media_for_page(item, lambda position, part: reverse(
+        "leaderboard:sample_medium", args=[benchmark.slug, submission.pk, item.uid, position, part]))
+    return {"media": media, "several_media": len(media) > 1 or media[0]["kind"] == "video"}
+
+
+def _private_if_test(response: HttpResponse, item: Sample) -> HttpResponse:
+    """A dev sample's image is public and cached by anyone; a test sample's is for the signed-in few."""
+    if item.split == Split.DEV:
+        response["Cache-Control"] = "public, max-age=3600"
+    else:
+        response["Cache-Control"] = "private, max-age=3600"
+        patch_vary_headers(response, ("Cookie",))
+    return response
+
+
 @require_GET
 def sample(request: HttpRequest, slug: str, pk: int, uid: str) -> HttpResponse:
     benchmark = _benchmark(slug)
     submission = _submission(benchmark, pk)
-    item = model_page.dev_sample(benchmark, uid)
-    if item is None:
-        raise Http404("Only dev-split samples can be browsed")
-    lines = chain_runs.prediction_lines(submission, item)
-    results = {r.mode: r for r in model_page.sample_results(submission, item)}
-    key_steps = model_page.sample_key_steps(item)
-    modes = []
-    for mode in RESULT_MODES:  # blind included: a blind line has no calls, so no images to re-run
-        if mode not in lines and mode not in results:
-            continue
-        detail = _steps(lines.get(mode, {}), results.get(mode), key_steps, chain_runs.chain_run(submission, item, mode))
-        modes.append({"mode": mode, "line": lines.get(mode, {}), "result": results.get(mode), **detail})
-    media = media_for_page(item, lambda position, part: reverse(
-        "leaderboard:sample_medium", args=[benchmark.slug, submission.pk, item.uid, position, part]))
-    context = {"benchmark": benchmark, "submission": submission, "sample": item, "modes": modes, "media": media,
-               "several_media": len(media) > 1 or media[0]["kind"] == "video"}
+    item = _browsable(request, benchmark, uid, submission)
+    context = {"benchmark": benchmark, "submission": submission, "sample": item,
+               "modes": _trace(request, submission, item), "show_gold": sees_gold(request.user, item),
+               **_media(benchmark, submission, item)}
     template = "leaderboard/_sample.html" if request.htmx else "leaderboard/sample.html"
     response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
+    patch_vary_headers(response, ["HX-Request", "Cookie"])
     return response
 
 
 @require_GET
 def sample_image(request: HttpRequest, slug: str, pk: int, uid: str, mode: str, ref: str) -> HttpResponse:
-    """An image of the re-run chain (img0 is the sample itself); dev-split samples only.
+    """An image of the re-run chain (img0 is the sample itself); dev-split samples (every split: ``_browsable``).
 
     Open to anyone, so a name the chain cannot produce is a 404 before anything runs, and a run is
     made once per (submission, sample, mode) and cached with all its images (chain_runs).
     """
     benchmark = _benchmark(slug)
     submission = _submission(benchmark, pk)
-    item = model_page.dev_sample(benchmark, uid)
-    if item is None:
-        raise Http404("Only dev-split samples can be browsed")
+    item = _browsable(request, benchmark, uid, submission)
     if not chain_runs.may_show(submission, item, mode, ref):
         raise Http404("This chain makes no image of that name")
     png = chain_runs.chain_run(submission, item, mode).pngs.get(ref)
     if png is None:
         raise Http404("This call produced no image")
-    response = HttpResponse(png, content_type="image/png")
-    response["Cache-Control"] = "public, max-age=3600"
-    return response
+    return _private_if_test(HttpResponse(png, content_type="image/png"), item)
 
 
 @require_GET
 def sample_medium(request: HttpRequest, slug: str, pk: int, uid: str, position: int, part: str) -> HttpResponse:
-    """A part of a dev-split sample's medium img<position>: its still, a video's frame, the video."""
+    """A part of a browsable sample's medium img<position>: its still, a video's frame, the video."""
     benchmark = _benchmark(slug)
-    _submission(benchmark, pk)
-    item = model_page.dev_sample(benchmark, uid)
-    if item is None:
-        raise Http404("Only dev-split samples can be browsed")
+    submission = _submission(benchmark, pk)
+    item = _browsable(request, benchmark, uid, submission)
     try:
         body, content_type = media_part(item, position, part)
     except LookupError as error:
         raise Http404(str(error)) from None
     except (ToolError, OSError):
         return HttpResponse("This medium's stored file cannot be read.", status=422, content_type="text/plain")
-    response = HttpResponse(body, content_type=content_type)
-    response["Cache-Control"] = "public, max-age=3600"
-    return response
+    return _private_if_test(HttpResponse(body, content_type=content_type), item)
+
+
+def _int(value: str | None, default: int = 0) -> int:
+    try:
+        return int(value or "")
+    except ValueError:
+        return default
 
 
 @require_GET
@@ -197,13 +227,37 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = _benchmark(slug)
     choices = list(Submission.objects.on_board().filter(benchmark=benchmark).only("pk", "model_name", "is_demo")
                    .order_by("model_name", "pk"))
-    context: dict[str, Any] = {"benchmark": benchmark, "choices": choices}
-    try:
-        a_id, b_id = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
-    except ValueError:
-        a_id = b_id = None
+    context: dict[str, Any] = {"benchmark": benchmark, "choices": choices,
+                               "defaults": model_page.compare_defaults(benchmark)}
+    a_id, b_id = _int(request.GET.get("a")), _int(request.GET.get("b"))
     if a_id and b_id:
         a, b = _submission(benchmark, a_id), _submission(benchmark, b_id)
         found = model_page.compare(benchmark, a, b)
         context.update(a=a, b=b, **(found or {"updating": True}))
-    return render(request, "leaderboard/compare.html", context)
+        if found:
+            context["flipped"] = flipped.flipped(
+                benchmark, a, b, mode=request.GET.get("mode", ""), domain=request.GET.get("domain", ""),
+                cell=request.GET.get("cell", ""), page=_int(request.GET.get("page"), 1),
+                every_split=flipped.sees_every_sample(request.user, a, b))
+    response = render(request, "leaderboard/compare.html", context)
+    patch_vary_headers(response, ("Cookie",))
+    return response
+
+
+@require_GET
+def compare_sample(request: HttpRequest, slug: str, a: int, b: int, uid: str) -> HttpResponse:
+    """One sample's two traces side by side (the steps, the re-run tool images, the verdicts), per mode."""
+    benchmark = _benchmark(slug)
+    sub_a, sub_b = _submission(benchmark, a), _submission(benchmark, b)
+    item = _browsable(request, benchmark, uid, sub_a, sub_b)
+    mode = request.GET.get("mode", "")
+    modes = (mode,) if mode in RESULT_MODES else RESULT_MODES
+    traces_a, traces_b = _trace(request, sub_a, item, modes), _trace(request, sub_b, item, modes)
+    by_mode_b = {t["mode"]: t for t in traces_b}
+    pairs = [{"mode": t["mode"], "a": t, "b": by_mode_b.get(t["mode"])} for t in traces_a]
+    pairs += [{"mode": t["mode"], "a": None, "b": t} for t in traces_b if t["mode"] not in {p["mode"] for p in pairs}]
+    context = {"benchmark": benchmark, "a": sub_a, "b": sub_b, "sample": item, "pairs": pairs, "mode": mode,
+               "show_gold": sees_gold(request.user, item), "submission": sub_a, **_media(benchmark, sub_a, item)}
+    response = render(request, "leaderboard/compare_sample.html", context)
+    patch_vary_headers(response, ("Cookie",))
+    return response

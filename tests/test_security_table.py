@@ -152,15 +152,16 @@ def build_world(folder) -> World:  # noqa: ANN001
     _judged_by_people(batch.traces.exclude(pk=trace.pk).first(), people)
     _private_judged_by_people(benchmark, private, people)
     downloads_build_now(benchmark=benchmark)  # the public files of the world as it is, test markers included
-    from evaluation.queueing import results_changed_run
-
-    results_changed_run(benchmark_id=benchmark.pk)  # what the worker builds from the public results (router pool)
     from evaluation.models import HostedRun
     from evaluation.secrets import encrypt_api_key
 
     run = HostedRun.objects.create(benchmark=benchmark, owner=users["owner"], endpoint="http://127.0.0.1:9/v1",
                                    model="m", modes=["text"], api_key_encrypted=encrypt_api_key(PRIVATE_MARK),
                                    keep_endpoint=True, status="done")
+    from evaluation.queueing import results_changed_run
+
+    benchmark.refresh_from_db()
+    results_changed_run(benchmark_id=benchmark.pk)  # what the worker does after each finish: pages read it
     return World(benchmark, dev, test, public, private, assignment, revision, draft, batch, trace_assignment, users,
                  run, named_batch)
 
@@ -220,6 +221,9 @@ TABLE: dict[str, Row] = {
     "leaderboard:board": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:tab": Row(args=lambda w: {**SLUG, "tab": "process"}, expect=PUBLIC),
     "leaderboard:compare": Row(args=lambda w: SLUG, expect=PUBLIC),
+    # "What flipped", one sample's two traces: a test sample for staff and the owner of both (without its gold).
+    "leaderboard:compare_sample": Row(args=lambda w: {**SLUG, "a": w.public.pk, "b": w.public.pk, "uid": w.test.uid},
+                                      expect={**_all(404), "owner": 200, "staff": 200}),
     # The benchmark's inputs per split (docs/downloads.md): public, and the test split's files carry no gold for
     # anyone, staff included (staff export it with export_benchmark). The TSV is plain text, so the markers show.
     "leaderboard:data": Row(args=lambda w: SLUG, expect=PUBLIC),
@@ -294,8 +298,19 @@ TABLE: dict[str, Row] = {
     "trace_review:verified": Row(args=lambda w: {"pk": w.public.pk}, expect=PUBLIC),
 }
 
+# A public submission's sample browser on a test sample: its owner's and staff's (gold: staff only).
+TEST_SAMPLE_OF_OWNER = {**_all(404), "owner": 200, "staff": 200}
+
 # The same URL again on another object of the world, where who may see it differs.
 VARIANTS: dict[str, list[Row]] = {
+    "leaderboard:compare_sample": [Row(args=lambda w: {**SLUG, "a": w.public.pk, "b": w.public.pk, "uid": w.dev.uid},
+                                       expect=PUBLIC)],
+    "leaderboard:sample": [Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.test.uid},
+                               expect=TEST_SAMPLE_OF_OWNER)],
+    "leaderboard:sample_medium": [Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.test.uid, "position": 0,
+                                                      "part": "still"}, expect=TEST_SAMPLE_OF_OWNER)],
+    "leaderboard:sample_image": [Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.test.uid,
+                                                     "mode": "adaptive", "ref": "img1"}, expect=TEST_SAMPLE_OF_OWNER)],
     # A batch that names people is theirs (and admins'): the reviewer, not named, is refused.
     "trace_review:batch": [Row(args=lambda w: {"pk": w.named_batch.pk}, expect={**REVIEWERS, "annotator": 200,
                                                                               "reviewer": 403})],

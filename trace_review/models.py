@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-MODES = ("text", "adaptive", "oracle")
+from evaluation.metrics.types import BOARD_MODES as MODES  # the one definition
 
 
 class TraceReviewBatch(models.Model):

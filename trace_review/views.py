@@ -21,6 +21,7 @@ from annotation.imagetools import ToolError, encode_png, make_preview
 from annotation.media import media_for_page, media_part
 from annotation.models import Benchmark
 from annotation.workbench.access import sees_gold
+from evaluation.metrics.types import HEADLINE_ORDER
 from evaluation.models import Submission, on_board_q
 from trace_review import access, selectors, services, traces
 from trace_review.models import TraceAssignment, TraceAssignmentStatus, TraceReviewBatch
@@ -54,7 +55,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     subs = Submission.objects.filter(on_board_q(), benchmark__in=managed).only(
         "pk", "model_name", "benchmark_id").order_by("model_name") if managed else []
     return render(request, "trace_review/queue.html", {"rows": rows, "managed": managed, "submissions": subs,
-                                                       "modes": ("adaptive", "text", "oracle")})
+                                                       "modes": HEADLINE_ORDER})
 
 
 @login_required

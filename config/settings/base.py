@@ -230,6 +230,9 @@ BENCHMARK_IMPORT_MAX_UNPACKED_BYTES = env_int("BENCHMARK_IMPORT_MAX_UNPACKED_BYT
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "leaderboard@localhost")
+# The site's address as a reader of an e-mail reaches it (scheme and host, no trailing slash): mails carry
+# absolute links built on it (evaluation.services.absolute_url), never a bare "/submissions/15/".
+SITE_URL = (env_str("SITE_URL", "http://localhost:8000") or "").rstrip("/")
 
 LOGGING = {
     "version": 1,
@@ -292,7 +295,7 @@ DOWNLOAD_APPROVAL_DELAY_SECONDS = env_int("DOWNLOAD_APPROVAL_DELAY_SECONDS", 120
 # name with the benchmark's id on commit of evaluation.services.benchmark_results_bump: the board's entries
 # and ranks, the router pool and its baselines, the guessability audit. Readers never build them.
 RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh", "routers.pool_refresh",
-                         "evaluation.tasks.guessability_refresh")
+                         "evaluation.tasks.guessability_refresh", "evaluation.tasks.agentx_refresh")
 # Tasks told (by name, with the benchmark's id) on commit of a change of a benchmark's scoring profile
 # (annotation.services.benchmark_scoring_set: the admin, an import): evaluation re-scores its submissions.
 SCORING_CHANGED_TASKS = ("evaluation.tasks.benchmark_rescore",)

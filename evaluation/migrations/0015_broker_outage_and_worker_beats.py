@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0014_alter_submission_format'),
+        ('evaluation', '0014_submission_format_choices'),
     ]
 
     operations = [

@@ -7,6 +7,7 @@ from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.conf import settings as site_settings
 from django.core import mail
 from django.utils import timezone
 from kombu.exceptions import OperationalError
@@ -58,6 +59,9 @@ def test_a_good_file_goes_to_done_with_its_scores_and_one_row_per_prediction(
     assert sub.scorer_version.startswith("metrics-") and sub.judge_name == "offline"
     assert (sub.progress_done, sub.progress_total) == (12, 12)
     assert len(mail.outbox) == 1 and "is scored" in mail.outbox[0].subject
+    # The link works from a mail reader: the site's address before the path (issue 26), never a bare path.
+    assert f"Results: {site_settings.SITE_URL}/submissions/{sub.pk}/" in mail.outbox[0].body
+    assert site_settings.SITE_URL.startswith("http")
 
 
 def test_a_stage_run_again_changes_nothing(bench, researcher, django_capture_on_commit_callbacks) -> None:

@@ -20,6 +20,7 @@ from annotation.tests import test_release_agentx as rel
 from evaluation import pipeline, services
 from evaluation.models import Submission
 from evaluation.tests.test_judges_openai import server  # noqa: F401 - fixture
+from leaderboard.tests import helpers
 from leaderboard.tests.test_agentx_tab import PREDICTIONS, TOOLMETA, tasks
 
 # Transactional: on PostgreSQL the verdicts go through the cache's own connection, as in a worker.
@@ -47,6 +48,7 @@ def _submit(benchmark: Benchmark, owner, *, public: bool = True, name: str = "Ag
         file=ContentFile("\n".join(json.dumps(p) for p in PREDICTIONS).encode(), name="p.jsonl"))
     sub = pipeline.submission_process_sync(submission=sub)
     assert sub.status == "done", sub.failure_reason
+    helpers.refreshed(benchmark)
     return sub
 
 

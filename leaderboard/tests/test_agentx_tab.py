@@ -59,7 +59,7 @@ def agentx(tmp_path) -> Benchmark:
         benchmark=benchmark, owner=helpers.owner(), model_name="Agent One", is_public=True, enforce_limits=False,
         enqueue=False, file=ContentFile("\n".join(json.dumps(p) for p in PREDICTIONS).encode(), name="p.jsonl"))
     assert pipeline.submission_process_sync(submission=sub).status == "done"
-    return benchmark
+    return helpers.refreshed(benchmark)
 
 
 def test_the_agentx_tab_shows_the_exact_figures_and_no_made_up_judged_ones(client, agentx) -> None:

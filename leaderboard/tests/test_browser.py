@@ -120,3 +120,16 @@ def test_the_overview_fits_a_wide_screen_and_its_caption_stays_in_view_on_a_narr
                          " return w.scrollWidth > w.clientWidth; })()")
     right = page.evaluate("document.querySelector('#overview-table caption').getBoundingClientRect().right")
     assert right <= 900
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_zero_rank_score_is_explained_in_a_line_under_the_table(page, width: int) -> None:
+    """Issue 26, item 4: the most accurate model's "0.0" is explained where the eye goes, not only in a tooltip."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{page.base}/b/hand/")
+    note = page.locator("#rank-zero-note")
+    assert note.is_visible()
+    assert "Rank score 0.0 (Alpha)" in note.inner_text() and "dearest" in note.inner_text()
+    top = page.locator("#overview-table").bounding_box()
+    assert note.bounding_box()["y"] > top["y"]  # under the table
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")

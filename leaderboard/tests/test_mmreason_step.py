@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaluation.judges.base import PROMPT_VERSIONS, PROMPTS_DIR
-from leaderboard.cache import invalidate_benchmark
+from evaluation.services import benchmark_results_bump
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_the_step_score_is_mmreasons_on_an_mmreason_shaped_benchmark_only(client
     assert "Step score" in plain and "MMReason" not in plain
     hand.benchmark.figures = ["mmreason"]
     hand.benchmark.save(update_fields=["figures"])
-    invalidate_benchmark(hand.benchmark.pk)
+    benchmark_results_bump(benchmark_id=hand.benchmark.pk)
     shaped = _process(client, "hand")
     version = PROMPT_VERSIONS["step_scores"]
     assert "MMReason step score" in shaped

@@ -63,3 +63,15 @@ def test_the_progress_chart_draws_a_line_per_kind_of_weights(page) -> None:  # n
     shapes = page.evaluate("document.getElementById('progress-chart')._fullData.map(t => t.line.shape)")
     assert shapes == ["hv", "hv", "hv"]  # a step: the best so far holds until a month beats it
     assert page.locator("#progress-chart .scatterlayer .trace .js-line").count() >= 1
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_progress_chart_names_each_month_once(page, width: int) -> None:  # noqa: F811
+    """Three months (May to July): Plotly's own ticks fell between months and printed one month twice."""
+    _details(page)
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{page.base}/b/hand/progress/")
+    page.wait_for_selector('#progress-chart[data-rendered="true"]', timeout=20_000)
+    labels = page.evaluate("() => [...document.querySelectorAll('#progress-chart .xtick text')].map(t => t.textContent)")
+    assert labels and len(labels) == len(set(labels)), labels
+    assert "Jun 2026" in labels

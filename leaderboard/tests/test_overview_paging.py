@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from leaderboard import board, selectors
-from leaderboard.cache import invalidate_benchmark
+from evaluation.services import benchmark_results_bump
 from leaderboard.models import BoardEntry, ReportedResult
 from leaderboard.tests import helpers
 
@@ -63,7 +63,7 @@ def mixed(db, tmp_path):  # noqa: ANN201
                                              "adaptive_hi", "oracle_acc", "oracle_lo", "oracle_hi", "mcc", "kcov",
                                              "tool_eff", "tokens", "cost", "headline_mode", "finished_at", "correct",
                                              "built_at"])
-    invalidate_benchmark(benchmark.pk)  # the ranks and stored neighbour tests follow the edited entries ...
+    benchmark_results_bump(benchmark_id=benchmark.pk)  # the ranks and stored neighbour tests follow the edited entries ...
     helpers.refreshed(benchmark)  # ... once the board's refresh has run
     for i, (name, acc) in enumerate([("Paper A", 62.5), ("paper b", 50.0), ("Beta 3", 88.8), ("Paper D", None),
                                      ("Alpha 1", 25.0)]):
