@@ -42,6 +42,7 @@ def test_upload_on_the_form_scored_by_a_worker_then_found_on_the_board(live_serv
                                    timeout=60_000)
         except playwright.TimeoutError:
             pytest.fail(f"not done: {page.inner_text('#status-value')}; worker log:\n{worker.output()}")
+        page.reload()  # the live status is a fragment; the full page links the finished one's row
         page.click("#board-row")
         page.wait_for_url("**/b/tiny/?q=Journey-VL+7B#row-s*")
         # The board is rebuilt by the worker after the publish: reload until the row is there.
