@@ -88,12 +88,13 @@ class RedisServer:
 
 
 @pytest.fixture
-def redis_broker(tmp_path) -> Iterator[RedisServer]:
+def redis_broker(tmp_path, monkeypatch) -> Iterator[RedisServer]:
     """A Redis of the test's own, which this process's Celery app publishes to as well."""
     folder = tmp_path / "redis"
     folder.mkdir()
     server = RedisServer(folder)
     server.start()
+    monkeypatch.setenv("CELERY_BROKER_URL", server.url)  # Celery reads it before its own setting (CI sets it)
     old = celery_app.conf.broker_url
     celery_app.conf.broker_url = server.url
     celery_app._after_fork()  # drop the cached connection pools

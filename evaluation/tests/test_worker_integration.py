@@ -189,14 +189,19 @@ def test_a_submission_goes_from_queued_to_done_with_correct_results(bench, owner
 
 @contextlib.contextmanager
 def broker_unreachable() -> Iterator[None]:
-    """This process's Celery app publishes to a port where no broker listens."""
-    old = celery_app.conf.broker_url
-    celery_app.conf.broker_url = "redis://127.0.0.1:9/0"
+    """This process's Celery app publishes to a port where no broker listens (CELERY_BROKER_URL too:
+    Celery reads it before its own setting, and CI sets it)."""
+    old, old_env = celery_app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
+    celery_app.conf.broker_url = os.environ["CELERY_BROKER_URL"] = "redis://127.0.0.1:9/0"
     celery_app._after_fork()  # drop the cached connection pools
     try:
         yield
     finally:
         celery_app.conf.broker_url = old
+        if old_env is None:
+            del os.environ["CELERY_BROKER_URL"]
+        else:
+            os.environ["CELERY_BROKER_URL"] = old_env
         celery_app._after_fork()
 
 
@@ -205,6 +210,7 @@ def test_a_broker_outage_at_upload_leaves_it_queued_and_it_finishes_once_the_bro
     with broker_unreachable():
         sub = create(bench, owner)
     assert status_of(sub) == "queued"  # the upload itself succeeded
+    assert Submission.objects.get(pk=sub.pk).enqueue_failed  # its message did not go
     worker = start_worker()  # the broker is back, with a sweeper
     wait_for(lambda: status_of(sub) == "done", worker, "done after the sweeper re-sent it")
     assert_scored_once(sub)
