@@ -8,6 +8,7 @@ broker down mid-run.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -165,6 +166,9 @@ def test_a_worker_rides_out_a_broker_outage_mid_run(bench, owner, start_worker, 
     for w in (pipeline, sweeper):  # neither stopped (scripts/supervise would have started it again)
         assert "exited with status" not in w.log.read_text(), w.output()
         assert "Warm shutdown" not in w.log.read_text(), w.output()
+        # They tried the broker every BROKER_RECONNECT_MAX_SECONDS (5) at most, not kombu's 2, 4, 6 ... 30 s.
+        waits = [float(x) for x in re.findall(r"Trying again in ([\d.]+) seconds", w.log.read_text())]
+        assert waits and max(waits) <= 5, waits
 
 
 def celery_pid(worker: Worker) -> int:
