@@ -5,8 +5,8 @@ The pages only read these rows (a read never writes): the submission page, the A
 say so when no worker has served the pipeline's queue for WORKER_SILENT_SECONDS, since nothing can move
 a submission on then (``selectors.pipeline_silence``). The writer is the worker's main process, not a
 task: a worker busy with a long stage, or with every pool process taken, still beats; one that is gone
-does not. One small upsert per queue per beat, on its own connection (SQLite: a short write between the
-stages' writes; PostgreSQL: a row lock for a moment).
+does not. One small upsert per queue per beat (SQLite: a short write between the
+stages' writes; PostgreSQL: a row lock for a moment), on a connection opened for it and closed after.
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ class Beater:
         self.stopped.set()
 
     def _run(self) -> None:
-        try:
-            while True:
-                try:
-                    worker_beat(worker=self.worker, queues=self.queues, pid=os.getpid())
-                except DatabaseError as exc:  # the database is away: the pages will say the worker is silent
-                    log.warning("worker %s: could not record its heartbeat (%s)", self.worker, exc)
-                    connection.close()
-                if self.stopped.wait(settings.WORKER_HEARTBEAT_SECONDS):
-                    return
-        finally:
-            connection.close()  # this thread's own connection
+        while True:
+            try:
+                worker_beat(worker=self.worker, queues=self.queues, pid=os.getpid())
+            except DatabaseError as exc:  # the database is away: the pages will say the worker is silent
+                log.warning("worker %s: could not record its heartbeat (%s)", self.worker, exc)
+            finally:
+                # No connection is held between beats: a pool process forked meanwhile (prefork replaces
+                # one that died) inherits no open socket of this thread's that it could close under it.
+                connection.close()
+            if self.stopped.wait(settings.WORKER_HEARTBEAT_SECONDS):
+                return
