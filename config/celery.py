@@ -1,6 +1,9 @@
+import functools
 import os
 
 from celery import Celery
+from celery.beat import PersistentScheduler
+from celery.worker.consumer import Consumer
 
 # Production-safe by default (a worker started by hand never runs DEBUG settings); scripts/run sets local.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
@@ -18,3 +21,27 @@ def task_by_name(name: str):  # noqa: ANN201 - a celery Task
         app.loader.import_default_modules()
     return app.tasks[name]
 
+
+def _reconnecting_often(conn):  # noqa: ANN001, ANN202 - a kombu Connection
+    """``conn`` retrying a lost broker every 2, 4, then BROKER_RECONNECT_MAX_SECONDS s, instead of kombu's
+    2, 4, 6 ... 30 s: a worker or beat notices the broker's return within seconds, however long it was away
+    (docs/submissions.md, "Recovery bounds")."""
+    from django.conf import settings
+
+    conn.ensure_connection = functools.partial(conn.ensure_connection, interval_max=settings.BROKER_RECONNECT_MAX_SECONDS)
+    return conn
+
+
+class PromptConsumer(Consumer):
+    """The worker's consumer (CELERY_WORKER_CONSUMER), reconnecting every few seconds (above)."""
+
+    def ensure_connected(self, conn):  # noqa: ANN001, ANN201 - Celery's signature
+        return super().ensure_connected(_reconnecting_often(conn))
+
+
+class PromptScheduler(PersistentScheduler):
+    """Beat's scheduler (CELERY_BEAT_SCHEDULER), reconnecting every few seconds (above)."""
+
+    def _ensure_connected(self):  # noqa: ANN202 - Celery's signature
+        _reconnecting_often(self.connection)
+        return super()._ensure_connected()

@@ -137,6 +137,8 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "progress": {"done": sub.progress_done, "total": sub.progress_total,
                      "unit": "items" if sub.is_converting else PROGRESS_UNITS.get(sub.status, "")},
         "failure_reason": sub.failure_reason,
+        # Set while it is unfinished and no worker serves the pipeline's queue: nothing can move it on.
+        "no_worker": None if sub.is_final or (silence := selectors.pipeline_silence()) is None else silence.as_json(),
         "errors": sub.errors,
         "errors_truncated": sub.errors_truncated,
         "file": {"name": sub.original_name, "size": sub.file_size, "lines": sub.n_lines, "format": sub.format},

@@ -145,6 +145,10 @@ class Submission(models.Model):
     # stage claims it only if this is empty or the holder's heartbeat is older than
     # SUBMISSION_STUCK_SECONDS (evaluation/pipeline/claims.py, _claim).
     claim_token = models.CharField(max_length=64, blank=True, default="")
+    # Its current stage's message could not be published (the broker was down: at upload, or when the
+    # previous stage finished). The sweeper sends it at its next run, instead of waiting for the stage to
+    # look stuck; a successful send clears it (services.submissions_sweep, queueing.submission_enqueue).
+    enqueue_failed = models.BooleanField(default=False)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     failure_reason = models.TextField(blank=True)
@@ -291,6 +295,25 @@ class SweepRun(models.Model):
 
     def __str__(self) -> str:
         return f"sweep at {self.ran_at:%Y-%m-%d %H:%M:%S}: re-sent {self.resent}, failed {self.failed}"
+
+
+class WorkerBeat(models.Model):
+    """A worker process's heartbeat, one row per queue it consumes: written by the worker itself every
+    WORKER_HEARTBEAT_SECONDS (evaluation/worker_beats.py), read by the submission page, the API and the
+    health page to say when no worker serves the pipeline's queue. Rows are kept after a worker stops:
+    the last one seen is what the pages report."""
+
+    worker = models.CharField(max_length=200)  # Celery's node name, e.g. "pipeline@host"
+    queue = models.CharField(max_length=200)
+    pid = models.PositiveIntegerField(default=0)
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "queue"], name="worker_beat_unique")]
+        indexes = [models.Index(fields=["queue", "seen_at"], name="worker_beat_queue_seen")]
+
+    def __str__(self) -> str:
+        return f"{self.worker} on {self.queue}: seen {self.seen_at:%Y-%m-%d %H:%M:%S}"
 
 
 class RunStatus(models.TextChoices):

@@ -15,7 +15,9 @@ from django.conf import settings
 
 from config.celery import task_by_name
 
-from evaluation.models import SubmissionStatus
+from django.db import DatabaseError
+
+from evaluation.models import ACTIVE_STATUSES, Submission, SubmissionStatus
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +28,7 @@ STAGE_TASKS = {
     SubmissionStatus.SCORING: TASKS + "submission_score",
     SubmissionStatus.JUDGING: TASKS + "submission_score",
 }
-# A short publish retry: an upload must not hang on a dead broker; the sweeper sends it later.
+# A short publish retry: an upload must not hang on a dead broker; the sweeper sends it at its next run.
 _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 
 
@@ -36,7 +38,8 @@ def stage_task(status: str):  # noqa: ANN201 - a celery Task
 
 def submission_enqueue(*, submission_id: int, status: str, countdown: float | None = None,
                        **kwargs: object) -> bool:
-    """Publish the task for the stage ``status`` is in; False (and logged) if the broker is down."""
+    """Publish the task for the stage ``status`` is in; False if the broker is down, and then the row
+    says so (``enqueue_failed``): the sweeper's next run, the first after the broker is back, sends it."""
     task = stage_task(status)
     try:
         task.apply_async(args=[submission_id], kwargs=kwargs or None, queue=settings.SUBMISSIONS_QUEUE,
@@ -44,6 +47,10 @@ def submission_enqueue(*, submission_id: int, status: str, countdown: float | No
     except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
         log.warning("submission %s: could not publish %s (%s); the sweeper will send it", submission_id,
                     task.name, exc)
+        try:
+            Submission.objects.filter(pk=submission_id, status__in=ACTIVE_STATUSES).update(enqueue_failed=True)
+        except DatabaseError:  # the database is away too: the stage will look stuck, and be sent then
+            log.warning("submission %s: could not record the failed publish", submission_id, exc_info=True)
         return False
     return True
 

@@ -7,9 +7,11 @@ staff (test correctness stays hidden). The leaderboard's submissions are ``Submi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.utils import timezone
@@ -26,7 +28,7 @@ from annotation.models import (
     SampleMedia,
     Split,
 )
-from evaluation.models import ACTIVE_STATUSES, HostedRun, PredictionResult, Submission, SubmissionStatus
+from evaluation.models import ACTIVE_STATUSES, HostedRun, PredictionResult, Submission, SubmissionStatus, WorkerBeat
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -73,6 +75,15 @@ def stuck_submission_ids(*, older_than: timedelta) -> list[int]:
     cutoff = timezone.now() - older_than
     return list(
         Submission.objects.filter(status__in=ACTIVE_STATUSES, heartbeat_at__lt=cutoff)
+        .order_by("heartbeat_at")
+        .values_list("pk", flat=True)
+    )
+
+
+def unsent_submission_ids() -> list[int]:
+    """Active submissions whose current stage's message could not be published, that nobody holds."""
+    return list(
+        Submission.objects.filter(status__in=ACTIVE_STATUSES, enqueue_failed=True, claim_token="")
         .order_by("heartbeat_at")
         .values_list("pk", flat=True)
     )
@@ -175,6 +186,44 @@ def iter_scoring_samples(*, benchmark: Benchmark, pks: dict[str, int]) -> Iterat
         }
 
 
+@dataclass(frozen=True)
+class PipelineSilence:
+    """No worker has served the pipeline's queue for WORKER_SILENT_SECONDS: nothing can progress."""
+
+    last_seen: datetime | None  # the last heartbeat of any worker on the queue; None: never one
+    silent_seconds: float | None
+
+    @property
+    def message(self) -> str:
+        since = (f"for {_duration(self.silent_seconds)} (the last one at {self.last_seen:%Y-%m-%d %H:%M} UTC)"
+                 if self.last_seen is not None and self.silent_seconds is not None else "yet")
+        return (f"No worker of the scoring pipeline has been seen {since}: nothing can move a submission on until "
+                "one is started. Waiting submissions are kept, and go on as soon as it is.")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"message": self.message, "last_worker_seen_at": self.last_seen,
+                "silent_seconds": None if self.silent_seconds is None else round(self.silent_seconds)}
+
+
+def _duration(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 2:
+        return f"{int(seconds)} seconds"
+    if minutes < 120:
+        return f"{minutes} minutes"
+    return f"{minutes // 60} hours"
+
+
+def pipeline_silence(*, now: Any = None) -> PipelineSilence | None:
+    """None while a worker on SUBMISSIONS_QUEUE has sent a heartbeat within WORKER_SILENT_SECONDS
+    (evaluation/worker_beats.py), else when the last one was. One indexed query; reads only."""
+    now = now or timezone.now()
+    last = WorkerBeat.objects.filter(queue=settings.SUBMISSIONS_QUEUE).aggregate(last=Max("seen_at"))["last"]
+    if last is not None and (now - last).total_seconds() <= settings.WORKER_SILENT_SECONDS:
+        return None
+    return PipelineSilence(last_seen=last, silent_seconds=(now - last).total_seconds() if last else None)
+
+
 def pipeline_health(*, now: Any = None) -> dict[str, Any]:
     """What the admin health page shows: active submissions by status, the oldest one (its age,
     queue wait included, and its heartbeat's), and the sweeper's last run."""
@@ -186,7 +235,12 @@ def pipeline_health(*, now: Any = None) -> dict[str, Any]:
     oldest = (Submission.objects.select_related("benchmark", "owner").filter(status__in=ACTIVE_STATUSES)
               .order_by("created_at", "pk").first())
     sweep = SweepRun.objects.filter(pk=1).first()
+    waiting = (Submission.objects.select_related("benchmark", "owner").filter(status=SubmissionStatus.QUEUED)
+               .order_by("created_at", "pk").first())
     return {
+        "silence": pipeline_silence(now=now),
+        "waiting": waiting,
+        "waiting_age": (now - waiting.created_at).total_seconds() if waiting else None,
         "now": now,
         "active": [(s.label, counts.get(s.value, 0)) for s in SubmissionStatus if s.value in ACTIVE_STATUSES],
         "active_total": sum(counts.values()),

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.files import File
 from django.contrib.auth import get_user_model
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Benchmark
@@ -347,7 +347,7 @@ def submission_rescore(*, submission: Submission, enqueue: bool = True) -> bool:
     with transaction.atomic():
         moved = Submission.objects.filter(pk=submission.pk, status__in=FINAL_STATUSES).update(
             status=SubmissionStatus.QUEUED, attempts=0, claim_token="", heartbeat_at=timezone.now(), progress_done=0,
-            progress_total=0, failure_reason="", errors=[], errors_truncated=False, finished_at=None,
+            progress_total=0, failure_reason="", errors=[], errors_truncated=False, finished_at=None, enqueue_failed=False,
         )
         if moved:  # it leaves the board until scored again
             benchmark_results_bump(benchmark_id=submission.benchmark_id)
@@ -381,32 +381,38 @@ def submissions_sweep() -> SweepSummary:
 
     A claimed stage is lost when its heartbeat (renewed every SUBMISSION_HEARTBEAT_SECONDS while
     the stage runs) is older than SUBMISSION_STUCK_SECONDS: the worker died (SIGKILL, OOM,
-    redeploy) or hung past the task time limit. A ``queued`` one nobody claimed is sent again
-    after SUBMISSION_QUEUED_RESEND_SECONDS (a lost message, a broker down at upload). Re-sending
-    clears the claim, so the new delivery may take it; the attempt is counted when it does.
+    redeploy) or hung past the task time limit. One whose message could not be published
+    (``enqueue_failed``: the broker was down at upload, or when its last stage ended) and that
+    nobody holds is sent at once: the sweep itself came through the broker, so the broker is back.
+    A ``queued`` one nobody claimed is sent again after SUBMISSION_QUEUED_RESEND_SECONDS (a message
+    lost inside the broker). Re-sending clears the claim, so the new delivery may take it; the
+    attempt is counted when it does.
     """
     now = timezone.now()
     max_attempts = settings.SUBMISSION_MAX_ATTEMPTS
     queued_cutoff = now - timedelta(seconds=settings.SUBMISSION_QUEUED_RESEND_SECONDS)
     resent: list[int] = []
     failed: list[int] = []
-    for pk in selectors.stuck_submission_ids(older_than=timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)):
+    stuck = timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)
+    unsent = Q(enqueue_failed=True, claim_token="")
+    for pk in dict.fromkeys([*selectors.unsent_submission_ids(), *selectors.stuck_submission_ids(older_than=stuck)]):
         reason = ""
         with transaction.atomic():
             sub = (
                 Submission.objects.select_for_update(skip_locked=True)
-                .filter(pk=pk, status__in=ACTIVE_STATUSES,
-                        heartbeat_at__lt=timezone.now() - timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS))
+                .filter(Q(heartbeat_at__lt=timezone.now() - stuck) | unsent, pk=pk, status__in=ACTIVE_STATUSES)
                 .first()
             )
             if sub is None:  # moved on, or another sweeper holds it
                 continue
-            if sub.status == SubmissionStatus.QUEUED and not sub.claim_token and sub.heartbeat_at >= queued_cutoff:
+            if (sub.status == SubmissionStatus.QUEUED and not sub.claim_token and not sub.enqueue_failed
+                    and sub.heartbeat_at >= queued_cutoff):
                 continue  # waiting in the queue, most likely; not yet worth a copy of its message
             if sub.attempts >= max_attempts:
                 reason = attempts_exhausted_reason(submission_id=pk, stage=sub.status, attempts=sub.attempts)
             else:
-                Submission.objects.filter(pk=pk).update(claim_token="", heartbeat_at=timezone.now())
+                Submission.objects.filter(pk=pk).update(claim_token="", heartbeat_at=timezone.now(),
+                                                        enqueue_failed=False)
                 status = sub.status
                 transaction.on_commit(lambda pk=pk, status=status: submission_enqueue(submission_id=pk, status=status))
                 resent.append(pk)

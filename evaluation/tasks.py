@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import close_old_connections
 from django.db.utils import InterfaceError, OperationalError
@@ -24,6 +24,7 @@ from evaluation.guessability import guessability_build
 from evaluation.judges import JudgeError
 from evaluation.models import SubmissionStatus
 from evaluation.queueing import submission_enqueue
+from evaluation.worker_beats import Beater
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +76,9 @@ def submission_score(submission_id: int, judge_failures: int = 0, claim: str = "
             return
         services.submission_fail(
             submission_id=submission_id,
-            reason=f"The judge kept failing ({judge_failures + 1} tries with backoff): {exc}. Nothing was "
-                   f"scored; an administrator can retry with `manage.py score {submission_id}` once the "
-                   "judge is back.",
+            reason=f"The judge kept failing ({judge_failures + 1} {'tries' if judge_failures else 'try'} with backoff): {exc}. "
+                   f"{exc.judged_share()} Nothing was scored; an administrator can retry with "
+                   f"`manage.py score {submission_id}` once the judge is back.",
         )
 
 
@@ -101,6 +102,26 @@ def _warm_benchmark_cache(sender: object = None, **_: object) -> None:
             benchmark_cache_warm.apply_async(queue=settings.SUBMISSIONS_QUEUE)
     except Exception:  # the broker is down: the first submissions prepare their benchmarks themselves
         log.warning("could not send the benchmark cache warm-up", exc_info=True)
+
+
+_beaters: list[Beater] = []
+
+
+@worker_ready.connect
+def _start_worker_beat(sender: object = None, **_: object) -> None:
+    """A ready worker records its heartbeat for each queue it consumes, until it stops
+    (evaluation/worker_beats.py): the pages say when no worker serves the pipeline's queue."""
+    consumer = getattr(sender, "task_consumer", None)  # sender: the worker's Consumer
+    queues = sorted({q.name for q in getattr(consumer, "queues", ())}) or [settings.SUBMISSIONS_QUEUE]
+    beater = Beater(str(getattr(sender, "hostname", "") or "worker"), queues)
+    beater.start()
+    _beaters.append(beater)
+
+
+@worker_shutdown.connect
+def _stop_worker_beat(**_: object) -> None:
+    while _beaters:
+        _beaters.pop().stop()
 
 
 @shared_task(name="evaluation.tasks.benchmark_rescore", ignore_result=True)

@@ -118,7 +118,9 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
                                key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES)),
                # A problem of the file as a whole (made for another benchmark) heads the page; the table lists lines.
                "file_problems": [e for e in errors if _of_the_file(e)],
-               "line_errors": [e for e in errors if not _of_the_file(e)], "polled": polled}
+               "line_errors": [e for e in errors if not _of_the_file(e)], "polled": polled,
+               # No worker on the pipeline's queue for a while: nothing can move it on (read only).
+               "silence": None if sub.is_final else selectors.pipeline_silence()}
     # htmx polls the status fragment; the full page is for a first visit or a browser without JS.
     template = "evaluation/_status.html" if polled else "evaluation/submission_detail.html"
     response = render(request, template, context)
@@ -190,9 +192,10 @@ def pipeline_health(request: HttpRequest) -> HttpResponse:
                    for name in (settings.SUBMISSIONS_QUEUE, settings.SUBMISSIONS_SWEEP_QUEUE)],
         "oldest_too_old": (health["oldest_age"] or 0) > settings.SUBMISSION_ALERT_AGE_SECONDS,
         "sweep_late": sweep_late,
+        "pipeline_queue": settings.SUBMISSIONS_QUEUE,
         "settings": {k: getattr(settings, k) for k in (
             "SUBMISSION_HEARTBEAT_SECONDS", "SUBMISSION_STUCK_SECONDS", "SUBMISSION_SWEEP_SECONDS",
-            "SUBMISSION_MAX_ATTEMPTS", "SUBMISSION_ALERT_AGE_SECONDS")},
+            "SUBMISSION_MAX_ATTEMPTS", "SUBMISSION_ALERT_AGE_SECONDS", "WORKER_SILENT_SECONDS")},
     })
 
 

@@ -67,3 +67,16 @@ def stop_group(process: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def test_the_compose_file_starts_again_every_process_that_exits() -> None:
+    """scripts/run keeps its workers up with scripts/supervise (evaluation/tests/test_broker_outage.py
+    kills one and watches it come back); the compose file with Docker's restart policy."""
+    import yaml
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    workers = {name for name, s in services.items() if "celery" in str(s.get("command", ""))}
+    assert {"worker", "sweeper", "runs", "beat"} <= workers
+    assert {name: s.get("restart") for name, s in services.items()} == dict.fromkeys(services, "unless-stopped")
+    run = (ROOT / "scripts" / "run").read_text()
+    assert run.count("scripts/supervise .venv/bin/celery") == run.count(".venv/bin/celery") == 3

@@ -185,6 +185,17 @@ CELERY_TASK_ALWAYS_EAGER = False  # only the unit-test settings may turn this on
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker (and beat) rides out a broker outage of any length: it retries the connection forever (Celery's
+# default gives up after 100 tries and the worker exits), every BROKER_RECONNECT_MAX_SECONDS at most, so it
+# is consuming again within seconds of the broker's return. A stage running when the broker goes keeps
+# running (it needs the database and the judge, not the broker); its message, which can no longer be
+# acknowledged, comes back later and finds the stage finished or claimed (evaluation/pipeline/claims.py).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+BROKER_RECONNECT_MAX_SECONDS = env_int("BROKER_RECONNECT_MAX_SECONDS", 5, minimum=1)
+CELERY_WORKER_CONSUMER = "config.celery:PromptConsumer"
+CELERY_BEAT_SCHEDULER = "config.celery:PromptScheduler"
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1800, minimum=1)
 
 # Judges (docs/metrics.md, section 9). Without JUDGE_OPENAI_BASE_URL the offline judge is used.
@@ -197,6 +208,10 @@ JUDGE_OPENAI_TIMEOUT = env_int("JUDGE_OPENAI_TIMEOUT", 60, minimum=1)
 JUDGE_OPENAI_CONCURRENCY = env_int("JUDGE_OPENAI_CONCURRENCY", 16, minimum=1)
 JUDGE_OPENAI_BATCH = env_int("JUDGE_OPENAI_BATCH", 20, minimum=1)
 JUDGE_OPENAI_MAX_RETRIES = env_int("JUDGE_OPENAI_MAX_RETRIES", 3, minimum=0)
+# A flaky judge is slow, not dead: past JUDGE_OPENAI_MAX_RETRIES a failing request is still tried again, with
+# backoff (at most 30 s apart), as long as the judge answered some request within this many seconds, until
+# the scoring stage's time limit is near (0.9 x CELERY_TASK_TIME_LIMIT) or JUDGE_BUDGET_USD is reached.
+JUDGE_OPENAI_PATIENCE_SECONDS = env_int("JUDGE_OPENAI_PATIENCE_SECONDS", 120, minimum=0)
 # The provider's limits, kept by every request thread together (0 = none): requests and estimated
 # tokens (input + output) per minute.
 JUDGE_OPENAI_RPM = env_int("JUDGE_OPENAI_RPM", 0, minimum=0)
@@ -254,6 +269,11 @@ SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3, minimum=1)
 # SUBMISSION_TRANSIENT_RETRY_SECONDS (then the sweeper's turn); never a failure of the submission.
 SUBMISSION_TRANSIENT_RETRIES = env_int("SUBMISSION_TRANSIENT_RETRIES", 5, minimum=0)
 SUBMISSION_TRANSIENT_RETRY_SECONDS = env_int("SUBMISSION_TRANSIENT_RETRY_SECONDS", 1, minimum=0)
+# Each worker records a heartbeat every WORKER_HEARTBEAT_SECONDS (evaluation/worker_beats.py); when no
+# worker on SUBMISSIONS_QUEUE has for WORKER_SILENT_SECONDS, the submission page, the API and the health
+# page say that nothing can progress until one is started.
+WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 15, minimum=1)
+WORKER_SILENT_SECONDS = env_int("WORKER_SILENT_SECONDS", 120, minimum=1)
 # The admin health page flags an active submission older than this (queue wait included).
 SUBMISSION_ALERT_AGE_SECONDS = env_int("SUBMISSION_ALERT_AGE_SECONDS", 3600, minimum=1)
 # Judge failures (after the judge's own retries) retry the scoring task this many times, with backoff.

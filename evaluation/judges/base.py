@@ -41,6 +41,18 @@ SINGLE_PROMPT_VERSIONS: dict[str, str] = dict.fromkeys(PROMPT_VERSIONS, "v1")
 class JudgeError(RuntimeError):
     """A judge could not produce a verdict (after its retries)."""
 
+    # Set by the scoring stage when known: how many of the questions asked so far had a verdict.
+    judged: int | None = None
+    asked: int | None = None
+
+    def judged_share(self) -> str:
+        """"It judged 1,026 of the 2,010 questions asked (51 %) ..." for the reason a failed run gives."""
+        if not self.asked:
+            return "No question was judged."
+        judged = self.judged or 0
+        return (f"It judged {judged:,} of the {self.asked:,} questions asked ({100 * judged / self.asked:.0f} %); "
+                "those verdicts are kept, so a re-score asks only the rest.")
+
 
 class JudgeBudgetExceeded(JudgeError):
     """The next request would take the judge's spending past its budget; nothing more is sent."""

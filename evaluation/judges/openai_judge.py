@@ -12,7 +12,12 @@ Batches run on a pool of ``max_concurrency`` threads that share one gate (``_Gat
 and estimated tokens per minute stay under ``requests_per_minute`` / ``tokens_per_minute``, and
 a 429 or 503 pauses *every* thread for its ``Retry-After`` (or the backoff), not only the one
 refused. A timeout, a connection error, a 5xx, 408, 409 or 429 is retried with exponential
-backoff; other 4xx fail at once; after the last retry a JudgeError.
+backoff (at most ``max_backoff`` between tries); other 4xx fail at once. A batch gives up (a
+JudgeError) after ``max_retries`` retries, unless the judge is merely *flaky*: with ``patience``
+set, it keeps trying as long as the judge has answered some request within the last ``patience``
+seconds (a judge that answers half the time is slow, not dead), but never past ``deadline`` (the
+run's time limit; the budget stops it as well). ``questions_asked`` and ``questions_judged``
+count what a run asked and got, for the reason a failed run gives.
 
 Verdicts go through an optional VerdictCache: a question already answered is never sent again,
 and each batch's verdicts are stored as soon as it is answered (from the calling thread), so a
@@ -148,6 +153,9 @@ class OpenAIJudge:
         cache: VerdictCache | None = None,
         name: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        patience: float = 0.0,
+        deadline: float | None = None,
+        max_backoff: float = 30.0,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -161,6 +169,12 @@ class OpenAIJudge:
         self.batch_size = batch_size
         self.cache = cache
         self._sleep = sleep
+        self.patience = patience  # seconds without any answer before a failing batch gives up (0: count only)
+        self.deadline = deadline  # time.monotonic() after which no retry starts (None: none)
+        self.max_backoff = max_backoff
+        self._last_answer = time.monotonic()  # the judge's last good answer, from any thread
+        self.questions_asked = 0  # distinct questions asked over this judge's calls (cached ones included)
+        self.questions_judged = 0  # of which a verdict was had (from the cache or the server)
         self.gate = Gate(requests_per_minute, tokens_per_minute)
         # Retries are ours (they also cover malformed answers), so the client makes none.
         self._client = openai.OpenAI(
@@ -261,16 +275,37 @@ class OpenAIJudge:
                         known.update(fresh)
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
+        with self._usage_lock:
+            wanted = set(hashes)
+            self.questions_asked += len(wanted)
+            self.questions_judged += len(wanted.intersection(known))
         if failure is not None:
             raise failure
         return [known[h] for h in hashes]
 
+    def _keeps_trying(self, attempt: int) -> bool:
+        """After the failed try number ``attempt`` (0: the first) of a batch: try it again?"""
+        now = time.monotonic()
+        if self.deadline is not None and now >= self.deadline:
+            return False
+        if attempt < self.max_retries:
+            return True
+        return self.patience > 0 and now - self._last_answer < self.patience
+
+    def _backoff(self, attempt: int) -> float:
+        wait_s = min(self.backoff * 2 ** (attempt - 1), self.max_backoff)
+        if self.deadline is not None:
+            wait_s = min(wait_s, max(0.0, self.deadline - time.monotonic()))
+        return wait_s
+
     def _batch(self, kind: str, items: list[tuple[str, Any, Any]], check: Check) -> dict[str, dict[str, Any]]:
         """Verdicts by hash for one batch; a malformed answer splits it, other faults retry it."""
         last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
+        attempt = -1
+        while attempt < 0 or self._keeps_trying(attempt):
+            attempt += 1
             if attempt and not (isinstance(last, openai.APIStatusError) and last.status_code in PAUSE_STATUS):
-                self._sleep(self.backoff * 2 ** (attempt - 1))  # (a 429/503 paused the gate instead)
+                self._sleep(self._backoff(attempt))  # (a 429/503 paused the gate instead)
             started = time.monotonic()
             try:
                 got = self._request(kind, items, check)
@@ -293,14 +328,15 @@ class OpenAIJudge:
                     ) from exc
                 if exc.status_code in PAUSE_STATUS:
                     wait_s = retry_after_seconds(getattr(exc.response, "headers", None))
-                    self.gate.pause(wait_s if wait_s is not None else self.backoff * 2 ** attempt)
+                    self.gate.pause(wait_s if wait_s is not None else self._backoff(attempt + 1))
                 last = exc
                 continue
+            self._last_answer = time.monotonic()
             log.info("judge %s: %s batch of %d answered in %.2f s%s", self.name, kind, len(items),
                      time.monotonic() - started, f" (attempt {attempt + 1})" if attempt else "")
             return got
         raise JudgeError(
-            f"judge {self.name}: no valid {kind} verdict after {self.max_retries + 1} attempts; "
+            f"judge {self.name}: no valid {kind} verdict after {attempt + 1} attempts; "
             f"last error: {type(last).__name__}: {last}"
         ) from last
 
@@ -370,9 +406,13 @@ class OpenAIJudge:
         return verdicts
 
 
-def openai_judge_from_settings(settings: Any, cache: VerdictCache | None = None) -> OpenAIJudge:
-    """Build the judge from the JUDGE_OPENAI_* settings (a django.conf.settings-like object)."""
+def openai_judge_from_settings(settings: Any, cache: VerdictCache | None = None,
+                               deadline: float | None = None) -> OpenAIJudge:
+    """Build the judge from the JUDGE_OPENAI_* settings (a django.conf.settings-like object); ``deadline``
+    (a time.monotonic() value): the run's time limit, past which a failing request is not tried again."""
     return OpenAIJudge(
+        patience=float(getattr(settings, "JUDGE_OPENAI_PATIENCE_SECONDS", 0)),
+        deadline=deadline,
         model=settings.JUDGE_OPENAI_MODEL,
         base_url=settings.JUDGE_OPENAI_BASE_URL or None,
         api_key=settings.JUDGE_OPENAI_API_KEY or None,

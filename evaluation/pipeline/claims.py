@@ -49,7 +49,9 @@ def _claim(submission_id: int, allowed: Sequence[str], to: str, token: str) -> b
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SUBMISSION_STUCK_SECONDS)
     stage = Submission.objects.filter(pk=submission_id, status__in=list(allowed))
-    fields = {"status": to, "heartbeat_at": now, "claim_token": token, "progress_done": 0, "progress_total": 0}
+    # A claim is a delivery: whatever message brought it, the stage is no longer waiting to be sent.
+    fields = {"status": to, "heartbeat_at": now, "claim_token": token, "progress_done": 0, "progress_total": 0,
+              "enqueue_failed": False}
     if stage.filter(claim_token=token).update(**fields):
         return True
     free = Q(claim_token="") | Q(heartbeat_at__lt=stale)

@@ -3,6 +3,7 @@ while it moves the submission to ``judging`` and keeps the heartbeat going."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,7 +96,9 @@ def pipeline_judge() -> Judge:
         from evaluation.judges.openai_judge import openai_judge_from_settings
 
         # Each batch's verdicts committed as it is answered (own connection), whatever becomes of the run.
-        return openai_judge_from_settings(settings, cache=DatabaseVerdictCache(own_connection=True))
+        # A flaky judge is retried until the stage's time limit is near (a tenth of it left to finish).
+        deadline = time.monotonic() + 0.9 * settings.CELERY_TASK_TIME_LIMIT
+        return openai_judge_from_settings(settings, cache=DatabaseVerdictCache(own_connection=True), deadline=deadline)
     return OfflineJudge()
 
 

@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.benchmark_cache import benchmark_tool_set, prepared_benchmarks, tool_hooks
-from evaluation.judges import JudgeBudgetExceeded
+from evaluation.judges import JudgeBudgetExceeded, JudgeError
 from evaluation.metrics import PredictionFormatError, ScoringError, score_submission
 from evaluation.metrics.run_lines import RunLines
 from evaluation.models import Submission, SubmissionStatus
@@ -94,6 +94,10 @@ def _score(submission_id: int, token: str) -> None:
                                    "already paid for are kept; staff can re-score it (after raising "
                                    "JUDGE_BUDGET_USD) and only the questions left are asked.")
             return
+        except JudgeError as exc:  # retried by the task; its last failure says how much was judged
+            exc.judged = getattr(inner, "questions_judged", None)
+            exc.asked = getattr(inner, "questions_asked", None)
+            raise
         except (ScoringError, PredictionFormatError, ValueError) as exc:
             # Validation passed, so the benchmark changed under the file (a sample removed) or a bug.
             submission_fail(submission_id=submission_id,

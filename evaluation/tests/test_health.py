@@ -36,7 +36,9 @@ def test_the_page_shows_the_oldest_active_submission_its_age_and_the_last_sweep(
     client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     page = client.get(URL).content.decode()
     assert "Never ran." in page and "Messages waiting" in page and "is the sweeper's worker (with beat) running?" in page
-    assert f"#{old.pk}</a> old-model" in page and "new-model" not in page
+    oldest = page.split('<table id="oldest">')[1].split("</table>")[0]
+    assert f"#{old.pk}</a> old-model" in oldest and "new-model" not in oldest
+    assert f"#{new.pk}</a> new-model on tiny (ada): queued" in page  # the oldest one waiting in the queue
     assert "over the alert age of 3600 s" in page and "host-a:4242:abc" in page and "attempt 2 of 3" in page
     SweepRun.objects.create(pk=1, ran_at=timezone.now(), resent=1, failed=0)
     page = client.get(URL).content.decode()

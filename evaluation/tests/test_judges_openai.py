@@ -346,3 +346,55 @@ def test_verdicts_of_answered_batches_are_stored_even_when_a_later_batch_fails(s
     judge = _judge(server, batch_size=2, max_concurrency=1, cache=cache)
     assert judge.answer_equivalence(_numbered(6)) == _expected(6)
     assert judge.usage["questions"] == 6 - kept  # the next run asks only the rest
+
+
+# A flaky judge is slow, not dead (issue 27): patience and the run's deadline, against the fake judge run as a
+# process of its own (evaluation/tests/fake_judge.py).
+@pytest.fixture
+def judge_process() -> Iterator:
+    from evaluation.tests.test_worker_integration import JudgeServer
+
+    servers: list = []
+
+    def make(**kw: object):  # noqa: ANN202
+        servers.append(JudgeServer(**kw))  # type: ignore[arg-type]
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def _patient(server, **kw: object) -> OpenAIJudge:  # noqa: ANN001
+    return OpenAIJudge(**{"model": "fake-judge", "base_url": server.env["JUDGE_OPENAI_BASE_URL"], "api_key": "test",
+                          "timeout": 5.0, "max_concurrency": 2, "max_retries": 0, "batch_size": 1, "backoff": 0.05,
+                          **kw})
+
+
+def test_a_judge_failing_every_other_call_answers_everything_when_it_is_patient(judge_process) -> None:
+    server = judge_process(flaky=True)
+    questions = [AnswerQuestion(SAMPLE, f"{n}K") for n in range(8)]
+    assert _patient(server, patience=30).answer_equivalence(questions) == [False] * 8
+    assert server.failures >= 4
+    with pytest.raises(JudgeError, match="after 1 attempts"):  # counted retries alone: the first refusal ends it
+        _patient(judge_process(flaky=True)).answer_equivalence(questions)
+
+
+def test_a_patient_judge_gives_up_after_its_patience_without_any_answer(judge_process) -> None:
+    server = judge_process(flaky=False, fail_after=0)  # nothing but HTTP 500
+    started = time.monotonic()
+    with pytest.raises(JudgeError, match="no valid answer_equivalence verdict"):
+        _patient(server, patience=1.0).answer_equivalence([AnswerQuestion(SAMPLE, "1K")])
+    assert 1.0 <= time.monotonic() - started < 5
+    assert server.calls >= 3
+
+
+def test_a_patient_judge_stops_at_the_runs_deadline_even_while_it_still_answers(judge_process) -> None:
+    server = judge_process(flaky=True)  # it answers half the time: patience alone would go on
+    judge = _patient(server, patience=600, max_concurrency=1, deadline=time.monotonic() + 1.0, backoff=0.4)
+    questions = [AnswerQuestion(SAMPLE, f"{n}K") for n in range(40)]
+    started = time.monotonic()
+    with pytest.raises(JudgeError):
+        judge.answer_equivalence(questions)
+    assert time.monotonic() - started < 4
+    assert 0 < judge.questions_judged < judge.questions_asked == 40

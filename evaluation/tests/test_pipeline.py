@@ -100,19 +100,36 @@ def test_a_bad_file_fails_whole_with_its_errors_and_keeps_the_file(
     assert "failed" in mail.outbox[-1].subject
 
 
-def test_a_broker_outage_at_upload_leaves_it_queued_and_the_sweeper_sends_it_later(
+def test_a_broker_outage_at_upload_is_recorded_and_the_next_sweep_sends_it_once(
         bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SUBMISSION_QUEUED_RESEND_SECONDS = 3600  # no waiting for the re-send interval: the record is enough
     with mock.patch.object(tasks.submission_validate, "apply_async", side_effect=OperationalError("down")):
         sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
-    assert sub.status == "queued"
-    # Not stuck yet: the sweeper leaves a fresh submission alone.
-    assert services.submissions_sweep().resent == []
-    Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert (sub.status, sub.enqueue_failed) == ("queued", True)  # the upload succeeded; its message did not go
+    with (mock.patch.object(tasks.submission_validate, "apply_async", side_effect=OperationalError("down")),
+          django_capture_on_commit_callbacks(execute=True)):
+        assert services.submissions_sweep().resent == [sub.pk]  # a sweep while the broker is still down
+    sub.refresh_from_db()
+    assert (sub.status, sub.enqueue_failed) == ("queued", True)  # still to send
     with django_capture_on_commit_callbacks(execute=True):
-        summary = services.submissions_sweep()
+        summary = services.submissions_sweep()  # the first sweep once the broker answers
     assert summary.resent == [sub.pk]
     sub.refresh_from_db()
-    assert sub.status == "done"
+    assert (sub.status, sub.enqueue_failed) == ("done", False)
+    assert services.submissions_sweep().resent == []  # never sent twice
+
+
+def test_a_queued_submission_whose_message_went_is_left_to_its_worker(
+        bench, researcher, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SUBMISSION_QUEUED_RESEND_SECONDS = 300
+    with mock.patch.object(tasks.submission_validate, "apply_async"):  # sent, and waiting in the queue
+        sub = submit(bench, researcher, good_file(), django_capture_on_commit_callbacks)
+    assert (sub.status, sub.enqueue_failed) == ("queued", False)
+    Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=2))
+    assert services.submissions_sweep().resent == []  # a backlog is not flooded with copies
+    Submission.objects.filter(pk=sub.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.submissions_sweep().resent == [sub.pk]  # lost inside the broker: sent again
 
 
 def test_a_stage_whose_worker_dies_every_time_fails_after_the_last_attempt_with_an_actionable_reason(

@@ -15,11 +15,10 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
@@ -30,8 +29,6 @@ from django.db import connection
 
 from config.celery import app as celery_app
 from evaluation import services
-from evaluation.judges import PROMPT_VERSIONS, load_prompt
-from evaluation.judges.base import SINGLE_PROMPT_VERSIONS
 from evaluation.models import PredictionResult, Submission
 from evaluation.tests.submission_helpers import good_file, make_benchmark, upload
 
@@ -52,16 +49,34 @@ def database_url() -> str:
 
 
 class Worker:
-    def __init__(self, queue: str, log: Path, env: dict[str, str]) -> None:
+    """``pool="prefork"`` runs the stage in a child process, as scripts/run and the compose file do;
+    ``beat=False`` leaves the sweeper's schedule to another worker."""
+
+    def __init__(self, queue: str, log: Path, env: dict[str, str], *, pool: str = "solo", beat: bool = True,
+                 lean: bool = True, supervised: bool = False, name: str = "") -> None:
         self.queue = queue  # comma-separated, as -Q takes them
         self.log = log
         self.env = env
+        self.pool = pool
+        self.beat = beat
+        self.lean = lean  # without mingle and gossip (quicker to start); False: as scripts/run starts it
+        self.supervised = supervised  # under scripts/supervise, which starts it again when it exits
+        self.name = name or f"{log.stem}@%h"
         self.proc: subprocess.Popen | None = None
 
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue, "--pool", self.pool,
+               "--loglevel", "INFO", "-n", self.name]
+        if self.lean:
+            cmd += ["--without-mingle", "--without-gossip"]
+        if self.pool == "prefork":
+            cmd += ["--concurrency", "1"]
+        if self.beat:
+            cmd += ["-B", "--schedule", str(self.log.with_suffix(".beat"))]
+        return [str(ROOT / "scripts" / "supervise"), *cmd] if self.supervised else cmd
+
     def start(self) -> None:
-        cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue, "--pool", "solo",
-               "--loglevel", "INFO", "--without-mingle", "--without-gossip", "-B",
-               "--schedule", str(self.log.with_suffix(".beat"))]
+        cmd = self.command()
         out = self.log.open("ab")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -89,7 +104,8 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
     celery_app.conf.task_always_eager = False
     workers: list[Worker] = []
 
-    def start(*, queues: str = f"{queue},{sweep_queue}", **extra_env: str) -> Worker:
+    def start(*, queues: str = f"{queue},{sweep_queue}", pool: str = "solo", beat: bool = True, lean: bool = True,
+              supervised: bool = False, **extra_env: str) -> Worker:
         env = dict(os.environ)
         env.update({
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
@@ -108,7 +124,8 @@ def start_worker(settings, tmp_path) -> Iterator[Callable[..., Worker]]:
             "PYTHONUNBUFFERED": "1",
         })
         env.update(extra_env)
-        worker = Worker(queues, tmp_path / f"worker-{len(workers)}.log", env)
+        worker = Worker(queues, tmp_path / f"worker-{len(workers)}.log", env, pool=pool, beat=beat, lean=lean,
+                        supervised=supervised)
         worker.start()
         workers.append(worker)
         return worker
@@ -172,14 +189,19 @@ def test_a_submission_goes_from_queued_to_done_with_correct_results(bench, owner
 
 @contextlib.contextmanager
 def broker_unreachable() -> Iterator[None]:
-    """This process's Celery app publishes to a port where no broker listens."""
-    old = celery_app.conf.broker_url
-    celery_app.conf.broker_url = "redis://127.0.0.1:9/0"
+    """This process's Celery app publishes to a port where no broker listens (CELERY_BROKER_URL too:
+    Celery reads it before its own setting, and CI sets it)."""
+    old, old_env = celery_app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
+    celery_app.conf.broker_url = os.environ["CELERY_BROKER_URL"] = "redis://127.0.0.1:9/0"
     celery_app._after_fork()  # drop the cached connection pools
     try:
         yield
     finally:
         celery_app.conf.broker_url = old
+        if old_env is None:
+            del os.environ["CELERY_BROKER_URL"]
+        else:
+            os.environ["CELERY_BROKER_URL"] = old_env
         celery_app._after_fork()
 
 
@@ -188,90 +210,63 @@ def test_a_broker_outage_at_upload_leaves_it_queued_and_it_finishes_once_the_bro
     with broker_unreachable():
         sub = create(bench, owner)
     assert status_of(sub) == "queued"  # the upload itself succeeded
+    assert Submission.objects.get(pk=sub.pk).enqueue_failed  # its message did not go
     worker = start_worker()  # the broker is back, with a sweeper
     wait_for(lambda: status_of(sub) == "done", worker, "done after the sweeper re-sent it")
     assert_scored_once(sub)
 
 
 class JudgeServer:
-    """An OpenAI-compatible chat-completions server that fails every other call (HTTP 500), or
-    none when not ``flaky``."""
+    """A fake OpenAI-compatible chat-completions server in a process of its own
+    (evaluation/tests/fake_judge.py) that fails every other call (HTTP 500), or none when not
+    ``flaky``; ``calls``, ``failures`` and ``questions`` are what it has seen so far."""
 
-    def __init__(self, delay: float = 0.0, flaky: bool = True) -> None:
-        self.delay = delay
-        self.flaky = flaky
-        self.calls = 0
-        self.failures = 0
-        self.lock = threading.Lock()
-        self.questions: list[str] = []  # every question answered (batch or single), as canonical JSON
-        kinds = {load_prompt(k, v): k for versions in (PROMPT_VERSIONS, SINGLE_PROMPT_VERSIONS)
-                 for k, v in versions.items()}
-        server = self
+    def __init__(self, delay: float = 0.0, flaky: bool = True, fail_after: int | None = None) -> None:
+        cmd = [sys.executable, "-m", "evaluation.tests.fake_judge", "--delay", str(delay), *(["--flaky"] * flaky),
+               *(["--fail-after", str(fail_after)] if fail_after is not None else [])]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # "port N" once it listens
+        if not line.startswith("port "):
+            self.close()
+            pytest.fail(f"the fake judge did not start: {line!r}")
+        self.port = int(line.split()[1])
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
+    def stats(self) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as response:
+            return json.loads(response.read())
 
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.calls += 1
-                    fail = server.flaky and server.calls % 2 == 1
-                    server.failures += fail
-                time.sleep(server.delay)
-                if fail:
-                    self._send(500, {"error": {"message": "overloaded", "type": "server_error"}})
-                    return
-                kind = kinds[body["messages"][0]["content"]]
-                user = json.loads(body["messages"][1]["content"])
+    @property
+    def calls(self) -> int:
+        return int(self.stats()["calls"])
 
-                def answer(payload: dict) -> dict:
-                    return {
-                        "answer_equivalence": lambda: {"equivalent": False},
-                        "tool_call_validity": lambda: {"valid": True},
-                        "key_step_matching": lambda: {"matched": [True] * len(payload["key_steps"])},
-                        "step_scores": lambda: {"scores": [1] * len(payload["steps"])},
-                    }[kind]()
+    @property
+    def failures(self) -> int:
+        return int(self.stats()["failures"])
 
-                if "questions" in user:  # a batch (JUDGE_OPENAI_BATCH > 1)
-                    with server.lock:
-                        server.questions.extend(json.dumps(q, sort_keys=True) for q in user["questions"])
-                    verdict = {"answers": [{"id": q["id"], **answer(q)} for q in user["questions"]]}
-                else:
-                    with server.lock:
-                        server.questions.append(json.dumps(user, sort_keys=True))
-                    verdict = answer(user)
-                self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-                                 "choices": [{"index": 0, "finish_reason": "stop",
-                                              "message": {"role": "assistant", "content": json.dumps(verdict)}}]})
-
-            def _send(self, code: int, data: dict) -> None:
-                raw = json.dumps(data).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+    @property
+    def questions(self) -> list[str]:
+        """Every question answered (batch or single), as canonical JSON."""
+        return list(self.stats()["questions"])
 
     @property
     def env(self) -> dict[str, str]:
-        return {"JUDGE_OPENAI_BASE_URL": f"http://127.0.0.1:{self.httpd.server_address[1]}/v1",
+        return {"JUDGE_OPENAI_BASE_URL": f"http://127.0.0.1:{self.port}/v1",
                 "JUDGE_OPENAI_API_KEY": "test", "JUDGE_OPENAI_MODEL": "fake-judge"}
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 @pytest.fixture
 def judge_server() -> Iterator[Callable[..., JudgeServer]]:
     servers: list[JudgeServer] = []
 
-    def make(**kw: float | bool) -> JudgeServer:
+    def make(**kw: float | bool | int) -> JudgeServer:
         servers.append(JudgeServer(**kw))
         return servers[-1]
 
