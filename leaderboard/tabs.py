@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,8 +14,9 @@ from evaluation.judges.base import PROMPT_VERSIONS
 from leaderboard import board, selectors
 from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
+from leaderboard.paging import page_number, page_rows, page_window
 from leaderboard.guessable import guessability_context
-from leaderboard.pareto import UNITS, pareto_view
+from leaderboard.pareto import UNITS, figure as pareto_figure, pareto_view
 from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
@@ -31,20 +32,21 @@ class Tab:
     kind: str = "board"  # the derived kind it shows (evaluation/derived.py): its build keys the cache
 
 
-COST_PARAMS = ("mode", "unit")
+PAGE = ("page",)  # the wide tabs' one parameter: which 50 rows (page_rows)
+COST_PARAMS = ("mode", "unit", *PAGE)
 
 
 TABS: tuple[Tab, ...] = (
     Tab("overview", "Overview", "leaderboard/tabs/overview.html", params=board.QUERY_PARAMS),
-    Tab("domains", "Accuracy by domain", "leaderboard/tabs/domains.html"),
-    Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html"),
-    Tab("process", "Reasoning process", "leaderboard/tabs/process.html"),
-    Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
+    Tab("domains", "Accuracy by domain", "leaderboard/tabs/domains.html", params=PAGE),
+    Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html", params=PAGE),
+    Tab("process", "Reasoning process", "leaderboard/tabs/process.html", params=PAGE),
+    Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html", params=PAGE),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html", params=COST_PARAMS),
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", params=ROUTERS_PARAMS, kind="routers"),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", kind="guessability"),
-    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html"),
+    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html", params=PAGE),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
 # Tabs only a benchmark declaring the figure set in its manifest has (benchmark.figures).
@@ -63,6 +65,12 @@ def known_params(tab: Tab, params: QueryDict) -> QueryDict:
     for k in tab.params:
         if k in params:
             out.setlist(k, params.getlist(k))
+    if "page" in out:  # one key per page: "?page=02", "?page=x" and "?page=1" are pages 2, 1 and 1
+        number = page_number(out)
+        if number > 1:
+            out.setlist("page", [str(number)])
+        else:
+            del out["page"]
     return out
 
 
@@ -70,19 +78,6 @@ def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None
     url = reverse("leaderboard:board", args=[benchmark.slug]) if tab == "overview" else reverse(
         "leaderboard:tab", args=[benchmark.slug, tab])
     return f"{url}?{urlencode(params)}" if params else url
-
-
-def page_window(current: int, pages: int, around: int = 2) -> list[int]:
-    """Page links to show: the first, the last and ``around`` either side of the current one, 0 for a gap.
-
-    A link per page made the page (cached or not) grow with the board: 200 links at 10,000 entries."""
-    keep = sorted({1, pages, *range(max(1, current - around), min(pages, current + around) + 1)})
-    out: list[int] = []
-    for n in keep:
-        if out and n > out[-1] + 1:
-            out.append(0)
-        out.append(n)
-    return out
 
 
 def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
@@ -126,11 +121,15 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return {"rows": rows, "chart": progress_figure(rows), "group_labels": GROUP_LABELS,
                 "split": any(r.group != "all" for r in rows)}
     sources = selectors.tab_sources(benchmark)
+    base = tab_url(benchmark, tab)
     if tab == "domains":
-        domains, rows = selectors.domain_table(benchmark, sources)
-        return {"domains": domains, "rows": rows, "aux": selectors.aux_table(sources), "modes": MODES}
+        domains, all_rows = selectors.domain_table(benchmark, sources)
+        rows, pager = page_rows(all_rows, params, base)
+        keys = {r.source.key for r in rows}  # the auxiliary table: the page's models
+        return {"domains": domains, "rows": rows, **pager, "modes": MODES,
+                "aux": [a for a in selectors.aux_table(sources) if a[0].key in keys]}
     if tab == "mode-selection":
-        rows = selectors.mode_selection(sources)
+        rows, pager = page_rows(selectors.mode_selection(sources), params, base)
         chart = {"data": [{"type": "bar", "orientation": "h", "y": [plot_text(r.source.model_name) for r in rows][::-1],
                            "x": [r.mcc.value for r in rows][::-1],
                            "error_x": {"type": "data", "symmetric": False,
@@ -141,16 +140,20 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
                            "hovertemplate": "%{y}: MCC %{x:.3f}<extra></extra>", "meta": {"role": "mcc"}}],
                  "layout": {"xaxis": {"title": {"text": "MCC (95 % interval)"}, "range": [-1, 1]},
                             "margin": {"l": 200, "t": 10}, "height": 120 + 28 * len(rows)}}
-        return {"rows": rows, "chart": chart}
+        return {"rows": rows, **pager, "chart": chart}
     if tab == "process":
         columns = selectors.process_columns(benchmark.figures)
         mmreason = columns is not selectors.PROCESS_COLUMNS
-        return {"rows": selectors.process_table(sources, columns), "columns": columns,
+        rows, pager = page_rows(selectors.process_table(sources, columns), params, base)
+        return {"rows": rows, **pager, "columns": columns,
                 "step_prompt": f"step_scores {PROMPT_VERSIONS['step_scores']}" if mmreason else None}
     if tab == "toolchains":
-        return {"rows": selectors.toolchain_table(sources), "columns": selectors.TOOLCHAIN_COLUMNS}
+        rows, pager = page_rows(selectors.toolchain_table(sources), params, base)
+        return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
     if tab == "agentx":
-        return agentx_context(benchmark)
+        context = agentx_context(benchmark)
+        context["rows"], pager = page_rows(context["rows"], params, tab_url(benchmark, tab))
+        return {**context, **pager}
     if tab == "guessability":
         return guessability_context(benchmark)
     if tab == "cost":
@@ -159,6 +162,10 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         unit = params.get("unit", "usd")
         unit = unit if unit in UNITS else "usd"
         view = pareto_view(sources, mode, unit)
-        return {"pareto": view, "modes": MODES, "units": UNITS, "mode": mode, "unit": unit,
+        points, pager = page_rows(view.points, params, base)
+        if pager["pages"]:  # the chart plots the page's points (with the whole board's frontier and baselines)
+            view.figure = pareto_figure(replace(view, points=points))
+        view.points = points
+        return {"pareto": view, **pager, "modes": MODES, "units": UNITS, "mode": mode, "unit": unit,
                 "request_path": tab_url(benchmark, "cost")}
     raise KeyError(tab)
