@@ -92,9 +92,9 @@ class SubmissionOrRouterCreateApi(SubmissionCreateApi):
             return Response({"detail": too_large, "code": "too_large"}, status=413)
         try:
             kind = request.data.get("kind")
-        except OSError:
+        except OSError as exc:
             log.exception("upload by %s: the upload could not be spooled", request.user)
-            return Response({"detail": evaluation_services.unavailable_message("the upload folder"),
+            return Response({"detail": evaluation_services.unavailable_message("the upload folder", exc),
                              "code": "unavailable"}, status=503)
         if kind == "router":
             return router_create(request, slug)

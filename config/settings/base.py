@@ -112,7 +112,7 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # are served only by views that check access (config/storages.py, docs/security.md).
 PRIVATE_MEDIA_ROOT = Path(env_str("PRIVATE_MEDIA_ROOT", str(VAR_DIR / "private")))
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": "config.storages.AtomicFileSystemStorage"},
     "private": {"BACKEND": "config.storages.PrivateFileSystemStorage", "OPTIONS": {"location": str(PRIVATE_MEDIA_ROOT)}},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }

@@ -32,7 +32,7 @@ PAGE_RATE_LIMIT_ANON = PAGE_RATE_LIMIT_USER = None
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 PRIVATE_MEDIA_ROOT = VAR_DIR / "test-private"
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": "config.storages.AtomicFileSystemStorage"},
     "private": {"BACKEND": "config.storages.PrivateFileSystemStorage", "OPTIONS": {"location": str(PRIVATE_MEDIA_ROOT)}},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
