@@ -2,7 +2,7 @@
 
 Anonymous visitors are counted per address (an IPv6 address by its /64, which one household or host
 is given whole), signed-in users per account, each against its own limit (``PAGE_RATE_LIMIT_ANON``,
-``PAGE_RATE_LIMIT_USER``: "N/second|minute|hour", empty or None for none). Beyond it the visitor gets
+``PAGE_RATE_LIMIT_USER``: "N/second|minute|hour", or "off"). Beyond it the visitor gets
 the 429 page (``templates/429.html``) with ``Retry-After``: the seconds left of the window.
 
 The counters live in the cache named by ``THROTTLE_CACHE`` (the default cache: Redis in production,
@@ -41,8 +41,8 @@ class Rate:
 
     @classmethod
     def parse(cls, text: str | None) -> Rate | None:
-        """"120/minute" -> Rate(120, 60); empty or None: no limit. A malformed rate is a settings error."""
-        if not text:
+        """"120/minute" -> Rate(120, 60); "off" (or None): no limit. A malformed rate is a settings error."""
+        if not text or text.strip().lower() in ("off", "none"):
             return None
         count, _, period = text.partition("/")
         if period not in PERIODS or not count.strip().isdigit() or int(count) < 1:

@@ -352,7 +352,7 @@ MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddlewar
 # shared by every web process when it is Redis; in-process memory counts per process.
 THROTTLE_CACHE = "default"
 # Pages outside the API (config/rate_limit.py): requests per address (anonymous) or per account (signed in);
-# beyond, the 429 page with Retry-After. Empty turns one off.
+# beyond, the 429 page with Retry-After. "off" turns one off.
 PAGE_RATE_LIMIT_ANON = env_str("PAGE_RATE_LIMIT_ANON", "300/minute")
 PAGE_RATE_LIMIT_USER = env_str("PAGE_RATE_LIMIT_USER", "1200/minute")
 # Not limited: static files and media (WhiteNoise serves static ones before any middleware in production),

@@ -111,6 +111,6 @@ def test_an_ipv6_visitor_is_counted_by_its_64(client, limited) -> None:
 
 def test_a_rate_is_parsed_or_refused() -> None:
     assert Rate.parse("120/minute") == Rate(120, 60)
-    assert Rate.parse("") is None and Rate.parse(None) is None
+    assert Rate.parse("off") is None and Rate.parse("") is None and Rate.parse(None) is None
     with pytest.raises(ValueError):
         Rate.parse("120/fortnight")
