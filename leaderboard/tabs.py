@@ -120,6 +120,13 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         rows = progress_rows(selectors.progress_points(benchmark))
         return {"rows": rows, "chart": progress_figure(rows), "group_labels": GROUP_LABELS,
                 "split": any(r.group != "all" for r in rows)}
+    if tab == "agentx":
+        context = agentx_context(benchmark)
+        context["rows"], pager = page_rows(context["rows"], params, tab_url(benchmark, tab))
+        return {**context, **pager}
+    if tab == "guessability":
+        return guessability_context(benchmark)
+    # The tabs below read every public row's results (the others read their own builds)
     sources = selectors.tab_sources(benchmark)
     base = tab_url(benchmark, tab)
     if tab == "domains":
@@ -150,12 +157,6 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "toolchains":
         rows, pager = page_rows(selectors.toolchain_table(sources), params, base)
         return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
-    if tab == "agentx":
-        context = agentx_context(benchmark)
-        context["rows"], pager = page_rows(context["rows"], params, tab_url(benchmark, tab))
-        return {**context, **pager}
-    if tab == "guessability":
-        return guessability_context(benchmark)
     if tab == "cost":
         mode = params.get("mode", "adaptive")  # the parameters read here are COST_PARAMS
         mode = mode if mode in MODES else "adaptive"
