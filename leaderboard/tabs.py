@@ -111,6 +111,27 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
             "any_reported": any(r.reported for r in page.rows)}
 
 
+# The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
+TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "domains": tuple(("modes", m, "accuracy", k) for m in MODES for k in ("wo_enh", "all", "aux_line")),
+    "mode-selection": (("mode_selection",),),
+    "process": (("modes", "adaptive", "process"),),
+    "toolchains": tuple(("modes", m, "toolchain") for m in ("adaptive", "oracle")),
+}
+
+
+def cost_parts(mode: str) -> tuple[tuple[str, ...], ...]:
+    """What the Cost & Pareto tab reads of one mode (leaderboard.pareto: accuracy, cost, tokens)."""
+    return (("modes", mode, "accuracy", "overall"), ("modes", mode, "cost", "mean_cost_usd"),
+            ("modes", mode, "process", "mean_tokens"))
+
+
+def _cost_choice(params: Any) -> tuple[str, str]:
+    mode = params.get("mode", "adaptive")  # the parameters read here are COST_PARAMS
+    unit = params.get("unit", "usd")
+    return (mode if mode in MODES else "adaptive"), (unit if unit in UNITS else "usd")
+
+
 def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "overview":
         return overview_context(benchmark, params)
@@ -126,8 +147,10 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return {**context, **pager}
     if tab == "guessability":
         return guessability_context(benchmark)
-    # The tabs below read every public row's results (the others read their own builds)
-    sources = selectors.tab_sources(benchmark)
+    # The tabs below read every public row's results (the others read their own builds): the parts they show
+    cost_mode, unit = _cost_choice(params)
+    sources = selectors.tab_sources(benchmark, TAB_PARTS[tab] if tab != "cost" else cost_parts(cost_mode),
+                                    domain_table=tab == "domains")
     base = tab_url(benchmark, tab)
     if tab == "domains":
         domains, all_rows = selectors.domain_table(benchmark, sources)
@@ -158,10 +181,7 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         rows, pager = page_rows(selectors.toolchain_table(sources), params, base)
         return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
     if tab == "cost":
-        mode = params.get("mode", "adaptive")  # the parameters read here are COST_PARAMS
-        mode = mode if mode in MODES else "adaptive"
-        unit = params.get("unit", "usd")
-        unit = unit if unit in UNITS else "usd"
+        mode = cost_mode
         view = pareto_view(sources, mode, unit)
         points, pager = page_rows(view.points, params, base)
         if pager["pages"]:  # the chart plots the page's points (with the whole board's frontier and baselines)

@@ -79,3 +79,29 @@ def test_page_is_a_known_parameter_with_one_key_per_page(client, hand, tab) -> N
         assert _queries(client, f"/b/hand/{tab}/{same}") == cached  # page 1, from the cache
     assert _queries(client, f"/b/hand/{tab}/?page=2") > cached  # another page
     assert _queries(client, f"/b/hand/{tab}/?page=02") == cached
+
+
+@pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains", "cost"])
+def test_the_parts_of_the_results_a_tab_reads_give_the_table_of_the_whole_results(hand, tab, monkeypatch) -> None:
+    """A wide tab reads only its parts of each submission's results (``tabs.TAB_PARTS``, extracted by the
+    database); its table is the one the whole results give, so no figure goes missing from the page."""
+    from django.http import QueryDict
+
+    from leaderboard import selectors, tabs
+
+    helpers.clone(hand.alpha, 3)
+    params = QueryDict("mode=text&unit=tokens") if tab == "cost" else QueryDict()
+    parts_context = tabs.tab_context(hand.benchmark, tab, params)
+    whole = selectors.tab_sources
+    monkeypatch.setattr(selectors, "tab_sources", lambda b, *a, **k: whole(b))  # the whole results
+    whole_context = tabs.tab_context(hand.benchmark, tab, params)
+    def shown(context: dict) -> object:  # what the page shows, the rows' sources by key
+        if "pareto" in context:
+            view = context["pareto"]
+            return view.points, view.frontier, view.baselines, view.figure, view.unplotted
+        rows = [(r.source.key, *[v for k, v in vars(r).items() if k != "source"]) if hasattr(r, "__dict__") else r
+                for r in context["rows"]]
+        return rows, [(src.key, figs) for src, figs in context.get("aux", [])]
+
+    assert shown(parts_context) == shown(whole_context)
+    assert shown(parts_context)[0]
