@@ -28,6 +28,7 @@ from annotation.export_rows import (
     samples_for_export,
 )
 from annotation.models import Annotation, Benchmark, Sample, sample_media_storage
+from config.storages import written_whole
 
 COPY_BLOCK = 1 << 20
 
@@ -90,7 +91,9 @@ def bundle_write(*, benchmark: Benchmark, out: Path, splits: Collection[str] | N
     out = Path(out)
     if out.suffix == ".zip":
         out.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(out, "w") as zf, tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        # under a partial name until complete: a full disk leaves no half zip (config.storages.written_whole)
+        with written_whole(out) as partial, zipfile.ZipFile(partial, "w") as zf, \
+                tempfile.TemporaryDirectory(dir=out.parent) as tmp:
             return _write(benchmark, out, _ZipSink(zf), Path(tmp) / JSONL_NAME, splits, approved_only,
                           inputs_only, manifest_extra)
     out.mkdir(parents=True, exist_ok=True)

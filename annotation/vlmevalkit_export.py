@@ -31,6 +31,7 @@ from annotation.export_rows import (
 )
 from annotation.media import media_of, read_file
 from annotation.models import Annotation, AnnotationStatus, Benchmark, MediaKind, Sample, SampleMedia
+from config.storages import written_whole
 
 SHORTHAND_MAX = 64  # VLMEvalKit: an image cell this short is the index of the row holding the image
 FIRST = ["index", "image", "question"]
@@ -73,7 +74,7 @@ def tsv_write(*, benchmark: Benchmark, out: Path, splits: Collection[str] | None
     letters = _option_letters(benchmark, splits, approved_only) if kind != OPEN else []
     columns = [*FIRST, *letters, *(LAST_INPUTS if inputs_only else LAST)]
     exported = skipped = 0
-    with out.open("w", encoding="utf-8", newline="") as handle:
+    with written_whole(out) as partial, partial.open("w", encoding="utf-8", newline="") as handle:
         # VLMEvalKit reads the file with pandas (read_csv, sep="\t"): standard quoting carries the
         # tabs and newlines a question may hold.
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")

@@ -19,7 +19,10 @@ accuracy, with paired tests between neighbours):
    gthread worker when above 1) and a load generator keeping --concurrency keep-alive connections
    busy for --duration seconds, --repeat times: ``wrk`` (Debian's package) when it is installed,
    else a small asyncio HTTP/1.1 client in this process. Client and server share this machine's
-   cores; the CPU each used per request is printed too, so the figure can be read against load.
+   cores; the CPU each used per request is printed too, so the figure can be read against load;
+5. every other tab of the benchmark (/b/adaptmm-demo/<tab>/, page 1 as an anonymous visitor sees it): its
+   size in bytes and its median uncached time (--tab-runs requests, the cache cleared before each). The
+   wide tabs are paged 50 rows a page like the overview, so their size must not grow with the board.
 
     .venv/bin/python bench/bench_leaderboard.py [--sizes 1000,10000] [--concurrency 16] [--duration 10]
         [--workers 2] [--threads 1] [--repeat 3] [--client wrk|python]
@@ -81,9 +84,14 @@ def parent() -> None:
             ("board rebuild per change (s)", "rebuild_s"), ("overview, uncached, median (ms)", "uncached_ms"),
             ("overview, cached, test client (ms)", "cached_ms"), ("requests/s, cached, gunicorn", "rps"),
             ("server CPU per cached request (ms)", "cpu_ms"), ("page size (bytes)", "bytes")]
+    for slug in results[first].get("tabs", {}):
+        rows += [(f"{slug} tab, page size (bytes)", ("tabs", slug, 0)), (f"{slug} tab, uncached (ms)", ("tabs", slug, 1))]
     print(f"\n{'figure':38} {first:>12,} {last:>12,} {'ratio':>8}")
     for label, k in rows:
-        a, b = results[first][k], results[last][k]
+        if isinstance(k, tuple):
+            a, b = (results[n][k[0]].get(k[1], [0, 0])[k[2]] for n in (first, last))
+        else:
+            a, b = results[first][k], results[last][k]
         print(f"{label:38} {a:>12.2f} {b:>12.2f} {b / a if a else float('nan'):>8.2f}")
     print(f"targets at {last:,}: cached requests/s >= 80 % of the {first:,} figure "
           f"({'met' if results[last]['rps'] >= 0.8 * results[first]['rps'] else 'MISSED'}); uncached median <= 50 ms "
@@ -107,6 +115,8 @@ os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
 os.environ["ALLOWED_HOSTS"] = "127.0.0.1,localhost,testserver"
 os.environ.pop("REDIS_URL", None)
 os.environ.pop("CACHE_URL", None)
+# The figures are the pages' own cost: the rate limit (config/rate_limit.py) would answer the load 429.
+os.environ["PAGE_RATE_LIMIT_ANON"] = os.environ["PAGE_RATE_LIMIT_USER"] = "off"
 
 import django  # noqa: E402
 
@@ -216,6 +226,29 @@ def median_ms(client: Client, runs: int, *, uncached: bool) -> float:
         times.append((time.perf_counter() - start) * 1000)
         assert response.status_code == 200
     return statistics.median(times)
+
+
+def tab_figures(benchmark, runs: int) -> dict[str, list[float]]:  # noqa: ANN001
+    """{tab: [page 1's size in bytes, median uncached ms]} for every tab but the overview (measured above)."""
+    from leaderboard.tabs import tab_url, tabs_for
+
+    out = {}
+    client = Client()
+    for tab in tabs_for(benchmark):
+        if tab.slug == "overview":
+            continue
+        url = tab_url(benchmark, tab.slug)
+        times = []
+        for _ in range(runs):
+            cache.clear()
+            start = time.perf_counter()
+            response = client.get(url)
+            times.append((time.perf_counter() - start) * 1000)
+            assert response.status_code == 200, (url, response.status_code)
+        out[tab.slug] = [float(len(response.content)), statistics.median(times)]
+        print(f"  {tab.slug:16} page 1: {len(response.content):>10,} bytes, uncached median {out[tab.slug][1]:8.1f} ms "
+              f"over {runs}; {load_average()}", flush=True)
+    return out
 
 
 def load_average() -> str:
@@ -374,6 +407,9 @@ def main() -> None:
     parser.add_argument("--client", choices=("wrk", "python"), default=None)
     parser.add_argument("--db-per-request", action="store_true",
                         help="SQLite without DATABASE_URL: a new connection (and a cold page cache) per request")
+    parser.add_argument("--tab-runs", type=int, default=3, help="uncached requests per tab (5. above)")
+    parser.add_argument("--routers-pool-max", type=int, default=2000,
+                        help="build the router pool (a candidate model per entry) up to this many entries")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
@@ -413,6 +449,21 @@ def main() -> None:
     print(f"overview just after a publish or unpublish, max of 20 reads: no worker {max(after_idle):.1f} ms "
           f"(median {statistics.median(after_idle):.1f}); refresh running beside it {max(after_busy):.1f} ms "
           f"(median {statistics.median(after_busy):.1f}); {load_average()}")
+    from config.celery import task_by_name
+    from django.conf import settings
+
+    # every derived kind's build, as the workers would (the board's is current already); the router pool's
+    # build grows with the square of the pool (a row per candidate model, each scored over the pool), so
+    # it is left out above --routers-pool-max entries: the Routers tab then shows its last build (none).
+    for name in settings.RESULTS_CHANGED_TASKS:
+        if name == "routers.pool_refresh" and args.submissions > args.routers_pool_max:
+            print(f"{name}: skipped at {args.submissions:,} entries (--routers-pool-max {args.routers_pool_max:,})")
+            continue
+        t = time.perf_counter()
+        task_by_name(name).run(benchmark.pk)
+        print(f"{name}: {time.perf_counter() - t:.1f} s", flush=True)
+    print("the other tabs, page 1 as an anonymous visitor sees it:")
+    tabs = tab_figures(benchmark, args.tab_runs)
     from django.db import connections
 
     connections.close_all()
@@ -422,7 +473,7 @@ def main() -> None:
     print(RESULT + json.dumps({"after_idle_ms": max(after_idle), "after_busy_ms": max(after_busy),
                                "build_s": build_s, "rebuild_s": rebuild_s, "uncached_ms": statistics.median(uncached),
                                "cached_ms": statistics.median(cached), "rps": statistics.median(rates),
-                               "cpu_ms": statistics.median(cpu), "bytes": page_bytes}), flush=True)
+                               "cpu_ms": statistics.median(cpu), "bytes": page_bytes, "tabs": tabs}), flush=True)
 
 
 if __name__ == "__main__":

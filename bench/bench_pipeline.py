@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 VAR = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
 os.environ.setdefault("VAR_DIR", str(VAR))
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+os.environ["PAGE_RATE_LIMIT_ANON"] = os.environ["PAGE_RATE_LIMIT_USER"] = "off"  # the bench polls pages
 os.environ.setdefault("DEBUG", "0")  # as in production: no per-query logging in the worker
 QUEUE = f"bench-{uuid.uuid4().hex[:6]}"
 os.environ["SUBMISSIONS_QUEUE"] = QUEUE

@@ -2,8 +2,8 @@
 that pair is refused for LOGIN_LOCKOUT_SECONDS (a bounded lockout: it ends by itself, and the same
 account stays open from elsewhere, so nobody can lock a colleague out from their own desk).
 
-Counters live in the cache (Redis in production, so every web process shares them). Used by the
-site's login page and the admin's.
+Counters live in the throttles' cache (``config.rate_limit.throttle_cache``, with the pages' rate limit:
+Redis in production, so every web process shares them). Used by the site's login page and the admin's.
 """
 
 from __future__ import annotations
@@ -18,25 +18,27 @@ from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+
+from config.rate_limit import client_address, throttle_cache
 
 
 def _keys(request: HttpRequest | None, username: str) -> tuple[str, str]:
-    address = (request.META.get("REMOTE_ADDR") if request is not None else "") or "unknown"
+    address = client_address(request) if request is not None else "unknown"
     digest = hashlib.sha256(f"{username.strip().lower()}\0{address}".encode()).hexdigest()[:32]
     return f"login-failures:{digest}", f"login-locked:{digest}"
 
 
 def locked_for(request: HttpRequest | None, username: str) -> int:
     """Seconds left of this username+address's lockout (0: not locked)."""
-    until = cache.get(_keys(request, username)[1])
+    until = throttle_cache().get(_keys(request, username)[1])
     return max(0, math.ceil(until - time.time())) if until else 0
 
 
 def record_failure(request: HttpRequest | None, username: str) -> None:
     failures, lock = _keys(request, username)
     window = settings.LOGIN_LOCKOUT_SECONDS
+    cache = throttle_cache()
     cache.add(failures, 0, timeout=window)  # the window starts at the first failure
     try:
         count = cache.incr(failures)
@@ -48,7 +50,7 @@ def record_failure(request: HttpRequest | None, username: str) -> None:
 
 
 def clear_failures(request: HttpRequest | None, username: str) -> None:
-    cache.delete_many(list(_keys(request, username)))
+    throttle_cache().delete_many(list(_keys(request, username)))
 
 
 def lockout_message(seconds: int) -> str:

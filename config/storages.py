@@ -12,9 +12,15 @@ a path (the field calls it once, when the model class is built):
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import posixpath
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from django.conf import settings
 from django.core import checks
@@ -24,7 +30,72 @@ from django.db import transaction
 PRIVATE = "private"  # the name in settings.STORAGES
 
 
-class PrivateFileSystemStorage(FileSystemStorage):
+PARTIAL_PREFIX = ".partial-"  # a file being written; a name no row holds (a killed process may leave one)
+
+
+class AtomicFileSystemStorage(FileSystemStorage):
+    """A file system storage whose files appear whole or not at all.
+
+    Django's own ``_save`` writes straight under the final name, so a write that fails half-way (a full
+    disk: ``OSError(ENOSPC)``) leaves a partial file behind under a name a reader may open. Here the file
+    is written under a hidden partial name beside it, then linked to its final name (a new name if that
+    one is taken, as Django does) and the partial name removed; on any failure the partial file is
+    deleted and the error goes on to the caller, who says what happened.
+    """
+
+    def _save(self, name: str, content: Any) -> str:
+        folder, base = posixpath.split(name)
+        partial = posixpath.join(folder, f"{PARTIAL_PREFIX}{secrets.token_hex(8)}-{base}"[:200])
+        try:
+            written = super()._save(partial, content)
+        except BaseException:
+            self._discard(partial)
+            raise
+        try:
+            return self._publish(self.path(written), name)
+        finally:
+            self._discard(written)
+
+    def _publish(self, source: str, name: str) -> str:
+        while True:
+            target = self.path(name)
+            try:
+                if self._allow_overwrite:
+                    os.replace(source, target)
+                else:
+                    os.link(source, target)  # never over an existing file (FileExistsError instead)
+            except FileExistsError:
+                name = self.get_available_name(name)
+                continue
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+                    raise
+                if os.path.exists(target):  # a file system without hard links: check, then rename
+                    name = self.get_available_name(name)
+                    continue
+                os.rename(source, target)
+            return name.replace("\\", "/")
+
+    def _discard(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.path(name))
+
+
+@contextmanager
+def written_whole(out: Path) -> Iterator[Path]:
+    """The path to write a local file (an export) under: a hidden partial name beside ``out``, renamed to
+    ``out`` when the block ends, deleted if it raises. So ``out`` is the whole file or not there at all
+    (an earlier ``out`` stays until the new one is complete)."""
+    partial = out.with_name(f"{PARTIAL_PREFIX}{secrets.token_hex(8)}-{out.name}")
+    try:
+        yield partial
+        os.replace(partial, out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+class PrivateFileSystemStorage(AtomicFileSystemStorage):
     """A file system storage without URLs: asking for one is a programming error, not a broken link."""
 
     def url(self, name: str | None) -> str:

@@ -1,12 +1,31 @@
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from . import services as _services
 from .models import JudgeVerdict, PredictionResult, Submission
 
 
+class LargeTableAdmin(admin.ModelAdmin):
+    """A changelist over a table that grows with use (the audit timed such admin pages at 33-45 s): no
+    count of the whole table beside the filtered one, and the wide columns (``list_defer``: JSON results,
+    per-call details) not read for a list that never shows them; the change form reads every column."""
+
+    show_full_result_count = False
+    list_defer: tuple[str, ...] = ()
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        queryset = super().get_queryset(request)
+        match = request.resolver_match
+        if self.list_defer and match is not None and (match.url_name or "").endswith("_changelist"):
+            queryset = queryset.defer(*self.list_defer)
+        return queryset
+
+
 @admin.register(JudgeVerdict)
-class JudgeVerdictAdmin(admin.ModelAdmin):
+class JudgeVerdictAdmin(LargeTableAdmin):
+    list_defer = ("verdict",)
     list_display = ("judge", "prompt_version", "input_hash", "created")
     list_filter = ("judge", "prompt_version")
     search_fields = ("input_hash",)
@@ -32,10 +51,14 @@ class SubmissionAdminForm(forms.ModelForm):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(LargeTableAdmin):
     form = SubmissionAdminForm
     list_display = ("id", "model_name", "benchmark", "owner", "status", "is_public", "is_demo", "deleted_at",
                     "scorer_version", "created_at")
+    list_select_related = ("benchmark", "owner")  # one query for the page, not two per row
+    list_defer = ("results", "errors", "coverage", "tool_notes", "judge_estimate", "digest_parts", "run_record",
+                  "description")
+    raw_id_fields = ("owner",)
     list_filter = ("status", "benchmark", "format", "is_public", "is_demo", "scorer_version")
     search_fields = ("model_name", "organisation", "owner__username")
     # The file is in private storage and has no URL (docs/security.md): shown by name, never replaced here.
@@ -65,7 +88,19 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 
 @admin.register(PredictionResult)
-class PredictionResultAdmin(admin.ModelAdmin):
-    list_display = ("submission", "sample", "mode", "correct", "decided_by", "n_calls", "cost_usd")
+class PredictionResultAdmin(LargeTableAdmin):
+    # Millions of rows: the ids (no join to a submission's results per row), newest first through the
+    # primary key (the model's order, by submission then id, sorted the whole table for each page).
+    list_display = ("id", "submission_ref", "sample_ref", "mode", "correct", "decided_by", "n_calls", "cost_usd")
     list_filter = ("mode", "correct")
+    list_defer = ("extracted", "calls", "effective", "toolset_prf", "key_steps", "step_scores")
+    ordering = ("-id",)
     raw_id_fields = ("submission", "sample")
+
+    @admin.display(description="submission", ordering="submission_id")
+    def submission_ref(self, obj: PredictionResult) -> int:
+        return obj.submission_id
+
+    @admin.display(description="sample", ordering="sample_id")
+    def sample_ref(self, obj: PredictionResult) -> int:
+        return obj.sample_id

@@ -182,9 +182,9 @@ class SubmissionCreateApi(APIView):
             return Response({"detail": too_large, "code": "too_large"}, status=413)
         try:
             body = request.data  # parsing spools the file to the upload folder, which may be full
-        except OSError:
+        except OSError as exc:
             log.exception("submission upload by %s: the upload could not be spooled", request.user)
-            return Response({"detail": services.unavailable_message("the upload folder"), "code": "unavailable"},
+            return Response({"detail": services.unavailable_message("the upload folder", exc), "code": "unavailable"},
                             status=503)
         data = SubmissionCreateInput(data=body)
         data.is_valid(raise_exception=True)

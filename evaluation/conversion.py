@@ -20,7 +20,7 @@ from django.core.files import File
 from evaluation import converters
 from evaluation.benchmark_cache import other_benchmark_of, prepared_benchmarks, tool_hooks
 from evaluation.models import Submission
-from evaluation.services import submission_fail, submission_heartbeat
+from evaluation.services import file_failure_reason, submission_fail, submission_heartbeat
 
 _BEAT_SECONDS = 0.5
 
@@ -55,9 +55,8 @@ def submission_file_ready(*, submission: Submission) -> bool:
                 sub.file.save(f"{Path(sub.source_file.name).stem}.converted.jsonl", File(out), save=False)
                 Submission.objects.filter(pk=sub.pk).update(file=sub.file.name)
                 return True
-    except OSError as exc:
-        submission_fail(submission_id=sub.pk,
-                        reason=f"The uploaded file could not be read ({exc}); please upload it again.")
+    except OSError as exc:  # the source unreadable, or the disk full while writing the converted file
+        submission_fail(submission_id=sub.pk, reason=file_failure_reason(exc, "converted"))
         return False
     errors = [e.as_dict() for e in report.errors]
     label = dict(converters.FORMAT_CHOICES)[sub.format]

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 from django.db import IntegrityError, transaction
+from django.db.models import TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.models import Benchmark
@@ -47,12 +50,15 @@ class Build:
 
 
 def derived_read(benchmark: Benchmark, kind: str, *, payload: bool = True) -> Build:
-    """The last build of ``kind`` (one query; never writes)."""
-    fields = ("version", "built_at", "payload") if payload else ("version", "built_at")
+    """The last build of ``kind`` (one query; never writes). The payload is read as text and decoded by
+    orjson: the standard library's decoder (the JSONField's) took 3 s for the router pool's payload at 1,000
+    pool models, 0.5 s with orjson."""
+    fields: tuple = ("version", "built_at", Cast("payload", TextField())) if payload else ("version", "built_at")
     row = DerivedState.objects.filter(benchmark_id=benchmark.pk, kind=kind).values_list(*fields).first()
     if row is None:
         return Build(kind, 0, None, None, benchmark.results_version)
-    return Build(kind, row[0], row[1], row[2] if payload else None, benchmark.results_version)
+    data = orjson.loads(row[2]) if payload and row[2] is not None else None
+    return Build(kind, row[0], row[1], data, benchmark.results_version)
 
 
 def derived_refresh(*, benchmark_id: int, kind: str, build: Callable[[Benchmark], Any],

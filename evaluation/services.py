@@ -8,6 +8,7 @@ Errors a person can act on are exceptions carrying a message; views decide the H
 
 from __future__ import annotations
 
+import errno
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -172,7 +173,7 @@ def submission_create(
         stored.save(f"{benchmark.slug}{suffix}", file, save=False)
     except OSError as exc:
         log.exception("submission upload by %s: the file could not be stored", owner)
-        raise StorageUnavailable(unavailable_message("the file store")) from exc
+        raise StorageUnavailable(unavailable_message("the file store", exc)) from exc
     try:
         with transaction.atomic():
             if enforce_limits and not owner.is_staff:
@@ -204,9 +205,27 @@ def owner_lock(owner: Any) -> None:
         users.update(last_login=F("last_login"))
 
 
-def unavailable_message(what: str) -> str:
+def disk_full(exc: BaseException | None) -> bool:
+    """Whether an error is a full disk (or a full quota): the platform's problem, never the file's."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def unavailable_message(what: str, exc: BaseException | None = None) -> str:
+    """Why an upload was not kept; names a full disk as the cause when it was one."""
+    if disk_full(exc):
+        return (f"The upload could not be stored: the disk of {what} is full. Nothing was kept; this is not a "
+                "problem with your file. Please upload it again later.")
     return (f"The upload could not be stored: {what} is not available at the moment. Nothing was kept; "
             "please upload the file again in a few minutes.")
+
+
+def file_failure_reason(exc: OSError, doing: str) -> str:
+    """A submission's failure reason for an ``OSError`` while ``doing`` (e.g. "converted"): a full disk is
+    said to be one (not "could not be read", which sends the owner looking for a fault in the file)."""
+    if disk_full(exc):
+        return (f"The file could not be {doing}: the server's disk is full. This is not a problem with your "
+                "file; nothing was scored. Please upload it again later.")
+    return f"The uploaded file could not be read ({exc}); please upload it again."
 
 
 def _delete_quietly(stored: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -79,13 +80,18 @@ def _preselected(path_slug: str | None, query_slug: str | None) -> tuple[dict, s
     return {}, services.results_only_message(other)
 
 
-def _too_large(request: HttpRequest, message: str, view_kwargs: dict) -> HttpResponse:
-    """evaluation.middleware answers with this before the body is read (413)."""
-    benchmark = Benchmark.objects.filter(slug=view_kwargs.get("slug") or "").first()
-    return _rejected(request, SubmissionForm(initial={"benchmark": benchmark} if benchmark else {}), message, 413)
+def _refused_unread(status: int) -> Callable[[HttpRequest, str, dict], HttpResponse]:
+    """What evaluation.middleware answers with when it refuses the upload before the view: 413 (too large,
+    the body unread) or 503 (the upload folder full while the body was spooled)."""
+    def refuse(request: HttpRequest, message: str, view_kwargs: dict) -> HttpResponse:
+        benchmark = Benchmark.objects.filter(slug=view_kwargs.get("slug") or "").first()
+        return _rejected(request, SubmissionForm(initial={"benchmark": benchmark} if benchmark else {}), message,
+                         status)
+    return refuse
 
 
-submission_new.too_large_response = _too_large  # type: ignore[attr-defined]
+submission_new.too_large_response = _refused_unread(413)  # type: ignore[attr-defined]
+submission_new.upload_unavailable_response = _refused_unread(503)  # type: ignore[attr-defined]
 
 
 def _rejected(request: HttpRequest, form: SubmissionForm, message: str, status: int) -> HttpResponse:

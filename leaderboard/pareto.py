@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+from django.db.models.fields.json import KT
+
 from evaluation.metrics import Point, pareto_frontier, routing_baselines
 from leaderboard.figures import path, plot_text
 from leaderboard.models import BoardEntry
@@ -99,14 +102,14 @@ def _baselines(by_name: dict[str, TabSource], mode: str, unit: str) -> list[dict
         return []
     correct: dict[str, list[bool]] = {}
     costs: dict[str, list[float]] = {}
-    for sid, bits, c, t in BoardEntry.objects.filter(submission_id__in=ids).values_list(
-        "submission_id", "correct", "costs", "token_counts"
+    # the mode's vectors alone, extracted by the database (the entries' whole JSON was most of the tab)
+    for sid, bits, text in BoardEntry.objects.filter(submission_id__in=ids).values_list(
+        "submission_id", KT(f"correct__{mode}"), KT(f"{'token_counts' if unit == 'tokens' else 'costs'}__{mode}")
     ):
-        vector = (t if unit == "tokens" else c).get(mode)
-        if bits.get(mode) is None or vector is None:
+        if bits is None or text is None:
             continue
-        correct[ids[sid]] = [b == "1" for b in bits[mode]]
-        costs[ids[sid]] = [float(v) for v in vector]
+        correct[ids[sid]] = [b == "1" for b in bits]
+        costs[ids[sid]] = [float(v) for v in orjson.loads(text)]
     if len(correct) < 2 or len({len(v) for v in correct.values()}) != 1:
         return []
     out = []

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Benchmark
 from leaderboard.figures import p_text, plot_text
+from leaderboard.paging import page_rows
 from routers.selectors import KINDS, neighbour_tests, router_board
 
 SORTS = {  # key: (label, row value, higher is better)
@@ -22,10 +23,11 @@ SORTS = {  # key: (label, row value, higher is better)
 MARKERS = {"router": ("circle", "Routers"), "baseline": ("star", "Baselines"), "model": ("square", "Candidate models")}
 
 
-ROUTERS_PARAMS = ("sort", "desc")  # what routers_context reads
+ROUTERS_PARAMS = ("sort", "desc", "page")  # what routers_context reads
 
 
 def routers_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
+    """The table shows 50 rows a page (``page_rows``), the chart those and the frontier's."""
     board = router_board(benchmark)
     sort = params.get("sort", "rank")
     sort = sort if sort in SORTS else "rank"
@@ -40,10 +42,15 @@ def routers_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
                 "aria_sort": ("descending" if desc else "ascending") if k == sort else "none"}
                for k, (label, _, hi) in SORTS.items()]
     slug = benchmark.slug
-    tests = neighbour_tests(rows)
-    router_rows = [{"row": r, **display(r), "vs_above": _test_text(t)} for r, t in zip(rows, tests)]
-    return {"routers": board, "router_rows": router_rows, "router_headers": {h["key"]: h for h in headers}, "kinds": KINDS,
-            "router_chart": figure(board.rows),
+    tests = neighbour_tests(rows)  # each row against the one above it on the whole board, then paged
+    pairs, pager = page_rows(list(zip(rows, tests)), params, base)
+    router_rows = [{"row": r, **display(r), "vs_above": _test_text(t)} for r, t in pairs]
+    shown = [r for r, _ in pairs]
+    ids = {id(r) for r in shown}
+    plotted = shown + [r for r in board.rows if r.on_frontier and id(r) not in ids]
+    return {"routers": board, "router_rows": router_rows, **pager,
+            "router_headers": {h["key"]: h for h in headers}, "kinds": KINDS,
+            "router_chart": figure(plotted),
             "router_downloads": {s: reverse("routers:matrix_csv", args=[slug, s]) for s in ("train", "dev", "test")},
             "router_submit_url": reverse("routers:submit", args=[slug]),
             "router_page_base": reverse("routers:page", args=[slug, 0])[:-2]}

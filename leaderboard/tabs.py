@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,8 +14,9 @@ from evaluation.judges.base import PROMPT_VERSIONS
 from leaderboard import board, selectors
 from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
+from leaderboard.paging import page_number, page_rows, page_window
 from leaderboard.guessable import guessability_context
-from leaderboard.pareto import UNITS, pareto_view
+from leaderboard.pareto import UNITS, figure as pareto_figure, pareto_view
 from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
@@ -32,20 +33,21 @@ class Tab:
     kind: str = "board"  # the derived kind it shows (evaluation/derived.py): its build keys the cache
 
 
-COST_PARAMS = ("mode", "unit")
+PAGE = ("page",)  # the wide tabs' one parameter: which 50 rows (page_rows)
+COST_PARAMS = ("mode", "unit", *PAGE)
 
 
 TABS: tuple[Tab, ...] = (
     Tab("overview", "Overview", "leaderboard/tabs/overview.html", params=board.QUERY_PARAMS),
-    Tab("domains", "Accuracy by domain", "leaderboard/tabs/domains.html"),
-    Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html"),
-    Tab("process", "Reasoning process", "leaderboard/tabs/process.html"),
-    Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html"),
+    Tab("domains", "Accuracy by domain", "leaderboard/tabs/domains.html", params=PAGE),
+    Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html", params=PAGE),
+    Tab("process", "Reasoning process", "leaderboard/tabs/process.html", params=PAGE),
+    Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html", params=PAGE),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html", params=COST_PARAMS),
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", params=ROUTERS_PARAMS, kind="routers"),
     Tab("guessability", "Guessability", "leaderboard/tabs/guessability.html", kind="guessability"),
-    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html", kind="agentx"),
+    Tab("agentx", "Agent-X", "leaderboard/tabs/agentx.html", params=PAGE, kind="agentx"),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
 # Tabs only a benchmark declaring the figure set in its manifest has (benchmark.figures).
@@ -97,6 +99,12 @@ def known_params(tab: Tab, params: QueryDict) -> QueryDict:
     for k in tab.params:
         if k in params:
             out.setlist(k, params.getlist(k))
+    if "page" in out:  # one key per page: "?page=02", "?page=x" and "?page=1" are pages 2, 1 and 1
+        number = page_number(out)
+        if number > 1:
+            out.setlist("page", [str(number)])
+        else:
+            del out["page"]
     return out
 
 
@@ -104,19 +112,6 @@ def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None
     url = reverse("leaderboard:board", args=[benchmark.slug]) if tab == "overview" else reverse(
         "leaderboard:tab", args=[benchmark.slug, tab])
     return f"{url}?{urlencode(params)}" if params else url
-
-
-def page_window(current: int, pages: int, around: int = 2) -> list[int]:
-    """Page links to show: the first, the last and ``around`` either side of the current one, 0 for a gap.
-
-    A link per page made the page (cached or not) grow with the board: 200 links at 10,000 entries."""
-    keep = sorted({1, pages, *range(max(1, current - around), min(pages, current + around) + 1)})
-    out: list[int] = []
-    for n in keep:
-        if out and n > out[-1] + 1:
-            out.append(0)
-        out.append(n)
-    return out
 
 
 def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
@@ -152,6 +147,27 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
             "zero_rank": [r.model_name for r in page.rows if r.rank_score == 0]}
 
 
+# The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
+TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "domains": tuple(("modes", m, "accuracy", k) for m in MODES for k in ("wo_enh", "all", "aux_line")),
+    "mode-selection": (("mode_selection",),),
+    "process": (("modes", "adaptive", "process"),),
+    "toolchains": tuple(("modes", m, "toolchain") for m in ("adaptive", "oracle")),
+}
+
+
+def cost_parts(mode: str) -> tuple[tuple[str, ...], ...]:
+    """What the Cost & Pareto tab reads of one mode (leaderboard.pareto: accuracy, cost, tokens)."""
+    return (("modes", mode, "accuracy", "overall"), ("modes", mode, "cost", "mean_cost_usd"),
+            ("modes", mode, "process", "mean_tokens"))
+
+
+def _cost_choice(params: Any) -> tuple[str, str]:
+    mode = params.get("mode", "adaptive")  # the parameters read here are COST_PARAMS
+    unit = params.get("unit", "usd")
+    return (mode if mode in MODES else "adaptive"), (unit if unit in UNITS else "usd")
+
+
 def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "overview":
         return overview_context(benchmark, params)
@@ -161,12 +177,25 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         rows = progress_rows(selectors.progress_points(benchmark))
         return {"rows": rows, "chart": progress_figure(rows), "group_labels": GROUP_LABELS,
                 "split": any(r.group != "all" for r in rows)}
-    sources = selectors.tab_sources(benchmark)
+    if tab == "agentx":
+        context = agentx_context(benchmark)
+        context["rows"], pager = page_rows(context["rows"], params, tab_url(benchmark, tab))
+        return {**context, **pager}
+    if tab == "guessability":
+        return guessability_context(benchmark)
+    # The tabs below read every public row's results (the others read their own builds): the parts they show
+    cost_mode, unit = _cost_choice(params)
+    sources = selectors.tab_sources(benchmark, TAB_PARTS[tab] if tab != "cost" else cost_parts(cost_mode),
+                                    domain_table=tab == "domains")
+    base = tab_url(benchmark, tab)
     if tab == "domains":
-        domains, rows = selectors.domain_table(benchmark, sources)
-        return {"domains": domains, "rows": rows, "aux": selectors.aux_table(sources), "modes": MODES}
+        domains, all_rows = selectors.domain_table(benchmark, sources)
+        rows, pager = page_rows(all_rows, params, base)
+        keys = {r.source.key for r in rows}  # the auxiliary table: the page's models
+        return {"domains": domains, "rows": rows, **pager, "modes": MODES,
+                "aux": [a for a in selectors.aux_table(sources) if a[0].key in keys]}
     if tab == "mode-selection":
-        rows = selectors.mode_selection(sources)
+        rows, pager = page_rows(selectors.mode_selection(sources), params, base)
         chart = {"data": [{"type": "bar", "orientation": "h", "y": [plot_text(r.source.model_name) for r in rows][::-1],
                            "x": [r.mcc.value for r in rows][::-1],
                            "error_x": {"type": "data", "symmetric": False,
@@ -177,27 +206,27 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
                            "hovertemplate": "%{y}: MCC %{x:.3f}<extra></extra>", "meta": {"role": "mcc"}}],
                  "layout": {"xaxis": {"title": {"text": "MCC (95 % interval)"}, "range": [-1, 1]},
                             "margin": {"l": 200, "t": 10}, "height": 120 + 28 * len(rows)}}
-        return {"rows": rows, "chart": chart}
+        return {"rows": rows, **pager, "chart": chart}
     if tab == "process":
         columns = selectors.process_columns(benchmark.figures)
         mmreason = columns is not selectors.PROCESS_COLUMNS
-        return {"rows": selectors.process_table(sources, columns), "columns": columns,
+        rows, pager = page_rows(selectors.process_table(sources, columns), params, base)
+        return {"rows": rows, **pager, "columns": columns,
                 "step_prompt": f"step_scores {PROMPT_VERSIONS['step_scores']}" if mmreason else None}
     if tab == "toolchains":
-        return {"rows": selectors.toolchain_table(sources), "columns": selectors.TOOLCHAIN_COLUMNS}
-    if tab == "agentx":
-        return agentx_context(benchmark)
-    if tab == "guessability":
-        return guessability_context(benchmark)
+        rows, pager = page_rows(selectors.toolchain_table(sources), params, base)
+        return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
     if tab == "cost":
-        mode = params.get("mode", "adaptive")  # the parameters read here are COST_PARAMS
-        mode = mode if mode in MODES else "adaptive"
-        unit = params.get("unit", "")
-        view = pareto_view(sources, mode, unit if unit in UNITS else "usd")
-        if unit not in UNITS and not view.points:  # nothing in dollars (the authors' rows give tokens): open on tokens
+        mode = cost_mode
+        view = pareto_view(sources, mode, unit)
+        if "unit" not in params and not view.points:  # nothing in dollars (the authors' rows give tokens): open on tokens
             tokens = pareto_view(sources, mode, "tokens")
             view = tokens if tokens.points else view
         unit = view.unit
-        return {"pareto": view, "modes": MODES, "units": UNITS, "mode": mode, "unit": unit,
+        points, pager = page_rows(view.points, params, base)
+        if pager["pages"]:  # the chart plots the page's points (with the whole board's frontier and baselines)
+            view.figure = pareto_figure(replace(view, points=points))
+        view.points = points
+        return {"pareto": view, **pager, "modes": MODES, "units": UNITS, "mode": mode, "unit": unit,
                 "request_path": tab_url(benchmark, "cost")}
     raise KeyError(tab)

@@ -18,7 +18,8 @@ from rest_framework.views import APIView
 
 from annotation.models import Benchmark
 from evaluation import services as evaluation_services
-from evaluation.api import SubmissionCreateApi, SubmissionCreated, SubmissionCreateInput, upload_too_large
+from evaluation.api import (REJECTION_STATUS, SubmissionCreateApi, SubmissionCreated, SubmissionCreateInput,
+                            upload_too_large)
 from routers import services
 from routers.models import RouterStatus, RouterSubmission
 
@@ -61,7 +62,7 @@ def router_create(request: Request, slug: str) -> Response:
         sub = services.router_submission_create(benchmark=benchmark, owner=request.user, file=v["file"], name=v["name"],
                                                 description=v.get("description", ""), is_public=v["is_public"])
     except services.RouterRejected as exc:
-        return Response({"detail": exc.message, "code": "invalid"}, status=400)
+        return Response({"detail": exc.message, "code": exc.code}, status=REJECTION_STATUS[exc.code])
     return Response({"id": sub.pk, "kind": "router", "status": sub.status,
                      "url": reverse("api-router-detail", args=[sub.pk], request=request),
                      "page": request.build_absolute_uri(sub.get_absolute_url())}, status=status.HTTP_202_ACCEPTED)
@@ -91,9 +92,9 @@ class SubmissionOrRouterCreateApi(SubmissionCreateApi):
             return Response({"detail": too_large, "code": "too_large"}, status=413)
         try:
             kind = request.data.get("kind")
-        except OSError:
+        except OSError as exc:
             log.exception("upload by %s: the upload could not be spooled", request.user)
-            return Response({"detail": evaluation_services.unavailable_message("the upload folder"),
+            return Response({"detail": evaluation_services.unavailable_message("the upload folder", exc),
                              "code": "unavailable"}, status=503)
         if kind == "router":
             return router_create(request, slug)

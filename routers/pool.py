@@ -52,6 +52,32 @@ class PoolData:
     def rows(self, split: str) -> list[int]:
         return [i for i, s in enumerate(self.samples) if self.split.get(s.uid) == split]
 
+    def key_of(self, name: str) -> str:
+        return member_key(name, self.submissions.get(name))
+
+    def name_of_key(self) -> dict[str, str]:
+        """{member key: the member's name now}."""
+        return {self.key_of(name): name for name in self.submissions}
+
+    def aliases(self, *earlier: dict[str, int | None] | None) -> dict[str, str]:
+        """Names the current members had before ({earlier name: name now}), from earlier {name: submission id}
+        maps (a pool version's members, the pool a router was last scored on): a router file written with
+        a model's old name still routes to that model after its owner renamed it."""
+        now = {sid: name for name, sid in self.submissions.items() if sid is not None}
+        out: dict[str, str] = {}
+        for members in earlier:
+            for name, sid in (members or {}).items():
+                if name not in self.submissions and sid in now:
+                    out.setdefault(name, now[sid])
+        return out
+
+
+def member_key(name: str, submission_id: int | None) -> str:
+    """A pool member's identity: its submission ("s<id>"), so that its owner renaming the model (the
+    submission's ``model_name``) changes neither the pool's version nor any router's picks; a member of an
+    imported pool has no submission and is its name (the import's own identity)."""
+    return f"s{submission_id}" if submission_id is not None else name
+
 
 def _public(benchmark: Benchmark):  # noqa: ANN202 - a Submission queryset
     return Submission.objects.on_board().filter(benchmark=benchmark)
@@ -188,7 +214,8 @@ def pool_ensure(benchmark: Benchmark) -> PoolData:
 
 
 def _signature(track: RouterTrack, members: dict[str, int]) -> str:
-    return hashlib.sha256(json.dumps([track.mode, sorted(members.items())]).encode()).hexdigest()
+    """The content: the mode and the member submissions, not their names (a rename is the same pool)."""
+    return hashlib.sha256(json.dumps([track.mode, "submissions", sorted(members.values())]).encode()).hexdigest()
 
 
 def pool_version_ensure(*, track: RouterTrack, members: dict[str, int]) -> RouterPoolVersion:
@@ -228,7 +255,7 @@ def reference_inputs(data: PoolData) -> str:
     """sha256 of what training the reference router reads: the models, the train and test samples with
     their questions, and train's Q and C (its neighbours' correctness and cost)."""
     train, test = data.rows("train"), data.rows("test")
-    h = hashlib.sha256(json.dumps([list(data.pool.models),
+    h = hashlib.sha256(json.dumps([[data.key_of(m) for m in data.pool.models],  # members, not their names
                                    [[data.samples[i].uid, data.samples[i].question] for i in train],
                                    [[data.samples[i].uid, data.samples[i].question] for i in test]]).encode())
     h.update(np.ascontiguousarray(data.pool.correct[train]).tobytes())

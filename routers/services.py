@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.models import Benchmark
 from config.celery import task_by_name
 from evaluation.derived import derived_refresh
+from evaluation.services import owner_lock
 from evaluation.metrics import routing
 from evaluation.metrics.routing_knn import knn_probs
 from routers.matrix_import import Matrix, MatrixRejected
@@ -35,14 +36,37 @@ log = logging.getLogger(__name__)
 
 
 class RouterRejected(Exception):
-    def __init__(self, message: str) -> None:
+    """An upload refused before a router submission exists; ``code`` as evaluation's SubmissionRejected
+    ("invalid", "quota", "busy": the API's status follows it)."""
+
+    def __init__(self, message: str, code: str = "invalid") -> None:
         super().__init__(message)
         self.message = message
+        self.code = code
+
+
+def router_limits_check(*, owner: Any, benchmark: Benchmark) -> None:
+    """The submissions' limits, counted over the owner's routers: SUBMISSIONS_PER_DAY uploads per benchmark
+    in 24 hours (failed ones do not count) and SUBMISSIONS_MAX_ACTIVE_PER_USER waiting for their first score
+    (a re-score after the pool moved is the platform's work, not the owner's). Staff are exempt."""
+    if owner.is_staff:
+        return
+    per_day = settings.SUBMISSIONS_PER_DAY
+    mine = RouterSubmission.objects.filter(owner=owner)
+    if mine.filter(benchmark=benchmark, created_at__gte=timezone.now() - timedelta(days=1)).exclude(
+            status=RouterStatus.FAILED).count() >= per_day:
+        raise RouterRejected(f"You have uploaded {per_day} routers to '{benchmark.slug}' in the last 24 hours, the "
+                             "daily limit. Failed ones do not count; try again later.", "quota")
+    cap = settings.SUBMISSIONS_MAX_ACTIVE_PER_USER
+    if mine.filter(status__in=[RouterStatus.QUEUED, RouterStatus.SCORING], finished_at__isnull=True).count() >= cap:
+        raise RouterRejected(f"You already have {cap} routers waiting to be scored; wait until one of them is done "
+                             "or failed.", "busy")
 
 
 def router_submission_create(*, benchmark: Benchmark, owner: Any, file: File, name: str, is_public: bool = False,
-                             description: str = "", enqueue: bool = True) -> RouterSubmission:
-    """Store the upload as a ``queued`` router submission and, unless told not to, send it to be scored."""
+                             description: str = "", enqueue: bool = True, enforce_limits: bool = True) -> RouterSubmission:
+    """Store the upload as a ``queued`` router submission and, unless told not to, send it to be scored.
+    The daily and active limits hold as for prediction files (``router_limits_check``)."""
     name = (name or "").strip()
     if not name:
         raise RouterRejected("give the router a name")
@@ -51,7 +75,13 @@ def router_submission_create(*, benchmark: Benchmark, owner: Any, file: File, na
     sub = RouterSubmission(benchmark=benchmark, owner=owner, name=name, description=description, is_public=is_public,
                            original_name=getattr(file, "name", "") or "")
     sub.full_clean(exclude=["file"])
+    if enforce_limits:
+        router_limits_check(owner=owner, benchmark=benchmark)
     with transaction.atomic():
+        if enforce_limits and not owner.is_staff:
+            # Again under a lock on the owner's row: eight uploads at once would each see room for itself.
+            owner_lock(owner)
+            router_limits_check(owner=owner, benchmark=benchmark)
         sub.file.save(f"router-{benchmark.slug}.jsonl", file, save=False)
         sub.save()
         if enqueue:
@@ -105,9 +135,14 @@ def router_submission_score(*, submission_id: int) -> RouterSubmission | None:
     if not data.pool.models:
         return _fail(sub, "the benchmark has no priced public models in its pool yet", [])
     with sub.file.open("rb") as fh:
-        parsed = read_router_file(fh, models=data.pool.models, test=test_uids,
-                                  known=[s.uid for s in data.samples])
+        # The file names models as they were called when it was written: a name a member has had since
+        # (this version's, or the pool this router was last scored on) is that member.
+        parsed = read_router_file(fh, models=data.pool.models, test=test_uids, known=[s.uid for s in data.samples],
+                                  aliases=data.aliases(data.version.members, (sub.pool or {}).get("models")))
     if parsed.errors:
+        if sub.pool:  # a re-score that failed (a picked model left the pool): tried again when the pool moves
+            sub.pool = {**sub.pool, "failed_on": data.version.pk}
+            sub.save(update_fields=["pool"])
         return _fail(sub, f"{len(parsed.errors)}{'+' if parsed.truncated else ''} problem(s) in the file: "
                           "each names its line", parsed.errors)
     probs = routing.probs_matrix(data.pool, [parsed.picks[u] for u in test_uids])
@@ -131,12 +166,17 @@ def routers_rescore_stale(*, benchmark: Benchmark, version: RouterPoolVersion) -
     Moved back to ``queued`` first (only from ``done``), so two readers noticing the change at once send
     each router once; its old figures stay on the tab, marked, until the new ones replace them.
     """
-    stale = list(RouterSubmission.objects.filter(benchmark=benchmark, status=RouterStatus.DONE)
-                 .exclude(pool_version=version).values_list("pk", flat=True))
+    stale = [(pk, RouterStatus.DONE) for pk in RouterSubmission.objects.filter(
+        benchmark=benchmark, status=RouterStatus.DONE).exclude(pool_version=version).values_list("pk", flat=True)]
+    # A re-score that failed on another pool (a model it picked had left) is tried again on this one: the
+    # model may be back. Not one that failed on this pool, nor a file that never scored.
+    stale += [(pk, RouterStatus.FAILED) for pk, pool in RouterSubmission.objects.filter(
+        benchmark=benchmark, status=RouterStatus.FAILED, pool__has_key="failed_on").values_list("pk", "pool")
+        if pool.get("failed_on") != version.pk]
     sent = []
-    for pk in stale:
-        if RouterSubmission.objects.filter(pk=pk, status=RouterStatus.DONE).update(status=RouterStatus.QUEUED,
-                                                                                   status_at=timezone.now()):
+    for pk, was in stale:
+        if RouterSubmission.objects.filter(pk=pk, status=was).update(status=RouterStatus.QUEUED,
+                                                                     status_at=timezone.now()):
             sent.append(pk)
             transaction.on_commit(lambda pk=pk: router_submission_send(pk))
     return sent
@@ -240,7 +280,8 @@ def router_reference_compute(*, reference_id: int) -> RouterReference | None:
     else:
         train, test = data.rows("train"), data.rows("test")
         probs = knn_probs(data.pool, [s.question for s in data.samples], train, test)
-        ref.picks = {data.samples[i].uid: data.pool.models[int(p.argmax())] for i, p in zip(test, probs)}
+        # by member key: a model renamed since keeps its picks (pool_build names them again)
+        ref.picks = {data.samples[i].uid: data.key_of(data.pool.models[int(p.argmax())]) for i, p in zip(test, probs)}
         ref.status, ref.failure_reason = RouterStatus.DONE, ""
     ref.finished_at = ref.status_at = timezone.now()
     ref.save(update_fields=["status", "status_at", "picks", "failure_reason", "finished_at"])
@@ -281,6 +322,19 @@ REFERENCE_STATES = {RouterStatus.QUEUED: "computing", RouterStatus.SCORING: "com
                     RouterStatus.DONE: "done", RouterStatus.FAILED: "failed"}
 
 
+def _sparse(figures: dict[str, Any]) -> dict[str, Any]:
+    """A board row's figures with only the picked models in its shares (the others are 0): a candidate
+    model's row, or a baseline's, listed every model of the pool per domain, which made the payload grow
+    with the square of the pool (115 MB at 1,000 models, 99 % of it zeros)."""
+    out = dict(figures)
+    if isinstance(out.get("share"), dict):
+        out["share"] = {m: v for m, v in out["share"].items() if v}
+    if isinstance(out.get("share_by_domain"), dict):
+        out["share_by_domain"] = {d: {m: v for m, v in shares.items() if v}
+                                  for d, shares in out["share_by_domain"].items()}
+    return out
+
+
 def pool_build(benchmark: Benchmark) -> dict[str, Any]:
     """The router pool's derived build (kind "routers"): the pool made current (track, split, version,
     reference router queued), routers scored on another pool sent to be re-scored, and what the Routers tab
@@ -295,16 +349,19 @@ def pool_build(benchmark: Benchmark) -> dict[str, Any]:
         train = data.rows("train")
         domains = [data.samples[i].domain for i in test]
         for kind, (label, figures) in routing.baselines(data.pool, train, test, bounds=bounds).items():
-            rows.append({"kind": "baseline", "name": label, "figures": figures.as_dict(), "baseline": kind})
+            rows.append({"kind": "baseline", "name": label, "figures": _sparse(figures.as_dict()), "baseline": kind})
         for m in data.pool.models:
             f = routing.score(data.pool, test, routing.single_model_probs(data.pool, m, len(test)), bounds=bounds,
                               domains=domains)
-            rows.append({"kind": "model", "name": m, "figures": f.as_dict()})
+            rows.append({"kind": "model", "name": m, "figures": _sparse(f.as_dict())})
     ref = data.reference
     if ref is not None and ref.status == RouterStatus.DONE:
-        probs = routing.probs_matrix(data.pool, [{ref.picks[data.samples[i].uid]: 1.0} for i in test])
+        names = data.name_of_key()  # a pick stored before picks were keyed is a name: kept as it is
+        probs = routing.probs_matrix(data.pool, [{names.get(ref.picks[data.samples[i].uid],
+                                                            ref.picks[data.samples[i].uid]): 1.0} for i in test])
         figures = routing.score(data.pool, test, probs, bounds=bounds, domains=[data.samples[i].domain for i in test])
-        rows.append({"kind": "baseline", "name": REFERENCE_NAME, "figures": figures.as_dict(), "baseline": "knn"})
+        rows.append({"kind": "baseline", "name": REFERENCE_NAME, "figures": _sparse(figures.as_dict()),
+                     "baseline": "knn"})
     return {"mode": data.track.mode, "models": list(data.pool.models), "n_test": len(test),
             "splits": {s: len(data.rows(s)) for s in routing.SPLITS}, "bounds": list(bounds) if bounds else None,
             "pool_version": data.version.number, "pool_version_id": data.version.pk, "origin": data.version.origin,

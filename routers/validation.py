@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 MAX_ERRORS = 50
@@ -33,19 +33,21 @@ def _names(models: Sequence[str]) -> str:
     return ", ".join(models) if len(models) <= 20 else ", ".join(models[:20]) + ", ..."
 
 
-def _probs(out: RouterFile, n: int, value: object, models: Sequence[str]) -> dict[str, float] | None:
+def _probs(out: RouterFile, n: int, value: object, models: Sequence[str],
+           aliases: Mapping[str, str]) -> dict[str, float] | None:
     if not isinstance(value, dict) or not value:
         out.error(n, "probs", "must be an object of model name -> probability")
         return None
     probs: dict[str, float] = {}
-    for name, p in value.items():
+    for given, p in value.items():
+        name = aliases.get(given, given)
         if name not in models:
             out.error(n, "probs", f"unknown model {name!r}: the pool's models are {_names(models)}")
             return None
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or p < 0:
             out.error(n, "probs", f"the probability of {name!r} must be a number >= 0, not {p!r}")
             return None
-        probs[name] = float(p)
+        probs[name] = probs.get(name, 0.0) + float(p)
     if sum(probs.values()) <= 0:
         out.error(n, "probs", "the probabilities sum to 0")
         return None
@@ -53,11 +55,14 @@ def _probs(out: RouterFile, n: int, value: object, models: Sequence[str]) -> dic
 
 
 def read_router_file(lines: Iterable[bytes | str], *, models: Sequence[str], test: Sequence[str],
-                     known: Iterable[str] = ()) -> RouterFile:
+                     known: Iterable[str] = (), aliases: Mapping[str, str] | None = None) -> RouterFile:
     """Check every line against the pool's ``models`` and the ``test`` split's sample ids.
 
     ``known`` are the benchmark's other sample ids, so a train or dev id is told apart from a typo.
+    ``aliases`` are earlier names of pool models ({old name: name now}): a pick by an old name is a pick
+    of that model (its owner renamed it after the file was written). The picks name models as they are now.
     """
+    aliases = aliases or {}
     out = RouterFile()
     test_set, known_set = set(test), set(known)
     first_line: dict[str, int] = {}
@@ -88,10 +93,11 @@ def read_router_file(lines: Iterable[bytes | str], *, models: Sequence[str], tes
             continue
         first_line[uid] = n
         if "probs" in obj:
-            probs = _probs(out, n, obj["probs"], models)
+            probs = _probs(out, n, obj["probs"], models, aliases)
             if probs is None:
                 continue
-            if "model" in obj and obj["model"] not in models:
+            if "model" in obj and (not isinstance(obj["model"], str) or aliases.get(obj["model"], obj["model"])
+                                   not in models):
                 out.error(n, "model", f"unknown model {obj['model']!r}: the pool's models are {_names(models)}")
                 continue
             out.picks[uid] = probs
@@ -100,10 +106,10 @@ def read_router_file(lines: Iterable[bytes | str], *, models: Sequence[str], tes
         if not isinstance(model, str) or not model:
             out.error(n, "model", "missing: name one model of the pool (or give \"probs\")")
             continue
-        if model not in models:
+        if aliases.get(model, model) not in models:
             out.error(n, "model", f"unknown model {model!r}: the pool's models are {_names(models)}")
             continue
-        out.picks[uid] = {model: 1.0}
+        out.picks[uid] = {aliases.get(model, model): 1.0}
     missing = [u for u in test if u not in first_line]
     for uid in missing[:10]:
         out.error(None, "sample_id", f"test sample {uid!r} has no line (the file has {out.n_lines} lines)")

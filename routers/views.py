@@ -77,9 +77,23 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, f"Router “{v['name']}” received; it is scored in the background.")
             return redirect("routers:submit", slug=slug)
+    return _submit_page(request, benchmark, form)
+
+
+def _submit_page(request: HttpRequest, benchmark: Benchmark, form: RouterForm, status: int = 200,
+                 upload_error: str = "") -> HttpResponse:
     mine = RouterSubmission.objects.filter(benchmark=benchmark, owner=request.user).order_by("-created_at")[:50]
-    return render(request, "routers/submit.html", {"benchmark": benchmark, "form": form, "mine": mine,
-                                                    "tab_url": reverse("leaderboard:tab", args=[slug, "routers"])})
+    return render(request, "routers/submit.html", {
+        "benchmark": benchmark, "form": form, "mine": mine, "upload_error": upload_error,
+        "tab_url": reverse("leaderboard:tab", args=[benchmark.slug, "routers"])}, status=status)
+
+
+def _upload_unavailable(request: HttpRequest, message: str, view_kwargs: dict) -> HttpResponse:
+    """evaluation.middleware answers with this when the upload folder is full (503, with the cause)."""
+    return _submit_page(request, get_object_or_404(Benchmark, slug=view_kwargs["slug"]), RouterForm(), 503, message)
+
+
+submit.upload_unavailable_response = _upload_unavailable  # type: ignore[attr-defined]
 
 
 def router_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:

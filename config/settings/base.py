@@ -49,6 +49,8 @@ MIDDLEWARE = [
     "evaluation.middleware.UploadSizeLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # after authentication (a signed-in user is counted per account); counters in the cache (THROTTLE_CACHE)
+    "config.rate_limit.PageRateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -111,7 +113,7 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # are served only by views that check access (config/storages.py, docs/security.md).
 PRIVATE_MEDIA_ROOT = Path(env_str("PRIVATE_MEDIA_ROOT", str(VAR_DIR / "private")))
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": "config.storages.AtomicFileSystemStorage"},
     "private": {"BACKEND": "config.storages.PrivateFileSystemStorage", "OPTIONS": {"location": str(PRIVATE_MEDIA_ROOT)}},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
@@ -370,6 +372,17 @@ CACHES = {
 # Security headers and sign-in throttling (config/csp.py, config/login_throttle.py; docs/security.md).
 MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
                   "config.csp.ContentSecurityPolicyMiddleware")
+# The store of the throttles' counters (config/rate_limit.py, config/login_throttle.py): the default cache,
+# shared by every web process when it is Redis; in-process memory counts per process.
+THROTTLE_CACHE = "default"
+# Pages outside the API (config/rate_limit.py): requests per address (anonymous) or per account (signed in);
+# beyond, the 429 page with Retry-After. "off" turns one off.
+PAGE_RATE_LIMIT_ANON = env_str("PAGE_RATE_LIMIT_ANON", "300/minute")
+PAGE_RATE_LIMIT_USER = env_str("PAGE_RATE_LIMIT_USER", "1200/minute")
+# Not limited: static files and media (WhiteNoise serves static ones before any middleware in production),
+# the favicon, the API (DRF's throttles, config/api_throttle.py) and the health page.
+RATE_LIMIT_EXEMPT = [f"/{STATIC_URL.lstrip('/')}", f"/{MEDIA_URL.lstrip('/')}", "/favicon.ico", "/api/",
+                     "/submissions/health/"]
 # After this many failed sign-ins for one username from one address, that pair waits LOGIN_LOCKOUT_SECONDS.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900, minimum=1)

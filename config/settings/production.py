@@ -33,3 +33,12 @@ X_FRAME_OPTIONS = "DENY"
 # browsers that accept it: plotly.js goes out as 1.4 MB instead of 4.8 MB. Needs `collectstatic` (the
 # Dockerfile runs it); a {% static %} name missing from the manifest is an error, not a broken link.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}  # noqa: F405
+
+# The throttles (the pages' rate limit, sign-in throttling) count in the cache: in-process memory counts per
+# web process, so N processes let N times the limit through. Said at start-up, not refused: a one-process
+# deployment is fine with it.
+if CACHES[THROTTLE_CACHE]["BACKEND"].endswith("LocMemCache"):  # noqa: F405
+    import warnings
+
+    warnings.warn("CACHE_URL (or REDIS_URL) is not set: rate limits and sign-in throttling count per process. "
+                  "Set it to a Redis URL shared by the web processes.", stacklevel=1)

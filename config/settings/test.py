@@ -27,10 +27,12 @@ RUNS_ALLOW_PRIVATE_ENDPOINTS = env_bool("RUNS_ALLOW_PRIVATE_ENDPOINTS", True)
 RUNS_CACHE_PATH = Path(env_str("RUNS_CACHE_PATH", str(VAR_DIR / f"test-run-cache-{os.getpid()}.sqlite3")))
 # The suite makes hundreds of API calls a minute from one address; the throttle's own test turns it on.
 API_THROTTLE_ANON = API_THROTTLE_USER = None
+# Likewise the pages' rate limit (config/tests/test_rate_limit.py turns it on).
+PAGE_RATE_LIMIT_ANON = PAGE_RATE_LIMIT_USER = None
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 PRIVATE_MEDIA_ROOT = VAR_DIR / "test-private"
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": "config.storages.AtomicFileSystemStorage"},
     "private": {"BACKEND": "config.storages.PrivateFileSystemStorage", "OPTIONS": {"location": str(PRIVATE_MEDIA_ROOT)}},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }

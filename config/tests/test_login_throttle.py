@@ -84,3 +84,22 @@ def test_the_api_throttles_an_anonymous_address_and_an_account(client, ada, sett
     api = APIClient()
     api.force_authenticate(ada)
     assert [api.get("/api/v1/submissions/").status_code for _ in range(6)] == [200] * 5 + [429]
+
+
+def test_the_failures_are_counted_in_the_shared_throttle_cache(client, ada) -> None:
+    """Sign-in failures live where the pages' rate limit counts (THROTTLE_CACHE: Redis in production), so
+    failures counted by another web process lock this one too."""
+    from django.core.cache import caches
+    from django.test.utils import override_settings
+
+    from config.login_throttle import record_failure
+
+    shared = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "shared-throttle"}
+    with override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                               "LOCATION": "pages"}, "throttle": shared}, THROTTLE_CACHE="throttle"):
+        request = type("R", (), {"META": {"REMOTE_ADDR": "10.0.0.7"}})()
+        for _ in range(5):  # as another process would
+            record_failure(request, "ada")
+        assert sign_in(client, "right-password", address="10.0.0.7").status_code == 429
+        caches["throttle"].clear()
+        assert sign_in(client, "right-password", address="10.0.0.7").status_code == 302

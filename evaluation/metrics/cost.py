@@ -67,6 +67,7 @@ def routing_baselines(correct: Mapping[str, Sequence[bool]], costs: Mapping[str,
     names = sorted(correct)
     if not names:
         return {}
+    position = {k: i for i, k in enumerate(names)}  # the tie-break (names.index was a scan per comparison)
     n = len(correct[names[0]])
     if any(len(correct[k]) != n or len(costs[k]) != n for k in names):
         raise ValueError("every submission must cover the same samples")
@@ -77,11 +78,11 @@ def routing_baselines(correct: Mapping[str, Sequence[bool]], costs: Mapping[str,
     for i in range(n):
         right = [k for k in names if correct[k][i]]
         pool = right or names
-        pick = min(pool, key=lambda k: (costs[k][i], names.index(k)))
+        pick = min(pool, key=lambda k: (costs[k][i], position[k]))
         hits += bool(right)
         spent += costs[pick][i]
-    strongest = max(names, key=lambda k: (mean_acc[k], -names.index(k)))
-    cheapest = min(names, key=lambda k: (mean_cost[k], names.index(k)))
+    strongest = max(names, key=lambda k: (mean_acc[k], -position[k]))
+    cheapest = min(names, key=lambda k: (mean_cost[k], position[k]))
     return {
         "Oracle": Point("Oracle", hits / n if n else 0.0, spent / n if n else 0.0, n),
         "Strongest": Point(f"Strongest ({strongest})", mean_acc[strongest], mean_cost[strongest], n),

@@ -21,7 +21,7 @@ from evaluation.pipeline.claims import _Beats, _claim, _Lease, _Progress, new_cl
 from evaluation.pipeline.finishing import _digest_fields, _ResultWriter
 from evaluation.pipeline.judging import ProgressJudge, judge_prompts
 from evaluation.reports import report_to_json, scorer_version
-from evaluation.services import benchmark_results_bump, submission_fail, submission_notify
+from evaluation.services import benchmark_results_bump, file_failure_reason, submission_fail, submission_notify
 from evaluation.validation import (ValidationReport, iter_validated, tool_call_checker,
                                   validate_predictions)
 
@@ -71,8 +71,7 @@ def _validate(submission_id: int, token: str) -> bool:
                     locate=other_benchmark_of(sub.benchmark),
                 )
     except OSError as exc:
-        submission_fail(submission_id=submission_id,
-                        reason=f"The uploaded file could not be read ({exc}); please upload it again.")
+        submission_fail(submission_id=submission_id, reason=file_failure_reason(exc, "validated"))
         return False
     errors = [e.as_dict() for e in report.errors]
     if not report.ok:

@@ -159,9 +159,9 @@ def test_a_full_disk_at_upload_answers_a_json_503_and_keeps_nothing(api, bench, 
     resp = api.post(URL, {"file": upload(good_file()), "model_name": "m"}, format="multipart")
     assert resp.status_code == 503
     assert resp["Content-Type"] == "application/json"
-    assert resp.json() == {"code": "unavailable", "detail": (
-        "The upload could not be stored: the file store is not available at the moment. Nothing was kept; "
-        "please upload the file again in a few minutes.")}
+    assert resp.json() == {"code": "unavailable", "detail": (  # the cause named (errno 28: ENOSPC)
+        "The upload could not be stored: the disk of the file store is full. Nothing was kept; this is not a "
+        "problem with your file. Please upload it again later.")}
     assert not Submission.objects.exists()
 
 
@@ -198,7 +198,7 @@ def test_a_full_disk_at_web_upload_shows_the_form_with_the_reason(client, user, 
     resp = client.post("/submissions/new/", {"benchmark": "tiny", "file": upload(good_file()), "model_name": "m"})
     assert resp.status_code == 503
     page = resp.content.decode()
-    assert "the file store is not available at the moment. Nothing was kept" in page
+    assert "the disk of the file store is full. Nothing was kept" in page
     assert 'name="model_name"' in page and 'value="m"' in page  # the form, filled in, to send again
 
 
@@ -297,4 +297,4 @@ def test_a_full_upload_folder_while_the_api_reads_the_body_answers_a_json_503(ap
     monkeypatch.setattr(MultiPartParser, "parse", full)
     resp = api.post(URL, {"file": upload(good_file()), "model_name": "m"}, format="multipart")
     assert resp.status_code == 503
-    assert resp.json()["detail"].startswith("The upload could not be stored: the upload folder is not available")
+    assert resp.json()["detail"].startswith("The upload could not be stored: the disk of the upload folder is full")
