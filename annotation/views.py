@@ -327,10 +327,13 @@ def _int(value: str | None) -> int | None:
 def export_zip(request: HttpRequest, slug: str) -> FileResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     _reviewable(request, benchmark)
-    # Deleted when FileResponse closes the handle, after streaming; export writes it by path.
-    handle = tempfile.NamedTemporaryFile(suffix=".zip")  # noqa: SIM115
+    # The export is written whole under a partial name and renamed into place, so it is opened after; its
+    # folder goes at once, and the open handle keeps the file until FileResponse has streamed and closed it.
     splits = access.export_splits(request.user, benchmark)
-    benchmark_export(benchmark=benchmark, out=Path(handle.name), splits=splits)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{benchmark.slug}.zip"
+        benchmark_export(benchmark=benchmark, out=path, splits=splits)
+        handle = path.open("rb")  # noqa: SIM115 - closed by FileResponse
     return FileResponse(handle, as_attachment=True, filename=f"{benchmark.slug}{'-dev' if splits else ''}.zip")
 
 

@@ -95,8 +95,8 @@ def redis_broker(tmp_path, monkeypatch) -> Iterator[RedisServer]:
     folder.mkdir()
     server = RedisServer(folder)
     server.start()
-    monkeypatch.setenv("CELERY_BROKER_URL", server.url)  # Celery reads it before its own setting (CI sets it)
-    old = celery_app.conf.broker_url
+    old = celery_app.conf.broker_url  # read before the variable changes: Celery reads it before its own setting
+    monkeypatch.setenv("CELERY_BROKER_URL", server.url)  # (CI sets it)
     celery_app.conf.broker_url = server.url
     celery_app._after_fork()  # drop the cached connection pools
     yield server
