@@ -20,7 +20,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # Test workers start without warming their benchmark cache unless a test asks (the warm-up task would
 # read the database ahead of the test's own tasks).
 SCORING_WARMUP = env_bool("SCORING_WARMUP", False)
-MEDIA_ROOT = VAR_DIR / "test-media"
+# Files per pytest-xdist process (CI spreads the suite over two; "" without xdist): a test that lists what an
+# upload left behind must not see another process's files. A worker a test starts inherits the variable.
+_XDIST = os.environ.get("PYTEST_XDIST_WORKER", "")
+MEDIA_ROOT = VAR_DIR / f"test-media{_XDIST}"
 # The fake endpoints the tests start listen on 127.0.0.1 (the refusal's own tests turn this off).
 RUNS_ALLOW_PRIVATE_ENDPOINTS = env_bool("RUNS_ALLOW_PRIVATE_ENDPOINTS", True)
 # One cache per test process, unless given (a worker started by a test shares the test's).
@@ -30,7 +33,7 @@ API_THROTTLE_ANON = API_THROTTLE_USER = None
 # Likewise the pages' rate limit (config/tests/test_rate_limit.py turns it on).
 PAGE_RATE_LIMIT_ANON = PAGE_RATE_LIMIT_USER = None
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-PRIVATE_MEDIA_ROOT = VAR_DIR / "test-private"
+PRIVATE_MEDIA_ROOT = VAR_DIR / f"test-private{_XDIST}"
 STORAGES = {
     "default": {"BACKEND": "config.storages.AtomicFileSystemStorage"},
     "private": {"BACKEND": "config.storages.PrivateFileSystemStorage", "OPTIONS": {"location": str(PRIVATE_MEDIA_ROOT)}},
