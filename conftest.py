@@ -8,7 +8,16 @@ A test's own ``page.wait_for_function("expression")`` is eval'd in the page and 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+
+# Subprocesses the tests start (`python -c "import evaluation.metrics ..."`, workers, scripts) find the project
+# by this variable, not by the working directory they inherit: a CI run's second path once saw them fail
+# with "No module named 'evaluation'" in one pytest-xdist process.
+_ROOT = str(Path(__file__).resolve().parent)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)
 
 CSP_MARK = "CSP violation:"
 REPORT = ("document.addEventListener('securitypolicyviolation', e => console.error("
