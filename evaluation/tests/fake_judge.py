@@ -1,9 +1,12 @@
 """A fake OpenAI-compatible judge, run as a process of its own by the worker tests
 (``test_worker_integration.JudgeServer``). ``python -m evaluation.tests.fake_judge [--delay S]
-[--flaky] [--fail-after N]`` prints ``port N`` once it listens. ``--flaky`` answers every other call
-with HTTP 500 (the first one fails); ``--fail-after N`` answers N calls, then only 500s (a judge gone
-for good). ``GET /stats`` gives what it saw: calls, failures and every question answered (canonical
-JSON). Verdicts: answers never equivalent, tool calls valid, every key step matched, every step scored 1.
+[--flaky] [--fail-after N] [--hold-after N]`` prints ``port N`` once it listens. ``--flaky`` answers every
+other call with HTTP 500 (the first one fails); ``--fail-after N`` answers N calls, then only 500s (a
+judge gone for good); ``--hold-after N`` answers N calls, then holds every later one until ``POST
+/release`` (at most 50 s, under the client's timeout): a stage that stays mid-judging for as long as a
+test needs, however slow the machine. ``GET /stats`` gives what it saw: calls, failures, calls held
+now and every question answered (canonical JSON). Verdicts: answers never equivalent, tool calls
+valid, every key step matched, every step scored 1.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ def verdict(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"scores": [1] * len(payload["steps"])}  # step_scores
 
 
-def serve(delay: float, flaky: bool, fail_after: int | None = None) -> ThreadingHTTPServer:
+def serve(delay: float, flaky: bool, fail_after: int | None = None, hold_after: int | None = None) -> ThreadingHTTPServer:
     lock = threading.Lock()
-    stats: dict[str, Any] = {"calls": 0, "failures": 0, "questions": []}
+    released = threading.Event()
+    stats: dict[str, Any] = {"calls": 0, "failures": 0, "held": 0, "questions": []}
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -45,11 +49,21 @@ def serve(delay: float, flaky: bool, fail_after: int | None = None) -> Threading
                 self._send(200, stats)
 
         def do_POST(self) -> None:  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            if self.path == "/release":
+                released.set()
+                self._send(200, {"released": True})
+                return
             with lock:
                 stats["calls"] += 1
                 fail = (flaky and stats["calls"] % 2 == 1) or (fail_after is not None and stats["calls"] > fail_after)
                 stats["failures"] += fail
+                hold = hold_after is not None and stats["calls"] > hold_after and not released.is_set()
+                stats["held"] += hold
+            if hold:
+                released.wait(50)
+                with lock:
+                    stats["held"] -= 1
             time.sleep(delay)
             if fail:
                 self._send(500, {"error": {"message": "overloaded", "type": "server_error"}})
@@ -84,8 +98,10 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--flaky", action="store_true", help="fail every other call with HTTP 500")
     parser.add_argument("--fail-after", type=int, default=None, help="answer this many calls, then fail every one")
+    parser.add_argument("--hold-after", type=int, default=None,
+                        help="answer this many calls, then hold every later one until POST /release")
     args = parser.parse_args()
-    httpd = serve(args.delay, args.flaky, args.fail_after)
+    httpd = serve(args.delay, args.flaky, args.fail_after, args.hold_after)
     print(f"port {httpd.server_address[1]}", flush=True)
     sys.stdout.close()
     httpd.serve_forever()

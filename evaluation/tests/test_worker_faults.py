@@ -105,9 +105,11 @@ def test_a_database_disconnect_mid_stage_is_retried_and_the_submission_still_fin
 
 def test_a_stage_delivered_twice_runs_once_and_the_second_delivery_returns_quietly(
         bench, owner, start_worker, judge_server) -> None:
-    # Judging takes ~5 s without a progress report, longer than SUBMISSION_STUCK_SECONDS (3 s):
-    # only the claim's heartbeat thread keeps the sweeper and the second delivery off it.
-    server = judge_server(delay=0.3, flaky=False)
+    # The judge answers two calls, then holds the next until the test releases it: the stage stays
+    # mid-judging, without a progress report, for as long as the test needs (longer than
+    # SUBMISSION_STUCK_SECONDS, 3 s), however slow the machine. Only the claim's heartbeat thread keeps
+    # the sweeper and the second delivery off it.
+    server = judge_server(delay=0.05, flaky=False, hold_after=2)
     env = {**server.env, "JUDGE_OPENAI_CONCURRENCY": "1"}
     # Each worker also serves a queue of its own, so the second delivery goes to the idle one for sure
     # (on the shared queue the busy worker's consumer could take it, and the test would wait for nothing).
@@ -116,11 +118,14 @@ def test_a_stage_delivered_twice_runs_once_and_the_second_delivery_returns_quiet
     first = start_worker(queues=f"{shared},{own['first']}", **env)
     second = start_worker(queues=f"{shared},{own['second']}", **env)
     sub = create(bench, owner)
-    wait_for(lambda: status_of(sub) == "judging" and server.calls >= 2, first, "judging")
+    wait_for(lambda: status_of(sub) == "judging" and server.held >= 1, first, "judging, held by the judge")
     busy, idle = (first, second) if held_by(sub, first) else (second, first)
     idle_queue = own["second"] if idle is second else own["first"]
+    time.sleep(stuck_seconds() + 1)  # past the stuck bound: a claim without a heartbeat would now be taken
     send_stage("evaluation.tasks.submission_score", sub, queue=idle_queue)  # the same stage again, while it runs
     wait_for(lambda: "already claimed" in idle.log.read_text(), idle, "the second delivery")
+    assert status_of(sub) == "judging" and held_by(sub, busy)
+    server.release()
     holders = set()
 
     def finished() -> bool:

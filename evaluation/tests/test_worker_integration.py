@@ -221,9 +221,11 @@ class JudgeServer:
     (evaluation/tests/fake_judge.py) that fails every other call (HTTP 500), or none when not
     ``flaky``; ``calls``, ``failures`` and ``questions`` are what it has seen so far."""
 
-    def __init__(self, delay: float = 0.0, flaky: bool = True, fail_after: int | None = None) -> None:
+    def __init__(self, delay: float = 0.0, flaky: bool = True, fail_after: int | None = None,
+                 hold_after: int | None = None) -> None:
         cmd = [sys.executable, "-m", "evaluation.tests.fake_judge", "--delay", str(delay), *(["--flaky"] * flaky),
-               *(["--fail-after", str(fail_after)] if fail_after is not None else [])]
+               *(["--fail-after", str(fail_after)] if fail_after is not None else []),
+               *(["--hold-after", str(hold_after)] if hold_after is not None else [])]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # "port N" once it listens
@@ -243,6 +245,16 @@ class JudgeServer:
     @property
     def failures(self) -> int:
         return int(self.stats()["failures"])
+
+    @property
+    def held(self) -> int:
+        """Calls waiting now for ``release`` (``hold_after``)."""
+        return int(self.stats()["held"])
+
+    def release(self) -> None:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/release", data=b"", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            response.read()
 
     @property
     def questions(self) -> list[str]:
