@@ -1,0 +1,51 @@
+"""The page rate limit seen from a board in headless Chromium: a sort clicked past the limit is an
+in-page (htmx) request, which htmx does not swap on a 429; the page must still say what happened
+and how long to wait, and keep the board it shows."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.core.cache import caches
+from django.test.utils import override_settings
+
+from leaderboard.tests import helpers
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+LOCAL = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "rate-browser-pages"}
+COUNTS = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "rate-browser-counts"}
+
+
+def test_a_sort_clicked_past_the_limit_says_too_many_requests_and_keeps_the_board(
+        live_server, transactional_db, tmp_path) -> None:
+    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    for s in (helpers.ALPHA, helpers.BETA, helpers.GAMMA):
+        helpers.submit(benchmark, s)
+    with override_settings(CACHES={"default": LOCAL, "throttle": COUNTS}, THROTTLE_CACHE="throttle",
+                           PAGE_RATE_LIMIT_ANON="4/minute"), playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(f"{live_server.url}/b/hand/")
+        notice = page.locator("#site-notice")
+        assert notice.is_hidden()
+        models = page.locator("#overview-table tbody th.model > a").all_inner_texts()
+        assert models
+        for _ in range(8):  # each click is one request; the limit is reached within a few
+            page.click('a[data-sort="text"]')
+            page.wait_for_timeout(300)
+            if notice.is_visible():
+                break
+        assert notice.is_visible(), "no notice after eight in-page requests over a limit of four a minute"
+        text = notice.inner_text()
+        assert text.startswith("Too many requests") and "then try again" in text
+        assert " second" in text or " minute" in text  # how long to wait, from Retry-After
+        assert page.locator("#overview-table tbody th.model > a").count() == len(models)  # the board is still there
+        browser.close()
+        caches["throttle"].clear()
