@@ -344,16 +344,24 @@ def _end(run: HostedRun, token: str, *, status: str, reason: str, **fields: Any)
 
 
 def runs_sweep() -> dict[str, int]:
-    """Send again every run whose worker went silent, and every queued run nobody took (its message
-    lost); a run out of attempts fails in its next claim. So a run never stays unfinished."""
+    """Send again every run whose worker went silent, every queued run whose message could not be
+    published (``enqueue_failed``: at once, since this sweep came through the broker, which is back), and
+    every queued run nobody took (its message lost); a run out of attempts fails in its next claim. So a
+    run never stays unfinished, and a broker blip costs a sweep interval, not RUNS_QUEUED_RESEND_SECONDS."""
     now = timezone.now()
+    unsent = list(HostedRun.objects.filter(status=RunStatus.QUEUED, claim_token="", enqueue_failed=True)
+                  .values_list("pk", flat=True))
     stale = HostedRun.objects.filter(status=RunStatus.RUNNING,
                                      heartbeat_at__lt=now - timedelta(seconds=settings.RUNS_STUCK_SECONDS))
     waiting = HostedRun.objects.filter(status=RunStatus.QUEUED, claim_token="",
                                        created_at__lt=now - timedelta(seconds=settings.RUNS_QUEUED_RESEND_SECONDS))
     resent = 0
-    for pk in [*stale.values_list("pk", flat=True), *waiting.values_list("pk", flat=True)]:
-        resent += int(queueing.run_enqueue(run_id=pk))
+    for pk in unsent:  # the flag is cleared by whoever sends it, so two sweepers never both do
+        if HostedRun.objects.filter(pk=pk, enqueue_failed=True).update(enqueue_failed=False):
+            resent += int(queueing.run_enqueue(run_id=pk))  # failing again sets it again
+    for pk in dict.fromkeys([*stale.values_list("pk", flat=True), *waiting.values_list("pk", flat=True)]):
+        if pk not in unsent:
+            resent += int(queueing.run_enqueue(run_id=pk))
     return {"resent": resent}
 
 

@@ -373,6 +373,8 @@ class HostedRun(models.Model):
     claim_token = models.CharField(max_length=80, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Its message could not be published (the broker was down): the sweeper's next run sends it.
+    enqueue_failed = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

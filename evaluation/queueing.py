@@ -17,7 +17,7 @@ from config.celery import task_by_name
 
 from django.db import DatabaseError
 
-from evaluation.models import ACTIVE_STATUSES, Submission, SubmissionStatus
+from evaluation.models import ACTIVE_STATUSES, RUN_ACTIVE_STATUSES, HostedRun, Submission, SubmissionStatus
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +93,17 @@ RUN_TASK = TASKS + "run_execute"
 
 
 def run_enqueue(*, run_id: int) -> bool:
-    """Publish a hosted run on RUNS_QUEUE (its own worker: a long run never holds up scoring); False
-    (and logged) if the broker is down: the sweeper sends it later."""
+    """Publish a hosted run on RUNS_QUEUE (its own worker: a long run never holds up scoring); False if
+    the broker is down, and then the run says so (``enqueue_failed``): the sweeper's next run, the first
+    after the broker is back, sends it, as for a submission."""
     task = task_by_name(RUN_TASK)
     try:
         task.apply_async(args=[run_id], queue=settings.RUNS_QUEUE, retry=True, retry_policy=_PUBLISH_RETRY)
     except Exception as exc:  # noqa: BLE001 - as in submission_enqueue: "not sent", logged
         log.warning("run %s: could not publish %s (%s); the sweeper will send it", run_id, task.name, exc)
+        try:
+            HostedRun.objects.filter(pk=run_id, status__in=RUN_ACTIVE_STATUSES).update(enqueue_failed=True)
+        except DatabaseError:  # the database is away too: the run will look stuck, and be sent then
+            log.warning("run %s: could not record the failed publish", run_id, exc_info=True)
         return False
     return True

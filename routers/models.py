@@ -125,6 +125,8 @@ class RouterSubmission(models.Model):
     original_name = models.CharField(max_length=255, blank=True)
     status = models.CharField(max_length=8, choices=RouterStatus.choices, default=RouterStatus.QUEUED)
     status_at = models.DateTimeField(default=timezone.now)  # last status change; the sweeper reads it
+    # Its message could not be published (the broker was down): the sweeper's next run sends it.
+    enqueue_failed = models.BooleanField(default=False)
     failure_reason = models.TextField(blank=True)
     errors = models.JSONField(default=list, blank=True)  # [{"line", "field", "message"}], first 50
     # The pool it was scored on: {"mode", "models": {name: submission id}}, and that pool's version.
@@ -165,6 +167,8 @@ class RouterReference(models.Model):
     inputs = models.CharField(max_length=64)
     status = models.CharField(max_length=8, choices=RouterStatus.choices, default=RouterStatus.QUEUED)
     status_at = models.DateTimeField(default=timezone.now)  # last status change; the sweeper reads it
+    # Its message could not be published (the broker was down): the sweeper's next run sends it.
+    enqueue_failed = models.BooleanField(default=False)
     picks = models.JSONField(null=True, blank=True)  # {test sample uid: model name}
     failure_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

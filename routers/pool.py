@@ -283,5 +283,6 @@ def reference_ensure(*, data: PoolData) -> RouterReference | None:
 def reference_send(pk: int) -> None:
     try:  # sent by name: the task module imports the services, which import this one
         task_by_name("routers.reference").apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)
-    except Exception:  # broker down: it stays queued and the sweeper sends it again
+    except Exception:  # broker down: the row says so, and the sweeper's next run sends it
         log.warning("could not send reference router %s to the queue", pk, exc_info=True)
+        RouterReference.objects.filter(pk=pk, status=RouterStatus.QUEUED).update(enqueue_failed=True)

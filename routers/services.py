@@ -17,6 +17,7 @@ import numpy as np
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Benchmark
@@ -93,8 +94,9 @@ def router_submission_create(*, benchmark: Benchmark, owner: Any, file: File, na
 def router_submission_send(pk: int) -> None:
     try:  # by name: the task module imports this one; the pipeline's workers take it
         task_by_name("routers.score").apply_async((pk,), queue=settings.SUBMISSIONS_QUEUE)
-    except Exception:  # broker down: the router stays queued; `manage.py score_router ID` sends it again
+    except Exception:  # broker down: the row says so, and the sweeper's next run sends it
         log.warning("could not send router submission %s to the queue", pk, exc_info=True)
+        RouterSubmission.objects.filter(pk=pk, status=RouterStatus.QUEUED).update(enqueue_failed=True)
 
 
 def cost_bounds_of(benchmark: Benchmark, data: PoolData, rows: list[int]) -> tuple[float, float] | None:
@@ -295,11 +297,16 @@ def _sweep(model: type, send: Any, now: Any) -> list[int]:  # model: RouterSubmi
     model.objects.filter(status=RouterStatus.SCORING, status_at__lt=stuck).update(
         status=RouterStatus.QUEUED, status_at=now - timedelta(days=1))  # re-sent just below
     waiting = now - timedelta(seconds=settings.SUBMISSION_QUEUED_RESEND_SECONDS)
-    pks = list(model.objects.filter(status=RouterStatus.QUEUED, status_at__lt=waiting).values_list("pk", flat=True))
-    for pk in pks:
-        model.objects.filter(pk=pk, status=RouterStatus.QUEUED).update(status_at=now)
-        send(pk)
-    return pks
+    # One whose publish failed goes at once (this sweep came through the broker: it is back); one merely
+    # waiting in the queue only after SUBMISSION_QUEUED_RESEND_SECONDS (its message lost in the broker).
+    due = Q(status_at__lt=waiting) | Q(enqueue_failed=True)
+    pks = list(model.objects.filter(due, status=RouterStatus.QUEUED).values_list("pk", flat=True))
+    sent = []
+    for pk in pks:  # whoever moves the row sends it, so two sweepers never both do
+        if model.objects.filter(due, pk=pk, status=RouterStatus.QUEUED).update(status_at=now, enqueue_failed=False):
+            send(pk)  # failing again sets the flag again
+            sent.append(pk)
+    return sent
 
 
 def routers_sweep(*, now: Any = None) -> list[int]:

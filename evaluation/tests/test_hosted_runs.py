@@ -180,3 +180,32 @@ def test_the_runs_pages_are_the_owners(setup, client, tmp_path, django_capture_o
     client.logout()
     client.force_login(get_user_model().objects.create_user("eve", "eve@example.org", "pw"))
     assert client.get(f"/runs/{run_id}/").status_code == 404
+
+
+def test_a_run_posted_while_the_broker_is_down_is_sent_by_the_next_sweep_once(
+        setup, tmp_path, django_capture_on_commit_callbacks, settings) -> None:  # noqa: ANN001
+    from unittest import mock
+
+    from kombu.exceptions import OperationalError
+
+    from evaluation import tasks
+
+    settings.RUNS_QUEUED_RESEND_SECONDS = 3600  # no waiting for the re-send interval: the record is enough
+    _, _, client, key = setup
+    with simulated_model(key, tmp_path / "log.jsonl") as url:
+        with (mock.patch.object(tasks.run_execute, "apply_async", side_effect=OperationalError("down")),
+              django_capture_on_commit_callbacks(execute=True)):
+            response = _post(client, url)
+        assert response.status_code == 202  # the run is accepted; its message did not go
+        run = HostedRun.objects.get(pk=response.json()["id"])
+        assert (run.status, run.enqueue_failed) == ("queued", True)
+        with mock.patch.object(tasks.run_execute, "apply_async", side_effect=OperationalError("down")):
+            assert hosted_runs.runs_sweep() == {"resent": 0}  # a sweep while the broker is still down
+        assert HostedRun.objects.get(pk=run.pk).enqueue_failed  # still to send
+        with mock.patch.object(tasks.run_execute, "apply_async") as publish:
+            assert hosted_runs.runs_sweep() == {"resent": 1}  # the first sweep once the broker answers
+            assert hosted_runs.runs_sweep() == {"resent": 0}  # never sent twice
+        publish.assert_called_once()
+        assert publish.call_args.kwargs["args"] == [run.pk]
+        run = _execute(run.pk, django_capture_on_commit_callbacks)  # the worker takes the message
+    assert (run.status, run.enqueue_failed) == ("done", False)

@@ -62,3 +62,24 @@ def test_a_reference_router_left_queued_or_stuck_is_sent_again(benchmark, settin
     services.routers_sweep()  # test settings: the real send trains it in-process
     ref.refresh_from_db()
     assert ref.status == "done" and ref.picks
+
+
+def test_a_router_whose_publish_failed_is_sent_by_the_next_sweep_at_once_and_once(benchmark, settings):
+    from kombu.exceptions import OperationalError
+
+    from config.celery import task_by_name
+
+    settings.SUBMISSION_QUEUED_RESEND_SECONDS = 3600  # no waiting for the re-send interval: the record is enough
+    router = upload(benchmark, "blip")
+    task = task_by_name("routers.score")
+    with mock.patch.object(task, "apply_async", side_effect=OperationalError("down")):
+        services.router_submission_send(router.pk)  # the broker is down when its upload commits
+        router.refresh_from_db()
+        assert (router.status, router.enqueue_failed) == ("queued", True)
+        assert services.routers_sweep() == [router.pk]  # a sweep while it is still down: tried, flagged again
+    assert RouterSubmission.objects.get(pk=router.pk).enqueue_failed
+    with mock.patch.object(task, "apply_async") as publish:
+        assert services.routers_sweep() == [router.pk]  # the first sweep once the broker answers
+        assert services.routers_sweep() == []  # never sent twice
+    publish.assert_called_once()
+    assert RouterSubmission.objects.get(pk=router.pk).enqueue_failed is False
