@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.storage import FileSystemStorage
 from django.db import transaction
 from django.db.models import Prefetch
 
@@ -42,8 +44,10 @@ from annotation.export_rows import (  # noqa: F401 - benchmark_manifest, sample_
     regions_for_file,
     sample_to_record,
 )
+from annotation.releases import KnownRows
 from annotation.taxonomy import merge_key
 from config.celery import task_by_name
+from config.storages import AtomicFileSystemStorage
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +102,13 @@ def benchmark_import(
     (with their results) when `remove_missing`.
     """
     paths = [Path(p) for p in path] if isinstance(path, list) else Path(path)
+    storage = sample_media_storage()
+    known_images = _known_images(slug)
     with open_benchmark_source(
-        paths, images_dir, format=format, max_unpacked_bytes=settings.BENCHMARK_IMPORT_MAX_UNPACKED_BYTES
+        paths, images_dir, format=format, max_unpacked_bytes=settings.BENCHMARK_IMPORT_MAX_UNPACKED_BYTES,
+        known_rows=_known_rows(slug, known_images),
+        # Decoded on the storage's file system, so storing a file is a link (_store_file), not a second copy.
+        workdir_in=Path(storage.location) if isinstance(storage, FileSystemStorage) else None,
     ) as source:
         total = source.size
         read = 0
@@ -117,11 +126,14 @@ def benchmark_import(
             max_pixels=settings.IMAGE_MAX_PIXELS,
             domain_of=domain_of,
             progress=on_line,
-            known_images=_known_images(slug),
+            known_images=known_images,
         )
         # Media are stored under their content hash, so files written before a failed
         # transaction never replace a file that a committed row still points to.
-        stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
+        # A release's media were decoded (or copied) into the import's own work folder: stored by a link to it.
+        # Never a link to the user's own files (a JSON Lines file's images): the stored copy would be theirs.
+        ours = source.root if source.release is not None else None
+        stored = {record.uid: _store_media(slug, record, link_from=ours) for record in bundle.samples}
         if scoring is not None:
             bundle.manifest.scoring = scoring
         summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress,
@@ -138,17 +150,43 @@ def _known_images(slug: str) -> dict[str, tuple[int, int, str]]:
     return {sha: (w, h, Path(name).suffix) for sha, w, h, name in rows.iterator(chunk_size=5000)}
 
 
+def _known_rows(slug: str, known_images: dict[str, tuple[int, int, str]]) -> KnownRows:
+    """The benchmark's samples a release reader digested (Sample.source_digest): digest -> their images' sha256
+    and stored size (-1: missing), so a reader skips decoding an unchanged row whose stored copies are whole.
+    A sample with a video, or an image the benchmark does not list as known, is left out (read in full)."""
+    storage = sample_media_storage()
+    root = storage.location if isinstance(storage, FileSystemStorage) else None
+    rows = (SampleMedia.objects.filter(sample__benchmark__slug=slug).exclude(sample__source_digest="")
+            .order_by("sample_id", "position").values_list("sample__source_digest", "kind", "sha256", "file"))
+    known: dict[str, list[tuple[str, int]]] = {}
+    left_out: set[str] = set()
+    for digest, kind, sha, name in rows.iterator(chunk_size=5000):
+        if kind != MediaKind.IMAGE or sha not in known_images or root is None:
+            left_out.add(digest)
+            continue
+        try:
+            size = os.stat(os.path.join(root, name)).st_size  # names written by _store_file: no ".." in them
+        except FileNotFoundError:
+            size = -1
+        known.setdefault(digest, []).append((sha, size))
+    return {digest: media for digest, media in known.items() if digest not in left_out}
+
+
 @dataclass(frozen=True, slots=True)
 class StoredMedia:
     image: str  # Sample.image: the first medium's still
     media: list[tuple[str, list[dict]]]  # per medium: its file's name, and a video's frames
 
 
-def _store_media(slug: str, record: SampleRecord) -> StoredMedia:
+def _store_media(slug: str, record: SampleRecord, *, link_from: Path | None = None) -> StoredMedia:
     """Write each medium (and a video's sampled frames) to the storage of Sample.image."""
     media: list[tuple[str, list[dict]]] = []
     for medium in record.media:
-        name = _store_file(slug, medium.sha256, medium.ext, path=medium.path)
+        if medium.path is None:  # an unchanged row's image, whole in the storage (_known_rows)
+            media.append((_media_name(slug, medium.sha256, medium.ext), []))
+            continue
+        name = _store_file(slug, medium.sha256, medium.ext, path=medium.path,
+                           link=link_from is not None and medium.path.is_relative_to(link_from))
         frames = [
             {"name": _store_file(slug, hashlib.sha256(jpeg).hexdigest(), ".jpg", data=jpeg), "time": time}
             for jpeg, time in zip(medium.frames, medium.frame_times, strict=True)
@@ -158,16 +196,25 @@ def _store_media(slug: str, record: SampleRecord) -> StoredMedia:
     return StoredMedia(image=first_frames[0]["name"] if first_frames else first_name, media=media)
 
 
-def _store_file(slug: str, sha256: str, ext: str, *, path: Path | None = None, data: bytes | None = None) -> str:
+def _media_name(slug: str, sha256: str, ext: str) -> str:
+    return f"benchmarks/{slug}/{sha256[:2]}/{sha256}{ext}"
+
+
+def _store_file(slug: str, sha256: str, ext: str, *, path: Path | None = None, data: bytes | None = None,
+                link: bool = False) -> str:
+    """The file under its content-addressed name in the storage. ``link``: ``path`` is the import's own work
+    file, which the storage may take by a hard link (AtomicFileSystemStorage.save_local) instead of a copy."""
     storage = sample_media_storage()
-    name = f"benchmarks/{slug}/{sha256[:2]}/{sha256}{ext}"
+    name = _media_name(slug, sha256, ext)
     size = path.stat().st_size if path is not None else len(data or b"")
     if storage.exists(name) and storage.size(name) != size:
         # A stored copy of other length is damaged (the name is the content's hash): the
         # re-import the pages advise for an unreadable image replaces it with the file's bytes.
         storage.delete(name)
     if not storage.exists(name):
-        if path is not None:
+        if path is not None and link and isinstance(storage, AtomicFileSystemStorage):
+            saved = storage.save_local(name, path)
+        elif path is not None:
             with path.open("rb") as handle:
                 saved = storage.save(name, handle)
         else:
@@ -209,6 +256,7 @@ def _write_bundle(
     created = updated = unchanged = 0
     total = len(bundle.samples)
     fresh: list[tuple[Sample, SampleRecord]] = []
+    digested: list[Sample] = []  # unchanged samples whose source digest is new (imported before it was kept)
     for index, record in enumerate(bundle.samples):
         sample = existing.get(record.uid)
         if sample is None:
@@ -220,12 +268,14 @@ def _write_bundle(
             fresh.append((sample, record))
             created += 1
         else:
-            before = _sample_state(sample)
+            before, digest_before = _sample_state(sample), sample.source_digest
             _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
             sample_changed = _sample_state(sample) != before
             if sample_changed:
                 sample.clean_fields(exclude=["benchmark", "category"])
                 sample.save()
+            elif sample.source_digest != digest_before:
+                digested.append(sample)  # bookkeeping, not a change: updated_at stays
             if _replace_media(sample, record, stored[record.uid], is_new=False) and not sample_changed:
                 sample.save(update_fields=["updated_at"])  # what the scorer's cache key watches
                 sample_changed = True
@@ -240,6 +290,7 @@ def _write_bundle(
         if progress is not None:
             progress("write", index + 1, total)
     _create_samples(fresh, stored)
+    Sample.objects.bulk_update(digested, ["source_digest"], batch_size=BULK_ROWS)
     removed = _samples_left_out(benchmark, bundle, remove=remove_missing)
     return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged, removed=removed)
 
@@ -354,6 +405,7 @@ def _fill_sample(sample: Sample, record: SampleRecord, category: Category, image
     sample.source = record.source
     sample.meta = record.meta
     sample.position = position
+    sample.source_digest = record.source_digest
 
 
 def _media_rows(sample: Sample, record: SampleRecord, stored: StoredMedia) -> list[SampleMedia]:
