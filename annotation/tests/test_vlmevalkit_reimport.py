@@ -65,16 +65,16 @@ def test_a_changed_row_in_an_unchanged_file_is_imported_with_its_new_content(tmp
     run_import(write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1), row(2), row(3)]))
     decoded.clear()
     out = run_import(write_tsv(tmp_path / "ds.tsv", COLUMNS, [
-        row(1), row(2, image=b64_image(shade=99), question="Which is smaller?"), row(3)]))
+        row(1), row(2, image=b64_image(shade=120), question="Which is smaller?"), row(3)]))
     assert "0 created, 1 updated, 2 unchanged" in out
-    assert decoded == [len(image_bytes(shade=99))]  # only the changed row's image
+    assert decoded == [len(image_bytes(shade=120))]  # only the changed row's image (of the old one's length)
     changed = Sample.objects.get(uid="2")
     assert changed.question == "Which is smaller?"
     with changed.image.open("rb") as handle:
-        assert handle.read() == image_bytes(shade=99)
+        assert handle.read() == image_bytes(shade=120)
     # A change outside the image only (the answer) is read too, though the image is the same bytes.
     out = run_import(write_tsv(tmp_path / "ds.tsv", COLUMNS, [
-        row(1, answer="B"), row(2, image=b64_image(shade=99), question="Which is smaller?"), row(3)]))
+        row(1, answer="B"), row(2, image=b64_image(shade=120), question="Which is smaller?"), row(3)]))
     assert "1 updated, 2 unchanged" in out and Sample.objects.get(uid="1").answer == "B"
 
 
