@@ -49,8 +49,12 @@ def _records(lines: Iterator[str]) -> Iterator[list[str]]:
     for line in lines:
         if '"' in line or "\0" in line:
             yield next(csv.reader(itertools.chain([line], lines), delimiter="\t"))
-        else:  # the file is opened with newline="": the line keeps its end ("\n", "\r\n" or "\r")
-            yield line.rstrip("\r\n").split("\t") if line.strip("\r\n") else []
+        elif line not in ("\n", "\r\n", "\r"):  # opened with newline="": a line keeps its end ("\n", "\r\n", "\r")
+            cells = line.split("\t")  # which is cut off the last cell, not off a copy of the whole 77 KB line
+            cells[-1] = cells[-1].rstrip("\r\n")
+            yield cells
+        else:
+            yield []
 
 
 def parquet_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
