@@ -95,3 +95,16 @@ def test_a_truncated_jpeg_is_named_by_its_row_on_import_and_on_reimport(tmp_path
     run_import(write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1), row(2)]))
     with pytest.raises(Exception, match=r"row 2 of ds.tsv, field 'image': '\w+\.jpg' is damaged and cannot be decoded"):
         run_import(write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1), row(2, image=cut)]))
+
+
+def test_samples_imported_before_digests_were_kept_get_theirs_on_the_next_reimport(tmp_path: Path,
+                                                                                   decoded: list[int]) -> None:
+    path = write_tsv(tmp_path / "ds.tsv", COLUMNS, [row(1), row(2)])
+    run_import(path)
+    Sample.objects.update(source_digest="")  # as a benchmark imported before migration 0013 holds them
+    before = {s.uid: s.updated_at for s in Sample.objects.all()}
+    decoded.clear()
+    assert "0 updated, 2 unchanged" in run_import(path)  # the digest is bookkeeping, not a change
+    assert len(decoded) == 2 and {s.uid: s.updated_at for s in Sample.objects.all()} == before
+    assert "0 updated, 2 unchanged" in run_import(path)
+    assert len(decoded) == 2  # the second re-import recognised both rows
