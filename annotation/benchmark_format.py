@@ -42,7 +42,7 @@ from annotation.benchmark_fields import (
 from annotation.benchmark_media import MediumIn, media_refs, parse_media
 from annotation.declared_tools import DeclaredTool, declared_from_dicts, read_declared_tool
 from annotation.declared_tools import fold as fold_tool_name
-from annotation.releases import Release, ReleaseError, read_release, sniff
+from annotation.releases import KnownRows, Release, ReleaseError, ReleaseLine, read_release, sniff
 from annotation.releases.base import NOT_FOUND
 from annotation.taxonomy import SLUG_MAX_LENGTH, TaxonomyCollector, too_long
 
@@ -122,6 +122,7 @@ class SampleRecord:
     source: str
     meta: dict
     media: list[MediumIn] = field(default_factory=list)  # in order: img0, img1, ...
+    source_digest: str = ""  # Sample.source_digest: the reader's digest of the source row (ReleaseLine.digest)
 
 
 # "agentx": Agent-X's Table 3 (docs/metrics.md), its own tab; "mmreason": an MMReason-shaped benchmark
@@ -187,18 +188,25 @@ def open_benchmark_source(
     *,
     format: str | None = None,
     max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
+    known_rows: KnownRows | None = None,
+    workdir_in: Path | None = None,
 ) -> Iterator[SourceFiles]:
     """Yield where the samples, their images and the manifest are.
 
     `path` is our JSONL (a file, a folder or a zip) or an author's release (a file, several, a
     folder or a zip; annotation/releases). The format is recognised from the content and the
     names unless `format` forces it; a file of another kind gets one message naming its kind.
+    `known_rows`: a release's rows the benchmark holds unchanged (their media are not decoded again).
+    `workdir_in`: the folder to unpack and decode into (a hidden work folder is made there and removed after):
+    the media storage's own file system, so that storing a decoded file is a link, not a copy.
     """
     paths = [Path(p) for p in (path if isinstance(path, list) else [path])]
     for p in paths:
         if not p.exists():
             raise file_error(f"{p} does not exist")
-    with tempfile.TemporaryDirectory(prefix="benchmark-import-") as tmp:
+    if workdir_in is not None:
+        workdir_in.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".partial-benchmark-import-", dir=workdir_in) as tmp:
         if len(paths) == 1 and paths[0].is_file() and sniff.kind_of_file(paths[0]).name == "zip":
             unpacked = Path(tmp) / paths[0].name  # messages about the folder then name the zip
             _safe_extract(paths[0], unpacked, max_unpacked_bytes)
@@ -209,7 +217,8 @@ def open_benchmark_source(
                 jsonl = _find_jsonl(paths)
                 yield _source_for(jsonl, images_dir)
                 return
-            release = read_release(paths, fmt, workdir=Path(tmp) / "media", images_dir=images_dir)
+            release = read_release(paths, fmt, workdir=Path(tmp) / "media", images_dir=images_dir,
+                                   known_rows=known_rows)
         except ReleaseError as exc:
             raise file_error(str(exc)) from None
         yield SourceFiles(jsonl=None, root=release.root, manifest=None, release=release)
@@ -465,10 +474,11 @@ def read_benchmark(
     samples: list[SampleRecord] = []
     seen: dict[str, str] = {}
     lines = 0
-    for number, where, data in _lines(source, errors, progress):
+    for number, where, data, line in _lines(source, errors, progress):
         lines += 1
+        known = None if line is None or line.known_media is None else _known_media(line.known_media, known_images)
         record = _read_record(number, where, data, source.root, manifest, taxonomy, registry, errors, max_pixels,
-                              known_images)
+                              known_images, known_media=known, digest=line.digest if line is not None else "")
         if record is None:
             continue
         if record.uid in seen:
@@ -494,10 +504,18 @@ def read_benchmark(
     return BenchmarkBundle(manifest=manifest, samples=samples, taxonomy=taxonomy.counts(), warnings=warnings)
 
 
+def _known_media(shas: list[str], known_images: KnownImages | None) -> list[MediumIn]:
+    """The media of a row the benchmark holds unchanged (ReleaseLine.known_media): images checked when first
+    imported, already in its storage (no path to read)."""
+    assert known_images is not None, "a reader was given known rows without the benchmark's known images"
+    return [MediumIn(kind="image", path=None, sha256=sha, ext=known_images[sha][2], width=known_images[sha][0],
+                     height=known_images[sha][1]) for sha in shas]
+
+
 def _lines(
     source: SourceFiles, errors: _ErrorList, progress: Callable[[int], None] | None
-) -> Iterator[tuple[int, str | None, dict]]:
-    """(line number, how to name it or None for "line N", the decoded line) for JSONL or a release."""
+) -> Iterator[tuple[int, str | None, dict, ReleaseLine | None]]:
+    """(line number, how to name it or None for "line N", the decoded line, a release's line) for JSONL or a release."""
     if source.release is not None:
         for line in source.release.lines:
             if progress is not None:
@@ -507,7 +525,7 @@ def _lines(
             for field_name, message in line.errors:
                 errors.add(line.number, field_name, message, line.where)
             if line.data is not None and not line.errors:
-                yield line.number, line.where, line.data
+                yield line.number, line.where, line.data, line
             if errors.full:
                 return
         return
@@ -520,7 +538,7 @@ def _lines(
                 continue
             data = _decode_line(number, raw, errors)
             if data is not None:
-                yield number, None, data
+                yield number, None, data, None
             if errors.full:
                 return
 
@@ -551,6 +569,9 @@ def _read_record(
     errors: _ErrorList,
     max_pixels: int,
     known_images: KnownImages | None = None,
+    *,
+    known_media: list[MediumIn] | None = None,
+    digest: str = "",
 ) -> SampleRecord | None:
     before = errors.count
     for key in REQUIRED_FIELDS:
@@ -588,7 +609,7 @@ def _read_record(
     placed = taxonomy.place(data["domain"], data["category"], err)
     domain, category = placed if placed is not None else ("", "")
 
-    media = parse_media(data, root, err, max_pixels, known_images)
+    media = known_media if known_media is not None else parse_media(data, root, err, max_pixels, known_images)
     transform = parse_transform(data.get("transform"), registry, err)
     regions = None
     if media is not None and transform is not None:
@@ -629,7 +650,7 @@ def _read_record(
         width=first.width, height=first.height, media=media, question=question, options=options, answer=answer,
         answer_type=answer_type, tolerance=float(tolerance) if tolerance is not None else None,
         domain=domain, category=category, regions=regions, transform=transform, key_steps=key_steps,
-        toolchain=toolchain, aux_line=aux_line, split=split, source=source, meta=meta,
+        toolchain=toolchain, aux_line=aux_line, split=split, source=source, meta=meta, source_digest=digest,
     )  # fmt: skip
 
 

@@ -36,7 +36,7 @@ class MediumIn:
     first) and `width`/`height` the decoded frame size."""
 
     kind: str  # "image" or "video"
-    path: Path
+    path: Path | None  # None: already in the benchmark's storage (a re-import's unchanged row)
     sha256: str
     ext: str  # the stored file's extension, from the content (".png", ".mp4", ...)
     width: int

@@ -9,7 +9,7 @@ model is given (the test split's downloads): ``GOLD_FIELDS`` and ``meta`` go.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from django.db.models import Prefetch
 
 from annotation.benchmark_fields import region_entry
 from annotation.media import media_of
-from annotation.models import Annotation, AnnotationStatus, Benchmark, MediaKind, Sample, SampleMedia
+from annotation.models import Annotation, AnnotationStatus, Benchmark, MediaKind, Region, Sample, SampleMedia
 
 # A sample's gold: its answer and its approved annotation's parts. A test split's public download
 # carries none of them (docs/security.md); nor anything derived from them (the TSV's `answer`
@@ -129,7 +129,12 @@ def sample_to_record(sample: Sample, annotation: Annotation | None, image_name: 
 
 
 def regions_for_file(annotation: Annotation) -> list[list | dict]:
-    return [region_entry(r.image_ref, _tidy_box(r.as_box())) for r in annotation.regions.all()]
+    return region_entries(annotation.regions.all())
+
+
+def region_entries(regions: Iterable[Region]) -> list[list | dict]:
+    """Boxes as a file line has them (benchmark_fields.region_entry), in their order."""
+    return [region_entry(r.image_ref, _tidy_box(r.as_box())) for r in regions]
 
 
 def _tidy_box(box: list[float]) -> list[float | int]:

@@ -148,6 +148,10 @@ class Sample(models.Model):
     source = models.CharField(max_length=200, blank=True)
     meta = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)  # line order in the imported file
+    # The release reader's digest of the source row this sample was imported from (its text, the file's name and
+    # header, the reader's version): a re-import recognises an unchanged row by it and does not decode its image
+    # again. Empty when something outside the row feeds the sample (an image file, another row's image).
+    source_digest = models.CharField(max_length=64, blank=True, default="")
     # MMReason's guessability audit, written by evaluation.services.guessability_refresh: None until
     # enough public blind submissions are counted (docs/metrics.md).
     guessable = models.BooleanField(null=True, blank=True)

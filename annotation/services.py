@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Collection
+import os
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.storage import FileSystemStorage
 from django.db import transaction
-from django.db.models import Prefetch
 
 from annotation.benchmark_format import (
     BenchmarkBundle,
@@ -39,11 +40,13 @@ from annotation.downloads.services import downloads_request
 from annotation.export_rows import (  # noqa: F401 - benchmark_manifest, sample_to_record: also read from here
     ExportSummary,
     benchmark_manifest,
-    regions_for_file,
+    region_entries,
     sample_to_record,
 )
+from annotation.releases import KnownRows
 from annotation.taxonomy import merge_key
 from config.celery import task_by_name
+from config.storages import AtomicFileSystemStorage
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +101,13 @@ def benchmark_import(
     (with their results) when `remove_missing`.
     """
     paths = [Path(p) for p in path] if isinstance(path, list) else Path(path)
+    storage = sample_media_storage()
+    known_images = _known_images(slug)
     with open_benchmark_source(
-        paths, images_dir, format=format, max_unpacked_bytes=settings.BENCHMARK_IMPORT_MAX_UNPACKED_BYTES
+        paths, images_dir, format=format, max_unpacked_bytes=settings.BENCHMARK_IMPORT_MAX_UNPACKED_BYTES,
+        known_rows=_known_rows(slug, known_images),
+        # Decoded on the storage's file system, so storing a file is a link (_store_file), not a second copy.
+        workdir_in=Path(storage.location) if isinstance(storage, FileSystemStorage) else None,
     ) as source:
         total = source.size
         read = 0
@@ -117,11 +125,14 @@ def benchmark_import(
             max_pixels=settings.IMAGE_MAX_PIXELS,
             domain_of=domain_of,
             progress=on_line,
-            known_images=_known_images(slug),
+            known_images=known_images,
         )
         # Media are stored under their content hash, so files written before a failed
         # transaction never replace a file that a committed row still points to.
-        stored = {record.uid: _store_media(slug, record) for record in bundle.samples}
+        # A release's media were decoded (or copied) into the import's own work folder: stored by a link to it.
+        # Never a link to the user's own files (a JSON Lines file's images): the stored copy would be theirs.
+        ours = source.root if source.release is not None else None
+        stored = {record.uid: _store_media(slug, record, link_from=ours) for record in bundle.samples}
         if scoring is not None:
             bundle.manifest.scoring = scoring
         summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress,
@@ -138,17 +149,43 @@ def _known_images(slug: str) -> dict[str, tuple[int, int, str]]:
     return {sha: (w, h, Path(name).suffix) for sha, w, h, name in rows.iterator(chunk_size=5000)}
 
 
+def _known_rows(slug: str, known_images: dict[str, tuple[int, int, str]]) -> KnownRows:
+    """The benchmark's samples a release reader digested (Sample.source_digest): digest -> their images' sha256
+    and stored size (-1: missing), so a reader skips decoding an unchanged row whose stored copies are whole.
+    A sample with a video, or an image the benchmark does not list as known, is left out (read in full)."""
+    storage = sample_media_storage()
+    root = storage.location if isinstance(storage, FileSystemStorage) else None
+    rows = (SampleMedia.objects.filter(sample__benchmark__slug=slug).exclude(sample__source_digest="")
+            .order_by("sample_id", "position").values_list("sample__source_digest", "kind", "sha256", "file"))
+    known: dict[str, list[tuple[str, int]]] = {}
+    left_out: set[str] = set()
+    for digest, kind, sha, name in rows.iterator(chunk_size=5000):
+        if kind != MediaKind.IMAGE or sha not in known_images or root is None:
+            left_out.add(digest)
+            continue
+        try:
+            size = os.stat(os.path.join(root, name)).st_size  # names written by _store_file: no ".." in them
+        except FileNotFoundError:
+            size = -1
+        known.setdefault(digest, []).append((sha, size))
+    return {digest: media for digest, media in known.items() if digest not in left_out}
+
+
 @dataclass(frozen=True, slots=True)
 class StoredMedia:
     image: str  # Sample.image: the first medium's still
     media: list[tuple[str, list[dict]]]  # per medium: its file's name, and a video's frames
 
 
-def _store_media(slug: str, record: SampleRecord) -> StoredMedia:
+def _store_media(slug: str, record: SampleRecord, *, link_from: Path | None = None) -> StoredMedia:
     """Write each medium (and a video's sampled frames) to the storage of Sample.image."""
     media: list[tuple[str, list[dict]]] = []
     for medium in record.media:
-        name = _store_file(slug, medium.sha256, medium.ext, path=medium.path)
+        if medium.path is None:  # an unchanged row's image, whole in the storage (_known_rows)
+            media.append((_media_name(slug, medium.sha256, medium.ext), []))
+            continue
+        name = _store_file(slug, medium.sha256, medium.ext, path=medium.path,
+                           link=link_from is not None and medium.path.is_relative_to(link_from))
         frames = [
             {"name": _store_file(slug, hashlib.sha256(jpeg).hexdigest(), ".jpg", data=jpeg), "time": time}
             for jpeg, time in zip(medium.frames, medium.frame_times, strict=True)
@@ -158,16 +195,25 @@ def _store_media(slug: str, record: SampleRecord) -> StoredMedia:
     return StoredMedia(image=first_frames[0]["name"] if first_frames else first_name, media=media)
 
 
-def _store_file(slug: str, sha256: str, ext: str, *, path: Path | None = None, data: bytes | None = None) -> str:
+def _media_name(slug: str, sha256: str, ext: str) -> str:
+    return f"benchmarks/{slug}/{sha256[:2]}/{sha256}{ext}"
+
+
+def _store_file(slug: str, sha256: str, ext: str, *, path: Path | None = None, data: bytes | None = None,
+                link: bool = False) -> str:
+    """The file under its content-addressed name in the storage. ``link``: ``path`` is the import's own work
+    file, which the storage may take by a hard link (AtomicFileSystemStorage.save_local) instead of a copy."""
     storage = sample_media_storage()
-    name = f"benchmarks/{slug}/{sha256[:2]}/{sha256}{ext}"
+    name = _media_name(slug, sha256, ext)
     size = path.stat().st_size if path is not None else len(data or b"")
     if storage.exists(name) and storage.size(name) != size:
         # A stored copy of other length is damaged (the name is the content's hash): the
         # re-import the pages advise for an unreadable image replaces it with the file's bytes.
         storage.delete(name)
     if not storage.exists(name):
-        if path is not None:
+        if path is not None and link and isinstance(storage, AtomicFileSystemStorage):
+            saved = storage.save_local(name, path)
+        elif path is not None:
             with path.open("rb") as handle:
                 saved = storage.save(name, handle)
         else:
@@ -209,9 +255,10 @@ def _write_bundle(
     created = updated = unchanged = 0
     total = len(bundle.samples)
     fresh: list[tuple[Sample, SampleRecord]] = []
+    digested: list[Sample] = []  # unchanged samples whose source digest is new (imported before it was kept)
     for index, record in enumerate(bundle.samples):
-        sample = existing.get(record.uid)
-        if sample is None:
+        held = existing.get(record.uid)
+        if held is None:
             sample = Sample(benchmark=benchmark, uid=record.uid)
             _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
             # Field checks only: the reader has validated every record, and the database holds the
@@ -220,16 +267,19 @@ def _write_bundle(
             fresh.append((sample, record))
             created += 1
         else:
-            before = _sample_state(sample)
+            sample = held.sample
+            before, digest_before = _sample_state(sample), sample.source_digest
             _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
             sample_changed = _sample_state(sample) != before
             if sample_changed:
                 sample.clean_fields(exclude=["benchmark", "category"])
                 sample.save()
-            if _replace_media(sample, record, stored[record.uid], is_new=False) and not sample_changed:
+            elif sample.source_digest != digest_before:
+                digested.append(sample)  # bookkeeping, not a change: updated_at stays
+            if _replace_media(held, record, stored[record.uid]) and not sample_changed:
                 sample.save(update_fields=["updated_at"])  # what the scorer's cache key watches
                 sample_changed = True
-            annotation_changed = _replace_imported_annotation(sample, record, is_new=False)
+            annotation_changed = _replace_imported_annotation(held, record)
             if sample_changed or annotation_changed:
                 updated += 1
             else:
@@ -240,6 +290,7 @@ def _write_bundle(
         if progress is not None:
             progress("write", index + 1, total)
     _create_samples(fresh, stored)
+    Sample.objects.bulk_update(digested, ["source_digest"], batch_size=BULK_ROWS)
     removed = _samples_left_out(benchmark, bundle, remove=remove_missing)
     return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged, removed=removed)
 
@@ -248,14 +299,37 @@ LEFT_OUT_SHOWN = 20  # uids a warning lists
 BULK_ROWS = 1000  # new samples written per batch (and their media, annotations, boxes, steps, calls)
 
 
-def _existing_samples(benchmark: Benchmark) -> dict[str, Sample]:
-    """The benchmark's samples by uid, with what a re-import compares: media and the approved annotation
-    with its boxes, steps and calls, prefetched (a query per kind of row, not per sample)."""
-    approved = Annotation.objects.filter(status=AnnotationStatus.APPROVED).prefetch_related(
-        "regions", "key_steps", "tool_calls")
-    rows = Sample.objects.filter(benchmark=benchmark).prefetch_related(
-        "media", Prefetch("annotations", queryset=approved, to_attr="approved_list"))
-    return {s.uid: s for s in rows.iterator(chunk_size=2000)}
+@dataclass(slots=True)
+class _Held:
+    """A sample the benchmark holds, with what a re-import compares the file's line with."""
+
+    sample: Sample
+    media: list[tuple] = field(default_factory=list)  # _media_state of its media rows
+    approved: Annotation | None = None
+    payload: dict | None = None  # the approved annotation's, as annotation_payload_from_db gives it
+
+
+def _existing_samples(benchmark: Benchmark) -> dict[str, _Held]:
+    """The benchmark's samples by uid, with their media and their approved annotation's boxes, steps and calls:
+    a query per kind of row, grouped here (Django's prefetch built a queryset per sample and relation: 0.7 ms a
+    sample, most of an unchanged re-import)."""
+    held = {s.pk: _Held(s) for s in Sample.objects.filter(benchmark=benchmark).iterator(chunk_size=2000)}
+    media = SampleMedia.objects.filter(sample__benchmark=benchmark).order_by("sample_id", "position").values_list(
+        "sample_id", "position", "kind", "file", "sha256", "width", "height", "frames", "duration")
+    for sample_id, *state in media.iterator(chunk_size=5000):
+        held[sample_id].media.append(tuple(state))
+    approved = {a.pk: a for a in Annotation.objects.filter(sample__benchmark=benchmark, status=AnnotationStatus.APPROVED)}
+    parts: dict[str, dict[int, list]] = {"regions": {}, "key_steps": {}, "tool_calls": {}}
+    for name, model in (("regions", Region), ("key_steps", KeyStep), ("tool_calls", ReferenceToolCall)):
+        rows = model.objects.filter(annotation__sample__benchmark=benchmark, annotation__status=AnnotationStatus.APPROVED)
+        for row in rows.order_by("annotation_id", "position").iterator(chunk_size=5000):
+            parts[name].setdefault(row.annotation_id, []).append(row)
+    for pk, annotation in approved.items():
+        entry = held[annotation.sample_id]
+        entry.approved = annotation
+        entry.payload = _payload(annotation.transform, parts["regions"].get(pk, []), parts["key_steps"].get(pk, []),
+                                 parts["tool_calls"].get(pk, []))
+    return {entry.sample.uid: entry for entry in held.values()}
 
 
 def _create_samples(batch: list[tuple[Sample, SampleRecord]], stored: dict[str, StoredMedia]) -> None:
@@ -354,6 +428,7 @@ def _fill_sample(sample: Sample, record: SampleRecord, category: Category, image
     sample.source = record.source
     sample.meta = record.meta
     sample.position = position
+    sample.source_digest = record.source_digest
 
 
 def _media_rows(sample: Sample, record: SampleRecord, stored: StoredMedia) -> list[SampleMedia]:
@@ -368,15 +443,14 @@ def _media_state(rows: list[SampleMedia]) -> list[tuple]:
     return [(m.position, m.kind, str(m.file), m.sha256, m.width, m.height, m.frames, m.duration) for m in rows]
 
 
-def _replace_media(sample: Sample, record: SampleRecord, stored: StoredMedia, *, is_new: bool) -> bool:
-    """Make the sample's media rows the file's; True when they changed."""
-    rows = _media_rows(sample, record, stored)
-    if not is_new:
-        if _media_state(list(sample.media.all())) == _media_state(rows):  # prefetched (_existing_samples)
-            return False
-        sample.media.all().delete()
+def _replace_media(held: _Held, record: SampleRecord, stored: StoredMedia) -> bool:
+    """Make the held sample's media rows the file's; True when they changed."""
+    rows = _media_rows(held.sample, record, stored)
+    if held.media == _media_state(rows):
+        return False
+    held.sample.media.all().delete()
     SampleMedia.objects.bulk_create(rows)
-    return not is_new
+    return True
 
 
 def _annotation_payload(record: SampleRecord) -> dict:
@@ -388,18 +462,14 @@ def _annotation_payload(record: SampleRecord) -> dict:
     }
 
 
-def _replace_imported_annotation(sample: Sample, record: SampleRecord, *, is_new: bool) -> bool:
-    """Make the file's E, K and toolchain the sample's approved annotation; True when it changed."""
-    payload = _annotation_payload(record)
-    approved = getattr(sample, "approved_list", None)  # prefetched (_existing_samples)
-    if approved is not None:
-        annotation = approved[0] if approved else None
-    else:
-        annotation = None if is_new else Annotation.objects.filter(sample=sample, status=AnnotationStatus.APPROVED).first()
-    if annotation is not None and annotation_payload_from_db(annotation) == payload:
+def _replace_imported_annotation(held: _Held, record: SampleRecord) -> bool:
+    """Make the file's E, K and toolchain the held sample's approved annotation; True when it changed."""
+    annotation = held.approved
+    if annotation is not None and held.payload == _annotation_payload(record):
         return False
     if annotation is None:
-        annotation = Annotation.objects.create(sample=sample, status=AnnotationStatus.APPROVED, transform=record.transform)
+        annotation = Annotation.objects.create(sample=held.sample, status=AnnotationStatus.APPROVED,
+                                               transform=record.transform)
     else:
         annotation.transform = record.transform
         annotation.version += 1
@@ -416,11 +486,18 @@ def _located(entry: list | dict) -> tuple[str, list]:
 
 
 def annotation_payload_from_db(annotation: Annotation) -> dict:
+    return _payload(annotation.transform, annotation.regions.all(), annotation.key_steps.all(),
+                    annotation.tool_calls.all())
+
+
+def _payload(transform: list[dict], regions: Iterable[Region], key_steps: Iterable[KeyStep],
+             tool_calls: Iterable[ReferenceToolCall]) -> dict:
+    """An annotation as its file line has it (the compare of a re-import)."""
     return {
-        "transform": annotation.transform,
-        "regions": regions_for_file(annotation),
-        "key_steps": [(s.text, s.origin, s.verified) for s in annotation.key_steps.all()],
-        "toolchain": [c.as_dict() for c in annotation.tool_calls.all()],
+        "transform": transform,
+        "regions": region_entries(regions),
+        "key_steps": [(s.text, s.origin, s.verified) for s in key_steps],
+        "toolchain": [c.as_dict() for c in tool_calls],
     }
 
 

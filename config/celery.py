@@ -1,4 +1,6 @@
+import contextlib
 import functools
+import importlib
 import os
 
 from celery import Celery
@@ -16,9 +18,17 @@ app.autodiscover_tasks()
 def task_by_name(name: str):  # noqa: ANN201 - a celery Task
     """A task from the app's registry, by name. Services that enqueue look their task up here
     instead of importing the tasks module, which imports them (no import circle); a web process
-    that has not loaded the task modules yet loads them first, as a starting worker does."""
+    that has not loaded the task yet imports the module its name gives (``annotation.tasks.download_build``),
+    else every app's ``tasks`` module. Not ``loader.import_default_modules()``, as a starting worker does:
+    its signal has Celery's Django fix-up run every system check, importing every URL and task module
+    (the OpenAI client among them: about 1.5 s), which a publisher of one task has no use for."""
     if name not in app.tasks:
-        app.loader.import_default_modules()
+        module = name.rpartition(".")[0]
+        if module:
+            with contextlib.suppress(ModuleNotFoundError):
+                importlib.import_module(module)
+        if name not in app.tasks:  # a task named otherwise ("routers.score"): look through every app
+            app.autodiscover_tasks(force=True)
     return app.tasks[name]
 
 

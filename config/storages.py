@@ -24,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core import checks
+from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, default_storage, storages
 from django.db import transaction
 
@@ -57,24 +58,47 @@ class AtomicFileSystemStorage(FileSystemStorage):
             self._discard(written)
 
     def _publish(self, source: str, name: str) -> str:
+        if self._allow_overwrite:
+            os.replace(source, self.path(name))
+            return name.replace("\\", "/")
+        linked = self._link(source, name)
+        if linked is not None:
+            return linked
+        while os.path.exists(self.path(name)):  # a file system without hard links: check, then rename
+            name = self.get_available_name(name)
+        os.rename(source, self.path(name))
+        return name.replace("\\", "/")
+
+    def _link(self, source: str | Path, name: str) -> str | None:
+        """Hard-link ``source`` under ``name``, or the next free name (never over an existing file); the name
+        used, or None when the file system cannot link it there (another device, no hard links)."""
         while True:
-            target = self.path(name)
             try:
-                if self._allow_overwrite:
-                    os.replace(source, target)
-                else:
-                    os.link(source, target)  # never over an existing file (FileExistsError instead)
+                os.link(source, self.path(name))
             except FileExistsError:
                 name = self.get_available_name(name)
                 continue
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
                     raise
-                if os.path.exists(target):  # a file system without hard links: check, then rename
-                    name = self.get_available_name(name)
-                    continue
-                os.rename(source, target)
+                return None
             return name.replace("\\", "/")
+
+    def save_local(self, name: str, source: Path) -> str:
+        """Store the finished local file ``source`` under ``name`` (another name if that one is taken, as
+        ``save`` does). A hard link when ``source`` is on this storage's file system: the file appears whole at
+        once, as ``_save``'s do, and nothing is copied. Else (another file system, no hard links, a storage that
+        overwrites) ``save``'s copy under a partial name. Only for a file nobody else writes (an import's own
+        work file): the stored file and ``source`` are then one file."""
+        if not self._allow_overwrite:
+            os.makedirs(os.path.dirname(self.path(name)), exist_ok=True)
+            linked = self._link(source, name)
+            if linked is not None:
+                if self.file_permissions_mode is not None:
+                    os.chmod(self.path(linked), self.file_permissions_mode)
+                return linked
+        with source.open("rb") as handle:
+            return self.save(name, File(handle))
 
     def _discard(self, name: str) -> None:
         with contextlib.suppress(FileNotFoundError):

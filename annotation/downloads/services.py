@@ -75,6 +75,8 @@ def _retry(row: DataDownload, stale: object) -> bool:
 
 
 def _send(ids: list[int], countdown: float | None) -> None:
+    if not ids:  # nothing new to build (a re-import of the same file keeps the key): no task to look up
+        return
     task = task_by_name(BUILD_TASK)
     for pk in ids:
         try:

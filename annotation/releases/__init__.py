@@ -7,23 +7,27 @@ validates them exactly like a JSON Lines file. Plain Python: no Django import.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from annotation.releases import sniff
-from annotation.releases.base import Release, ReleaseError, ReleaseLine
+from annotation.releases.base import KnownRows, Release, ReleaseError, ReleaseLine
 
-__all__ = ["FORMATS", "Release", "ReleaseError", "ReleaseLine", "read_release", "sniff"]
+__all__ = ["FORMATS", "KnownRows", "Release", "ReleaseError", "ReleaseLine", "read_release", "sniff"]
 
 FORMATS = ("jsonl", "adaptmmbench", "vlmevalkit", "vtcbench", "agentx")
 
 
-def read_release(paths: list[Path], fmt: str, *, workdir: Path, images_dir: Path | None = None) -> Release:
-    """Read `paths` (files or folders) as release `fmt`; decoded media are written under `workdir`."""
+def read_release(paths: list[Path], fmt: str, *, workdir: Path, images_dir: Path | None = None,
+                 known_rows: KnownRows | None = None) -> Release:
+    """Read `paths` (files or folders) as release `fmt`; decoded media are written under `workdir`.
+    `known_rows`: the rows the benchmark holds unchanged, whose media a reader that digests its rows (VLMEvalKit's)
+    does not decode again."""
     from annotation.releases import adaptmmbench, agentx, vlmevalkit, vtcbench
 
     readers = {
         "adaptmmbench": adaptmmbench.read,
-        "vlmevalkit": vlmevalkit.read,
+        "vlmevalkit": functools.partial(vlmevalkit.read, known_rows=known_rows or {}),
         "vtcbench": vtcbench.read,
         "agentx": agentx.read,
     }

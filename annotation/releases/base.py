@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,17 @@ class ReleaseLine:
     where: str  # "row 12 of VTC-Bench.tsv", "task '17' of data.json"
     data: dict | None
     errors: list[tuple[str, str]] = field(default_factory=list)
+    # A digest of everything in the source that makes this sample (stored on it, Sample.source_digest), or ""
+    # when something outside the line feeds it too (a file an `image_path` names, another row's image).
+    digest: str = ""
+    # The sha256 of each medium when the reader did not decode them: the benchmark already holds the sample of
+    # this `digest` with these media (KnownRows). `data`'s media then name nothing in the work folder.
+    known_media: list[str] | None = None
+
+
+# digest -> [(sha256, byte size of the stored file, or -1 when it is missing)] of the media of the sample that
+# digest made: what a reader needs to skip decoding a row that is unchanged since it was imported.
+KnownRows = Mapping[str, list[tuple[str, int]]]
 
 
 @dataclass(slots=True)

@@ -29,7 +29,10 @@ def is_blank(value: Any) -> bool:
         return True
     if isinstance(value, float) and math.isnan(value):
         return True
-    return isinstance(value, str) and (not value.strip() or value.strip().lower() in ("nan", "none", "null"))
+    if not isinstance(value, str):
+        return False
+    stripped = value.strip()  # lowered only when short: a cell of base64 is 77 KB
+    return not stripped or (len(stripped) <= 4 and stripped.lower() in ("nan", "none", "null"))
 
 
 def load_structure(text: str, *, repair_quotes: bool = False) -> tuple[Any, bool]:

@@ -3,7 +3,6 @@ parquet bytes into a work folder, or left where they are."""
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import shutil
@@ -56,11 +55,7 @@ class MediaFolder:
         return name
 
     def save_base64(self, text: str) -> str:
-        try:
-            data = base64.b64decode("".join(text.split()), validate=True)
-        except (binascii.Error, ValueError):
-            raise Unreadable("not base64") from None
-        return self.save(data)
+        return self.save(decode_base64(text))
 
     def adopt(self, path: Path) -> str:
         """Copy a file into the folder (for a release whose media mix bytes and paths)."""
@@ -70,6 +65,19 @@ class MediaFolder:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
         return name
+
+
+def decode_base64(text: str) -> bytes:
+    """The bytes of a base64 cell (whitespace inside it ignored), or Unreadable. binascii's strict mode accepts
+    what ``b64decode(validate=True)`` does, without its regular expression over the whole cell (which took
+    twice as long as the decoding)."""
+    try:
+        try:
+            return binascii.a2b_base64(text, strict_mode=True)
+        except binascii.Error:  # maybe only wrapped over lines: decode it without the whitespace
+            return binascii.a2b_base64("".join(text.split()), strict_mode=True)
+    except (binascii.Error, ValueError):
+        raise Unreadable("not base64") from None
 
 
 def find_media(relative: str, bases: list[Path]) -> Path | None:

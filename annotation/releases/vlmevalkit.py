@@ -13,10 +13,12 @@ vlmevalkit` writes, are taken back as they are, so ours -> VLMEvalKit TSV -> our
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
-from annotation.releases.base import NOT_FOUND, Release, ReleaseError, ReleaseLine
+from annotation.releases.base import NOT_FOUND, KnownRows, Release, ReleaseError, ReleaseLine
 from annotation.releases.common import LETTER_COLUMN, choice_answer, empty_word_errors, letter_columns, text
 from annotation.releases.encoded import Unreadable, is_blank, load_structure
 from annotation.releases.media import MediaFolder, find_media
@@ -32,16 +34,21 @@ CONVERTED = {"index", "image", "image_path", "question", "answer", "category", "
 OUR_JSON = ("regions", "transform", "key_steps", "toolchain", "meta")
 OUR_COLUMNS = {*OUR_JSON, "answer_type", "tolerance", "aux_line", "source"}
 DEV_SPLITS = {"dev", "val", "validation", "minival", "train"}
+# Part of every row's digest (ReleaseLine.digest): change it when this reader reads a row differently, and every
+# row of a re-import is read (its image decoded and checked) in full again.
+READER_VERSION = "vlmevalkit/1"
+NO_ROWS: Mapping[str, list[tuple[str, int]]] = {}
 
 
-def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) -> Release:
+def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None, known_rows: KnownRows = NO_ROWS) -> Release:
+    """`known_rows`: rows the benchmark holds unchanged (by digest); their images are not decoded again."""
     files = [f for f in release_files(paths) if f.suffix.lower() == ".tsv"]
     if not files:
         raise ReleaseError(f"{', '.join(p.name for p in paths)}: no .tsv file to read as a VLMEvalKit dataset")
     media = MediaFolder(workdir)
     lines: list[ReleaseLine] = []
     mmreason = False
-    read = [(path, *_read_file(path, media, images_dir)) for path in files]
+    read = [(path, *_read_file(path, media, images_dir, known_rows)) for path in files]
     uids = [line.data.get("uid") for _, _, file_lines in read for line in file_lines if line.data is not None]
     # Our own export's files of one benchmark (one per kind: answer_type column, uids distinct) keep their uids.
     ours = all("answer_type" in columns for _, columns, _ in read) and len(set(uids)) == len(uids)
@@ -65,7 +72,8 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None) ->
     return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest, media_hint=MEDIA_HINT)
 
 
-def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple[list[str], list[ReleaseLine]]:
+def _read_file(path: Path, media: MediaFolder, images_dir: Path | None,
+               known_rows: KnownRows) -> tuple[list[str], list[ReleaseLine]]:
     columns, rows = tsv_rows(path)
     missing = {"index", "question", "answer"} - set(columns)
     if missing or not ({"image", "image_path"} & set(columns)):
@@ -75,30 +83,58 @@ def _read_file(path: Path, media: MediaFolder, images_dir: Path | None) -> tuple
     # A row may share an image by naming another row's index (VLMEvalKit's shorthand): it takes that row's
     # media, once the row has been read (a reference to a later row is resolved at the end).
     bases = [b for b in (images_dir, path.parent) if b is not None]
-    saved: dict[str | None, list[str]] = {}  # index of a row with a full image -> its media names
+    # index of a row with a full image -> its media names, and their sha256 when it was not decoded (known)
+    saved: dict[str | None, tuple[list[str], list[str] | None]] = {}
     lines: list[ReleaseLine] = []
     later: list[tuple[ReleaseLine, str]] = []
+    header = "\t".join(columns)
     for number, row in rows:
         value = row.get("image") or ""
         ref = value.strip() if not is_blank(value) and len(value) <= IMAGE_REFERENCE_MAX else None
-        line = _line(path.name, number, row, columns, media, bases, saved.get(ref) if ref is not None else None)
+        # One image in the row itself: the row's text is all that makes the sample, so its digest says whether
+        # the benchmark holds it unchanged (then its image, the same bytes, is neither decoded nor checked again).
+        inline = ref is None and not is_blank(value) and not value.lstrip().startswith("[")
+        digest = _digest(path.name, header, row) if inline else ""
+        known = known_rows.get(digest) if digest else None
+        if known is not None and [size for _, size in known] != [_decoded_size(value)]:
+            known = None  # a stored copy is missing or of another length: decode the row, which stores it again
+        shas = [sha for sha, _ in known] if known is not None else None
+        line = _line(path.name, number, row, columns, media, bases, shas if shas is not None else
+                     saved[ref][0] if ref is not None and ref in saved else None)
+        line.digest = digest
+        line.known_media = shas if shas is not None else saved[ref][1] if ref is not None and ref in saved else None
         if ref is not None and ref not in saved:
             later.append((line, ref))
         elif ref is None and line.data is not None and line.data.get("image") is not None:
-            saved[text(row.get("index"))] = line.data.get("images") or [line.data["image"]]
+            saved[text(row.get("index"))] = (line.data.get("images") or [line.data["image"]], line.known_media)
         lines.append(line)
     for line, ref in later:
         _share(line, ref, saved.get(ref))
     return columns, lines
 
 
-def _share(line: ReleaseLine, ref: str, names: list[str] | None) -> None:
+def _digest(file_name: str, header: str, row: dict) -> str:
+    """The row's digest: this reader's version, the file's name and header, every cell (ReleaseLine.digest)."""
+    digest = hashlib.sha256(f"{READER_VERSION}\x1f{file_name}\x1f{header}\x1e".encode())
+    digest.update("\t".join(row.values()).encode())
+    return digest.hexdigest()
+
+
+def _decoded_size(value: str) -> int:
+    """How many bytes the base64 cell decodes to, without decoding it (whitespace inside it makes this wrong,
+    so such a row is decoded in full)."""
+    value = value.strip()
+    return len(value) * 3 // 4 - (2 if value.endswith("==") else 1 if value.endswith("=") else 0)
+
+
+def _share(line: ReleaseLine, ref: str, found: tuple[list[str], list[str] | None] | None) -> None:
     """A row whose image names another row's index: that row's media, or the error."""
-    if names is None:
+    if found is None:
         line.errors.append(("image", f"{ref!r} is short, so it names another row's index, but no row with index "
                                      f"{ref!r} has an image"))
         return
     assert line.data is not None
+    names, line.known_media = found
     line.data["image"] = names[0]
     if len(names) > 1:
         line.data["images"] = list(names)
