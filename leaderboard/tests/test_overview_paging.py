@@ -12,6 +12,7 @@ import random
 from dataclasses import replace
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
 from leaderboard import board, selectors
@@ -24,9 +25,22 @@ pytestmark = pytest.mark.django_db
 FIGURES = ("text", "adaptive", "oracle")
 
 
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker, tmp_path_factory):  # noqa: ANN001, ANN201
+    """Built once for the module's 14 sorts (each test only reads it), flushed after them, as test_load_demo's
+    demo is: about 1.6 s of setup a sort otherwise."""
+    with django_db_blocker.unblock():
+        yield _build(tmp_path_factory.mktemp("paging") / "bench")
+        call_command("flush", interactive=False, verbosity=0)  # the data outlived every test's rollback
+
+
 @pytest.fixture
-def mixed(db, tmp_path):  # noqa: ANN201
-    benchmark = helpers.make_benchmark(tmp_path / "bench")
+def mixed(built, db):  # noqa: ANN001, ANN201
+    return built
+
+
+def _build(folder):  # noqa: ANN001, ANN202
+    benchmark = helpers.make_benchmark(folder)
     template = helpers.submit(benchmark, helpers.ALPHA)
     helpers.submit(benchmark, helpers.GAMMA)
     clones = helpers.clone(template, 110)
