@@ -1,6 +1,7 @@
 """The workbench's chain editor in Chromium (issue 26, item 2): a box drawn on the shown image goes through
 the recovery transform and the chain's steps into a call's arguments (annotation/static/annotation/frames.js);
-a new chain starts from the recovery transform; what "verified" needs is said up front; messages go when
+a new chain starts from the recovery transform, and follows it when it changes (or, edited by hand, says so and
+offers to start from it); what "verified" needs is said up front; messages go when
 what they speak of changes; Ctrl+S saves and "Save and next" opens the next item."""
 
 from __future__ import annotations
