@@ -210,3 +210,12 @@ def test_a_chain_edited_by_hand_is_not_rewritten_but_can_be_started_from_the_tra
     assert page.evaluate(chain) == [["img3", "rotate", "img0", {"angle": 180}, "unchecked"],
                                     ["img2", "zoom_in", "img3", {"bbox": [0, 0, 100, 50]}, "valid"]]
     assert notice.is_hidden()
+
+    # The transform removed from a chain edited by hand: the notice stays, and the button takes its calls away.
+    page.fill("#chain li:nth-child(1) input[name=arg-angle]", "181")
+    page.dispatch_event("#chain li:nth-child(1) input[name=arg-angle]", "change")
+    page.select_option("#t-rotate", "0")
+    assert "the transform is empty, but the chain starts with rotate(angle=181)" in notice.inner_text()
+    notice.get_by_role("button", name="Start the chain from the transform").click()
+    assert page.evaluate(chain) == [["img2", "zoom_in", "img0", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert notice.is_hidden()
