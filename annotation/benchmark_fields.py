@@ -28,6 +28,7 @@ GEOMETRIC_TRANSFORM_OPS = {"rotate", "flip"}
 PHOTOMETRIC_TRANSFORM_OPS = {
     "contrast", "brightness", "gamma", "adjust_brightness", "histogram_eq", "sharpen", "denoise", "blur",
 }  # fmt: skip
+TRANSFORM_OPS = GEOMETRIC_TRANSFORM_OPS | PHOTOMETRIC_TRANSFORM_OPS  # what a recovery transform may hold
 IMAGE_FORMATS = {"PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF"}
 OPTION_LETTER = re.compile(r"^[A-Z]$")
 _PILLOW_SIZE = re.compile(r"Image size \((\d+) pixels\)")
@@ -214,8 +215,8 @@ def parse_transform(value: Any, registry: ToolRegistryView, err: Callable[[str, 
         if name is None:
             err(f"{where}.op", f"unknown operation {op['op']!r}")
             return None
-        if name not in GEOMETRIC_TRANSFORM_OPS | PHOTOMETRIC_TRANSFORM_OPS:
-            allowed = ", ".join(sorted(GEOMETRIC_TRANSFORM_OPS | PHOTOMETRIC_TRANSFORM_OPS))
+        if name not in TRANSFORM_OPS:
+            allowed = ", ".join(sorted(TRANSFORM_OPS))
             err(f"{where}.op", f"{name!r} cannot be a recovery transform; use one of {allowed}")
             return None
         args = {k: v for k, v in op.items() if k != "op"}

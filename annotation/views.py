@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
+from annotation.benchmark_fields import TRANSFORM_OPS
 from annotation.coco import coco_from_benchmark
 from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge, ToolError
 from annotation.media import media_for_page, media_part
@@ -120,7 +121,7 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
         "assignment": assignment, "annotation": annotation, "sample": sample, "frame": frame,
         "editor": {"version": annotation.version, "snapshot": snapshot, "width": sample.width, "height": sample.height,
                    "editable": annotation.status in ("draft", "rejected"), "chain_verified": annotation.chain_verified,
-                   "media": media, "review_notes": notes},
+                   "media": media, "review_notes": notes, "transform_ops": sorted(TRANSFORM_OPS)},
         "media": media,
         "tools": tools, "llm_reason": llm_unavailable_reason(),
         "drafts": annotation.step_drafts.all()[:1],

@@ -1,6 +1,7 @@
 """The workbench's chain editor in Chromium (issue 26, item 2): a box drawn on the shown image goes through
 the recovery transform and the chain's steps into a call's arguments (annotation/static/annotation/frames.js);
-a new chain starts from the recovery transform; what "verified" needs is said up front; messages go when
+a new chain starts from the recovery transform, and follows it when it changes (or, edited by hand, says so and
+offers to start from it); what "verified" needs is said up front; messages go when
 what they speak of changes; Ctrl+S saves and "Save and next" opens the next item."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from annotation.tests.test_review_workbench_browser import draw
 from annotation.tests.test_workbench_browser import browser, login  # noqa: F401 - the module's Chromium, a fixture
 from annotation.tests.workbench_helpers import make_benchmark, make_user, payload
 from annotation.workbench.assignments import assignment_claim_next, assignment_create
+from annotation.workbench.chain import annotation_chain_verify
 from annotation.workbench.editing import annotation_save
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -122,3 +124,98 @@ def test_ctrl_s_saves_and_save_and_next_opens_the_next_item(page, live_server, t
     assert json.loads(page.evaluate("() => JSON.stringify(WB.state.answer || '')")) == ""
     page.click("#save-next-btn")  # the first item is still open: it comes round again
     page.wait_for_url(f"**{first.get_absolute_url()}")
+
+
+def _call(output: str, tool: str, input_ref: str, args: dict, note: str = "") -> dict:
+    return {"tool": tool, "args": args, "input": input_ref, "output": output, "verdict": "valid", "note": note}
+
+
+def _saved_chain(assignment: Assignment) -> list[list]:
+    return [[c.output_ref, c.tool, c.input_ref, c.args, c.verdict, c.note]
+            for c in assignment.annotation.tool_calls.order_by("position")]
+
+
+def _save_and_reload(page) -> None:  # noqa: ANN001
+    page.click("#save-btn")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Saved')")
+    page.reload()
+    page.wait_for_function("() => document.getElementById('stage-image').getAttribute('href')")
+
+
+def test_changing_the_transform_rewrites_the_calls_of_a_chain_that_starts_from_it(page, live_server, tmp_path: Path) -> None:
+    # The chain is the transform's two calls and a zoom reading their output, every call checked, and verified.
+    _, _, assignment = _open(page, live_server, tmp_path, "follower",
+                             transform=[{"op": "rotate", "angle": 90}, {"op": "contrast", "alpha": 1.5}],
+                             toolchain=[_call("img1", "rotate", "img0", {"angle": 90}),
+                                        _call("img2", "contrast", "img1", {"alpha": 1.5}),
+                                        _call("img3", "zoom_in", "img2", {"bbox": [0, 0, 100, 50]}, "the dial")])
+    annotation_chain_verify(annotation_id=assignment.annotation_id)
+    page.reload()
+    page.wait_for_selector('#chain-verified [data-verified="true"]')
+    assert page.locator("#chain-transform").is_hidden()
+
+    page.select_option("#t-rotate", "270")  # the rotation changes: the first call follows, the others are kept
+    chain = "() => WB.state.toolchain.map(c => [c.output, c.tool, c.input, c.args, c.verdict])"
+    assert page.evaluate(chain) == [["img1", "rotate", "img0", {"angle": 270}, "unchecked"],
+                                    ["img2", "contrast", "img1", {"alpha": 1.5}, "valid"],
+                                    ["img3", "zoom_in", "img2", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert page.locator('#chain-verified [data-verified="true"]').count() == 0  # an edit of the chain
+    page.fill("#t-contrast", "1")  # the contrast goes: its call goes, the zoom reads the rotation
+    page.dispatch_event("#t-contrast", "change")
+    assert page.evaluate(chain) == [["img1", "rotate", "img0", {"angle": 270}, "unchecked"],
+                                    ["img3", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert page.locator("#chain-transform").is_hidden()
+
+    _save_and_reload(page)
+    assignment.annotation.refresh_from_db()
+    assert assignment.annotation.transform == [{"op": "rotate", "angle": 270}]
+    assert _saved_chain(assignment) == [["img1", "rotate", "img0", {"angle": 270}, "unchecked", ""],
+                                        ["img3", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid", "the dial"]]
+    assert not assignment.annotation.chain_verified
+    assert page.input_value("#chain li:nth-child(2) input.note") == "the dial"
+    assert page.locator("#chain-transform").is_hidden()
+
+    page.select_option("#t-rotate", "0")  # no transform left: its calls go, the zoom reads img0
+    assert page.evaluate(chain) == [["img3", "zoom_in", "img0", {"bbox": [0, 0, 100, 50]}, "valid"]]
+
+
+def test_a_chain_edited_by_hand_is_not_rewritten_but_can_be_started_from_the_transform(page, live_server, tmp_path: Path) -> None:
+    _, _, assignment = _open(page, live_server, tmp_path, "handy", transform=[{"op": "rotate", "angle": 90}],
+                             toolchain=[_call("img1", "rotate", "img0", {"angle": 90}),
+                                        _call("img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "the dial")])
+    notice = page.locator("#chain-transform")
+    assert notice.is_hidden()
+    page.fill("#chain li:nth-child(1) input[name=arg-angle]", "92")  # the annotator turns the chain's rotation by hand
+    page.dispatch_event("#chain li:nth-child(1) input[name=arg-angle]", "change")
+    assert notice.is_visible() and "does not start from the recovery transform any more" in notice.inner_text()
+
+    page.select_option("#t-rotate", "180")  # not rewritten silently
+    chain = "() => WB.state.toolchain.map(c => [c.output, c.tool, c.input, c.args, c.verdict])"
+    assert page.evaluate(chain) == [["img1", "rotate", "img0", {"angle": 92}, "valid"],
+                                    ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert notice.is_visible() and "rotate(angle=180)" in notice.inner_text()
+    notice.get_by_role("button", name="Start the chain from the transform").click()
+    assert page.evaluate(chain) == [["img1", "rotate", "img0", {"angle": 180}, "unchecked"],
+                                    ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert notice.is_hidden()
+    _save_and_reload(page)
+    assert _saved_chain(assignment) == [["img1", "rotate", "img0", {"angle": 180}, "unchecked", ""],
+                                        ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid", "the dial"]]
+    assert notice.is_hidden()
+
+    # A chain with none of the transform's calls: the button puts them first, and the first call reads them.
+    page.click("#chain li:nth-child(1) button[title='Delete call']")
+    assert notice.is_visible()
+    notice.get_by_role("button", name="Start the chain from the transform").click()
+    assert page.evaluate(chain) == [["img3", "rotate", "img0", {"angle": 180}, "unchecked"],
+                                    ["img2", "zoom_in", "img3", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert notice.is_hidden()
+
+    # The transform removed from a chain edited by hand: the notice stays, and the button takes its calls away.
+    page.fill("#chain li:nth-child(1) input[name=arg-angle]", "181")
+    page.dispatch_event("#chain li:nth-child(1) input[name=arg-angle]", "change")
+    page.select_option("#t-rotate", "0")
+    assert "the transform is empty, but the chain starts with rotate(angle=181)" in notice.inner_text()
+    notice.get_by_role("button", name="Start the chain from the transform").click()
+    assert page.evaluate(chain) == [["img2", "zoom_in", "img0", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert notice.is_hidden()

@@ -150,6 +150,23 @@ def test_a_chain_is_verified_only_when_it_runs_and_every_step_is_valid(bench, pe
     assert not assignment.annotation.chain_verified
 
 
+def test_changing_the_transform_withdraws_the_verification_of_an_unchanged_chain(bench, people) -> None:
+    # The chain starts from the transform (rotate 90, then a zoom); the transform changes, the chain is sent as it was.
+    assignment = assignment_claim_next(user=people["ann1"], benchmark=bench)
+    chain = [{"tool": "rotate", "args": {"angle": 90}, "input": "img0", "output": "img1", "verdict": "valid"},
+             {"tool": "zoom_in", "args": {"bbox": [10, 10, 60, 40]}, "input": "img1", "output": "img2", "verdict": "valid"}]
+    rotated = payload(transform=[{"op": "rotate", "angle": 90}], regions=[], toolchain=chain)
+    assert save(assignment, people["ann1"], rotated).ok
+    assert annotation_chain_verify(annotation_id=assignment.annotation_id).chain_verified
+    assert save(assignment, people["ann1"], {**rotated, "answer": "4"}).ok  # the same transform: still verified
+    assignment.annotation.refresh_from_db()
+    assert assignment.annotation.chain_verified
+    assert save(assignment, people["ann1"], {**rotated, "transform": [{"op": "rotate", "angle": 180}]}).ok
+    assignment.annotation.refresh_from_db()
+    assert not assignment.annotation.chain_verified
+    assert assignment.annotation.tool_calls.first().args == {"angle": 90}  # kept as sent: the page's to rewrite
+
+
 def _two_submissions(bench, people):  # noqa: ANN001, ANN202
     a1 = assignment_claim_next(user=people["ann1"], benchmark=bench)
     a2 = assignment_claim_next(user=people["ann2"], benchmark=bench)

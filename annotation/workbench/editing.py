@@ -175,10 +175,15 @@ def _chain_core(chain: list[dict]) -> list[tuple]:
 
 def _write(annotation: Annotation, payload: dict) -> None:
     before = _chain_core(annotation_snapshot(annotation)["toolchain"])
+    transform_before = json.dumps(annotation.transform or [], sort_keys=True)
     for attr in ("question", "options", "answer", "answer_type", "transform"):
         setattr(annotation, attr, payload[attr])
     if _chain_core(payload["toolchain"]) != before:
         annotation.chain_verified = False  # a verified chain stays verified only as it was run
+    if json.dumps(payload["transform"] or [], sort_keys=True) != transform_before:
+        # A chain starts from the recovery transform (docs/annotation.md): a chain saved unchanged with another
+        # transform (a page that did not rewrite it, an API client) was not checked against the transform it now has.
+        annotation.chain_verified = False
     annotation.version += 1
     annotation.save(update_fields=["question", "options", "answer", "answer_type", "transform",
                                    "chain_verified", "version", "updated_at"])

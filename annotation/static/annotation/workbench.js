@@ -197,7 +197,9 @@
       boxes.setFrame(w, h);
     }
     lastGeometry = geometry(ops);
+    const before = lastTransform;
     lastTransform = ops;
+    if (before !== null && canonical(before) !== canonical(ops)) followTransform(before, ops);
     if (current === "img0") $("stage-image").setAttribute("href", `${urls.image}?transform=${encodeURIComponent(JSON.stringify(ops))}`);
     refreshOracle();
   }
@@ -360,7 +362,96 @@
     while (used.has(`img${k}`)) k += 1;
     return `img${k}`;
   }
-  function chainEdited() { $("chain-verified").innerHTML = ""; staleResult(); dirty(); }
+  function chainEdited() { $("chain-verified").innerHTML = ""; staleResult(); showChainStart(); dirty(); }
+
+  // ---- the chain follows the recovery transform ------------------------------------------------
+  // A chain starts from the transform: its first calls are the transform's operations, each a registry tool of the
+  // same name and arguments, wired img0 -> ... in order. When the transform changes, a chain that starts from the
+  // old one has those calls replaced; a chain whose first calls were edited by hand is not rewritten silently: a
+  // notice says so and offers to start it from the transform.
+  const TRANSFORM_OPS = new Set(data.transform_ops || []);
+  function canonical(value) { // JSON with sorted keys: {angle: 90} is the same call whatever the key order
+    if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+    if (value && typeof value === "object") return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+    return JSON.stringify(value);
+  }
+  function opCalls(ops) {
+    return ops.filter((op) => toolByName[op.op]).map((op) => { const { op: tool, ...args } = op; return { tool, args: args.args || args }; });
+  }
+  const runnableChain = () => state.toolchain.length > 0 && state.toolchain.every((c) => "args" in c);
+  // How many first calls are exactly the transform's, or -1 when they are not.
+  function transformPrefix(ops) {
+    const want = opCalls(ops);
+    let input = "img0";
+    for (let k = 0; k < want.length; k++) {
+      const c = state.toolchain[k];
+      if (!c || !("args" in c) || c.tool !== want[k].tool || c.input !== input || canonical(c.args) !== canonical(want[k].args)) return -1;
+      input = c.output;
+    }
+    return want.length;
+  }
+  // The first calls that stand for a transform, edited or not: transform operations wired from img0 in order.
+  function transformLikePrefix() {
+    let input = "img0", n = 0;
+    for (const c of state.toolchain) {
+      if (!("args" in c) || c.input !== input || !TRANSFORM_OPS.has(c.tool)) break;
+      input = c.output; n += 1;
+    }
+    return n;
+  }
+  // The chain's first n calls replaced by the transform's. A call left as it was keeps its verdict and note; a
+  // changed one is unchecked. Outputs keep their names in order (new ones get names no call uses); the calls
+  // that read the old last output read the new one. With no old calls, the first call reads the new last output
+  // if it read img0 or an image nothing makes (its input was deleted), not if it reads another medium.
+  function startChainFrom(ops, n) {
+    const old = state.toolchain.slice(0, n), rest = state.toolchain.slice(n);
+    const used = new Set([...media.map((m) => m.ref), ...state.toolchain.flatMap((c) => [c.input, c.output])]);
+    const fresh = () => { let k = 1; while (used.has(`img${k}`)) k += 1; used.add(`img${k}`); return `img${k}`; };
+    let input = "img0";
+    const calls = opCalls(ops).map((want, k) => {
+      const was = old[k];
+      const output = was ? was.output : fresh();
+      const same = was && was.tool === want.tool && was.input === input && canonical(was.args) === canonical(want.args);
+      const call = same ? was : { ...want, input, output, verdict: "unchecked", note: was && was.tool === want.tool ? was.note || "" : "" };
+      input = output;
+      return call;
+    });
+    const lastOld = n ? old[n - 1].output : "img0";
+    const made = new Set([...media.map((m) => m.ref), ...rest.map((c) => c.output)]);
+    const readers = n ? rest.filter((c) => c.input === lastOld)
+      : rest.slice(0, 1).filter((c) => c.input === "img0" || !made.has(c.input));
+    readers.forEach((c) => { c.input = input; });
+    state.toolchain.splice(0, state.toolchain.length, ...calls, ...rest);
+  }
+  let transformRemoved = false; // the transform was removed from a chain whose first calls were edited
+  function followTransform(before, ops) {
+    $("chain-verified").innerHTML = ""; // the server withdraws the mark too: it was given with the old transform
+    if (!runnableChain()) return;
+    const n = transformPrefix(before);
+    transformRemoved = !opCalls(ops).length && n < 0;
+    if (n > 0) { // the chain started from the old transform: it starts from the new one
+      startChainFrom(ops, n);
+      renderChain();
+      chainEdited();
+    } else showChainStart();
+  }
+  const writeCalls = (calls) => calls.map((c) => `${c.tool}(${Object.entries(c.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`).join(", ");
+  function showChainStart() {
+    const box = $("chain-transform");
+    const want = opCalls(buildTransform());
+    const off = runnableChain() && (want.length ? transformPrefix(buildTransform()) < 0 : transformRemoved && transformLikePrefix() > 0);
+    box.hidden = !off;
+    if (!off) { transformRemoved = false; return; }
+    box.querySelector("p").textContent = want.length
+      ? `The chain does not start from the recovery transform any more: its first calls are not ${writeCalls(want)} (from img0, in this order).`
+      : `The chain does not start from the recovery transform any more: the transform is empty, but the chain starts with ${writeCalls(state.toolchain.slice(0, transformLikePrefix()))}.`;
+  }
+  $("chain-from-transform").addEventListener("click", () => {
+    startChainFrom(buildTransform(), transformLikePrefix());
+    transformRemoved = false;
+    renderChain();
+    chainEdited();
+  });
   // What "verified" needs, said before the annotator tries: every call marked valid, a clean run.
   function showVerifyNeeds() {
     const el = $("verify-needs");
@@ -504,6 +595,7 @@
     const ol = $("chain");
     ol.innerHTML = "";
     showVerifyNeeds();
+    showChainStart();
     state.toolchain.forEach((call, i) => {
       const li = document.createElement("li");
       li.className = "call";
@@ -583,9 +675,8 @@
   // operations become the chain's first calls (each a registry tool of the same name and arguments).
   function transformCalls() {
     let input = "img0";
-    return buildTransform().filter((op) => toolByName[op.op]).map((op) => {
-      const { op: tool, ...args } = op;
-      const call = { tool, args: args.args || args, input, output: nextRef(), verdict: "unchecked", note: "" };
+    return opCalls(buildTransform()).map(({ tool, args }) => {
+      const call = { tool, args, input, output: nextRef(), verdict: "unchecked", note: "" };
       state.toolchain.push(call); // nextRef counts it
       input = call.output;
       return call;
