@@ -19,6 +19,17 @@ import pytest
 _ROOT = str(Path(__file__).resolve().parent)
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """.ci/run's second path (PostgreSQL and Redis) skips what its first path (SQLite, the embedded broker) already
+    ran exactly as it would run here: tests marked ``same_on_every_path``."""
+    if os.environ.get("CI_SECOND_PATH") != "1":
+        return
+    once = pytest.mark.skip(reason="same on every path: run by .ci/run's first path (SQLite, embedded broker)")
+    for item in items:
+        if item.get_closest_marker("same_on_every_path") is not None:
+            item.add_marker(once)
+
+
 CSP_MARK = "CSP violation:"
 REPORT = ("document.addEventListener('securitypolicyviolation', e => console.error("
           f"'{CSP_MARK} ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') + ' in ' + e.documentURI"

@@ -28,6 +28,7 @@ def fetch(url: str) -> tuple[int, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.same_on_every_path  # it unsets DATABASE_URL and CELERY_BROKER_URL: the embedded default, always
 def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}

@@ -22,6 +22,8 @@ from PIL import Image
 from annotation.taxonomy import ADAPTMMBENCH_DOMAINS
 from annotation import imagetools  # a broken registry must fail these tests, not skip them
 
+pytestmark = pytest.mark.same_on_every_path  # files and images only: no database, no broker
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "fixtures" / "demo"
 PALETTE = {  # the generator's colours, restated so the tests do not trust its module
