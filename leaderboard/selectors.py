@@ -8,7 +8,7 @@ them with 10 and with 100). Overview rows come from the derived ``BoardEntry`` t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -289,6 +289,35 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     stored = standings(benchmark, query.sort, ids).get(query.sort, {}) if query.as_of is None else {}
     return board.Page(board.annotate_neighbours(rows, query.sort, lambda: board_vectors(ids), stored),
                       number, pages, count)
+
+
+# The submission's own columns an overview row shows or is filtered by (ENTRY_FIELDS' ``submission__`` ones), by
+# the Row field each fills: read again for a cached page's rows (``overview_now``).
+SUBMISSION_ROW_FIELDS = {
+    "model_name": "model_name", "organisation": "organisation", "weights": "weights", "is_demo": "is_demo",
+    "first_finished_at": "first_finished", "parameters_billions": "parameters_billions", "license": "license",
+    "release_date": "release_date", "model_url": "model_url", "paper_url": "paper_url",
+}
+
+
+def overview_now(page: board.Page, query: board.Query) -> board.Page:
+    """A page of the overview as computed from the board's build (``overview``, cached by that build), as it
+    reads now: the rows whose submission has left the board since (unpublished, deleted, sent back for a
+    re-score) taken out, and each submission's own columns (name, organisation, weights, ...) read again,
+    with the query's filters applied to them. One query by primary key: the same with 10 or 10,000 entries.
+
+    The rest is the build's until its refresh has run (the page says "Updating"): the count, the positions
+    and the neighbour tests (a row's note may speak of a row taken out above it), as the ranks already were."""
+    ids = [r.submission_id for r in page.rows if r.submission_id is not None]
+    now = {v.pop("pk"): v for v in Submission.objects.on_board().filter(pk__in=ids).order_by().values(
+        "pk", *SUBMISSION_ROW_FIELDS)}
+    rows = []
+    for row in page.rows:
+        if row.submission_id is None:  # the authors' reported rows: no submission to leave the board
+            rows.append(row)
+        elif row.submission_id in now:
+            rows.append(replace(row, **{SUBMISSION_ROW_FIELDS[k]: v for k, v in now[row.submission_id].items()}))
+    return board.Page(board.filter_rows(rows, query), page.number, page.pages, page.total)
 
 
 def progress_points(benchmark: Benchmark) -> list[progress.Point]:

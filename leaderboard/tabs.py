@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Benchmark
 from evaluation.judges.base import PROMPT_VERSIONS
-from leaderboard import board, selectors
+from leaderboard import board, cache, selectors
 from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
 from leaderboard.paging import page_number, page_rows, page_window
@@ -114,9 +114,28 @@ def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None
     return f"{url}?{urlencode(params)}" if params else url
 
 
+def overview_page(benchmark: Benchmark, query: board.Query) -> board.Page:
+    """The overview's page for ``query`` as the board's last build gives it: sorted, paged, ranked and
+    tested by the database and the stored standings once per build and query, and cached by the build,
+    not by the results version, so a read just after a change (a publish, an unpublish) finds it."""
+    return cache.cached(benchmark, ("overview", cache.build_of(benchmark, "board"), repr(query)),
+                        lambda: selectors.overview(benchmark, query), versioned=False)
+
+
+def overview_warm(benchmark_id: int) -> None:
+    """Compute the overview's default page of the board's new build into the cache: the board's refresh task
+    calls it once the build is saved, so the first visitor after the next change does not sort the board
+    (where the cache is shared with the web server's processes: Redis; a local memory cache is not)."""
+    slug = Benchmark.objects.filter(pk=benchmark_id).values_list("slug", flat=True).first()
+    benchmark = cache.benchmark_for_page(slug) if slug is not None else None
+    if benchmark is not None:
+        overview_page(benchmark, board.Query.parse({}))
+
+
 def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
     query = board.Query.parse(params)
-    page = selectors.overview(benchmark, query)
+    # The build's page, with what must hold at once applied now: rows that left the board go (one query).
+    page = selectors.overview_now(overview_page(benchmark, query), query)
     base = tab_url(benchmark, "overview")  # reversed once; the 13 headers and up to 20 page links add a query string
     model_base = reverse("leaderboard:model", args=[benchmark.slug, 0])[:-2]  # ".../m/"; 50 reverse() calls cost ~1 ms
 

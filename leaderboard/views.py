@@ -71,7 +71,8 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
         raise Http404("This benchmark has no such tab")
     stamp = sorted((k, str(v)) for k, v in benchmark.page_builds.items())
     # The tabs with something to show, computed once per build (a few small queries) and cached with it.
-    offered = cache.cached(benchmark, ("tabs", stamp), lambda: [t.slug for t in tabs_with_data(benchmark)])
+    offered = cache.cached(benchmark, ("tabs", stamp), lambda: [t.slug for t in tabs_with_data(benchmark)],
+                           versioned=False)
     if tab == "overview" and offered and "overview" not in offered and request.resolver_match.url_name == "board":
         tab = offered[0]  # a board of reported figures alone (Agent-X's) opens on the tab that holds them
     tabs = [t for t in tabs_for(benchmark) if t.slug in offered or t.slug == tab]
