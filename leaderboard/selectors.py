@@ -7,7 +7,7 @@ them with 10 and with 100). Overview rows come from the derived ``BoardEntry`` t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
@@ -395,9 +395,17 @@ class TabSource:
     domain_table: dict = field(default_factory=dict)
 
 
+def board_tables(benchmark: Benchmark) -> dict[str, Any]:
+    """The wide tabs' index the board's last build stored (``wide_tabs.tables_build``): {tab: {rows, marks}};
+    empty for a build made before it existed."""
+    stored = derived_read(benchmark, "board").payload
+    return stored.get("tables") or {} if isinstance(stored, dict) else {}
+
+
 def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = None,
-                domain_table: bool = True) -> list[TabSource]:
-    """The rows of the board's last build that are still on it, then the reported rows.
+                domain_table: bool = True, submission_ids: Collection[int] | None = None) -> list[TabSource]:
+    """The rows of the board's last build that are still on it (of ``submission_ids`` only, when given: a
+    page's), then the reported rows.
 
     ``parts``: the paths into a submission's results the tab reads (``("modes", "adaptive", "process")``);
     only those are read, extracted by the database, and the row's ``results`` holds them alone (None:
@@ -407,7 +415,10 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
     wanted = list(parts) if parts is not None else None
     columns: list[Any] = [Cast("results", TextField())] if wanted is None else [
         KT("results__" + "__".join(p)) for p in wanted]
-    rows = Submission.objects.on_board().filter(benchmark=benchmark, board_entry__isnull=False).order_by(
+    found = Submission.objects.on_board().filter(benchmark=benchmark, board_entry__isnull=False)
+    if submission_ids is not None:
+        found = found.filter(pk__in=list(submission_ids))
+    rows = found.order_by(
         "finished_at", "pk").values_list("pk", "model_name", "organisation", "weights", "is_demo",
                                          Cast("board_entry__domain_table", TextField()) if domain_table
                                          else Value(None, output_field=TextField()), *columns)

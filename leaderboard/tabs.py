@@ -21,6 +21,7 @@ from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
+from leaderboard.wide_tabs import INDEXED, table_page
 from routers.selectors import router_board
 
 
@@ -166,15 +167,6 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
             "zero_rank": [r.model_name for r in page.rows if r.rank_score == 0]}
 
 
-# The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
-TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "domains": tuple(("modes", m, "accuracy", k) for m in MODES for k in ("wo_enh", "all", "aux_line")),
-    "mode-selection": (("mode_selection",),),
-    "process": (("modes", "adaptive", "process"),),
-    "toolchains": tuple(("modes", m, "toolchain") for m in ("adaptive", "oracle")),
-}
-
-
 def cost_parts(mode: str) -> tuple[tuple[str, ...], ...]:
     """What the Cost & Pareto tab reads of one mode (leaderboard.pareto: accuracy, cost, tokens)."""
     return (("modes", mode, "accuracy", "overall"), ("modes", mode, "cost", "mean_cost_usd"),
@@ -202,19 +194,14 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return {**context, **pager}
     if tab == "guessability":
         return guessability_context(benchmark)
-    # The tabs below read every public row's results (the others read their own builds): the parts they show
-    cost_mode, unit = _cost_choice(params)
-    sources = selectors.tab_sources(benchmark, TAB_PARTS[tab] if tab != "cost" else cost_parts(cost_mode),
-                                    domain_table=tab == "domains")
     base = tab_url(benchmark, tab)
+    if tab in INDEXED:  # a page computes its own rows, from the board build's index (leaderboard.wide_tabs)
+        rows, pager, sources = table_page(benchmark, tab, params, base)
     if tab == "domains":
-        domains, all_rows = selectors.domain_table(benchmark, sources)
-        rows, pager = page_rows(all_rows, params, base)
         keys = {r.source.key for r in rows}  # the auxiliary table: the page's models
-        return {"domains": domains, "rows": rows, **pager, "modes": MODES,
+        return {"domains": selectors.domains_of(benchmark), "rows": rows, **pager, "modes": MODES,
                 "aux": [a for a in selectors.aux_table(sources) if a[0].key in keys]}
     if tab == "mode-selection":
-        rows, pager = page_rows(selectors.mode_selection(sources), params, base)
         chart = {"data": [{"type": "bar", "orientation": "h", "y": [plot_text(r.source.model_name) for r in rows][::-1],
                            "x": [r.mcc.value for r in rows][::-1],
                            "error_x": {"type": "data", "symmetric": False,
@@ -229,12 +216,13 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "process":
         columns = selectors.process_columns(benchmark.figures)
         mmreason = columns is not selectors.PROCESS_COLUMNS
-        rows, pager = page_rows(selectors.process_table(sources, columns), params, base)
         return {"rows": rows, **pager, "columns": columns,
                 "step_prompt": f"step_scores {PROMPT_VERSIONS['step_scores']}" if mmreason else None}
     if tab == "toolchains":
-        rows, pager = page_rows(selectors.toolchain_table(sources), params, base)
         return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
+    # Cost & Pareto reads every public row's results (the frontier and baselines are the whole board's): its parts
+    cost_mode, unit = _cost_choice(params)
+    sources = selectors.tab_sources(benchmark, cost_parts(cost_mode), domain_table=False)
     if tab == "cost":
         mode = cost_mode
         view = pareto_view(sources, mode, unit)
