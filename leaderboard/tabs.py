@@ -133,10 +133,17 @@ def overview_warm(benchmark_id: int) -> None:
         overview_page(benchmark, board.Query.parse({}))
 
 
-def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
+def overview_shown(benchmark: Benchmark, params: Any) -> board.Page:
+    """The build's page for these parameters, with what must hold at once applied now: rows that left the
+    board go, the submissions' names and filters are read again (one query)."""
     query = board.Query.parse(params)
-    # The build's page, with what must hold at once applied now: rows that left the board go (one query).
-    page = selectors.overview_now(overview_page(benchmark, query), query)
+    return selectors.overview_now(overview_page(benchmark, query), query)
+
+
+def overview_context(benchmark: Benchmark, params: Any, page: board.Page | None = None) -> dict[str, Any]:
+    """The overview's context; ``page``: ``overview_shown``'s, when the caller has it already."""
+    query = board.Query.parse(params)
+    page = page if page is not None else overview_shown(benchmark, params)
     base = tab_url(benchmark, "overview")  # reversed once; the 13 headers and up to 20 page links add a query string
     model_base = reverse("leaderboard:model", args=[benchmark.slug, 0])[:-2]  # ".../m/"; 50 reverse() calls cost ~1 ms
 
@@ -179,9 +186,9 @@ def _cost_choice(params: Any) -> tuple[str, str]:
     return (mode if mode in MODES else "adaptive"), (unit if unit in UNITS else "usd")
 
 
-def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
+def tab_context(benchmark: Benchmark, tab: str, params: Any, overview: board.Page | None = None) -> dict[str, Any]:
     if tab == "overview":
-        return overview_context(benchmark, params)
+        return overview_context(benchmark, params, overview)
     if tab == "routers":
         return routers_context(benchmark, params)
     if tab == "progress":

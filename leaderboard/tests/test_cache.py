@@ -108,6 +108,23 @@ def test_the_first_read_after_an_unpublish_takes_the_row_out_of_the_builds_cache
     assert _queries(client, "/b/hand/") == 1  # then cached under the new version
 
 
+def test_a_change_off_the_page_is_read_from_the_cached_page_without_rendering_it(client, hand) -> None:
+    """An unpublish of a row on page 2: page 1's first read after it checks its rows (one query) and serves
+    the HTML its build rendered, with the "Updating" notice. Fails if the overview's HTML is cached by the
+    results version alone (it is rendered again: the build's time and the upload link are read)."""
+    helpers.clone(hand.alpha, 60, prefix="Row")
+    helpers.refreshed(hand.benchmark)
+    services.submission_set_public(submission=hand.private, public=True)  # behind: the notice shows
+    first = client.get("/b/hand/").content.decode()
+    assert 'id="board-updating"' in first
+    second_page = re.findall(r'<tr [^>]*data-key="(s\d+)"', client.get("/b/hand/?page=2").content.decode())
+    services.submission_set_public(submission=Submission.objects.get(pk=int(second_page[-1][1:])), public=False)
+    with CaptureQueriesContext(connection) as ctx:
+        html = client.get("/b/hand/").content.decode()
+    assert len(ctx.captured_queries) == 2, [q["sql"] for q in ctx.captured_queries]  # the benchmark, the rows
+    assert re.sub(r'"X-CSRFToken": "[^"]+"', "", html) == re.sub(r'"X-CSRFToken": "[^"]+"', "", first)
+
+
 def test_deleting_hides_at_once(client, hand) -> None:
     assert f"s{hand.gamma.pk}" in _row_keys(client)
     services.submission_delete(submission=hand.gamma)
