@@ -47,6 +47,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -119,6 +120,8 @@ os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
 os.environ["ALLOWED_HOSTS"] = "127.0.0.1,localhost,testserver"
 os.environ.pop("REDIS_URL", None)
 os.environ.pop("CACHE_URL", None)
+if "--cache-url" in sys.argv:  # a cache shared by every process (Redis, as deployed); else the local memory
+    os.environ["CACHE_URL"] = sys.argv[sys.argv.index("--cache-url") + 1]
 # The figures are the pages' own cost: the rate limit (config/rate_limit.py) would answer the load 429.
 os.environ["PAGE_RATE_LIMIT_ANON"] = os.environ["PAGE_RATE_LIMIT_USER"] = "off"
 
@@ -186,11 +189,24 @@ def build(n: int) -> None:
     services.benchmark_results_bump(benchmark_id=benchmark.pk)  # as a finishing submission does
 
 
-def after_change_ms(client: Client, benchmark) -> tuple[list[float], list[float]]:  # noqa: ANN001
+WORKER = """
+import os, sys
+sys.path.insert(0, {root!r})
+import django
+django.setup()
+from leaderboard.tasks import board_refresh
+print("started", flush=True)
+board_refresh.run({pk})
+"""
+
+
+def after_change_ms(client: Client, benchmark, worker_kind: str = "thread") -> tuple[list[float], list[float]]:  # noqa: ANN001
     """The first read of the overview after each of 20 changes (a submission unpublished, then published
     again, through the service, committed): with no worker (the refresh's message waits in the broker;
-    the page serves the last build, the row filtered at read time), then with the board's refresh running
-    in another thread (as a worker would, on its own connection) while the page is read."""
+    the page serves the last build, the row filtered at read time), then with the board's refresh task
+    running beside the read: in another thread of this process (``worker_kind`` "thread": it shares the
+    interpreter's lock with the read) or in another process, as a Celery worker is ("process": the read
+    starts once the worker has started the task)."""
     import threading
 
     from django.db import connections
@@ -206,15 +222,22 @@ def after_change_ms(client: Client, benchmark) -> tuple[list[float], list[float]
         for i in range(20):
             submission_set_public(submission=sub, public=bool(i % 2))
             # the worker's task (the build, then the overview's default page of the new build into the cache)
-            refresh = threading.Thread(target=lambda: (board_refresh.run(benchmark.pk), connections.close_all()))
-            if worker:
+            refresh: Any = threading.Thread(target=lambda: (board_refresh.run(benchmark.pk), connections.close_all()))
+            if worker and worker_kind == "process":
+                refresh = subprocess.Popen([sys.executable, "-c", WORKER.format(root=str(ROOT), pk=benchmark.pk)],
+                                           stdout=subprocess.PIPE, text=True)
+                assert refresh.stdout is not None and refresh.stdout.readline().strip() == "started"
+                time.sleep(0.005)  # the task has begun
+            elif worker:
                 refresh.start()
                 time.sleep(0.005)  # the refresh has begun its transaction
             t = time.perf_counter()
             response = client.get(URL)
             out.append(1000 * (time.perf_counter() - t))
             assert response.status_code == 200
-            if worker:
+            if worker and worker_kind == "process":
+                assert refresh.wait() == 0
+            elif worker:
                 refresh.join()
         submission_set_public(submission=sub, public=True)
     board_refresh.run(benchmark.pk)
@@ -417,6 +440,9 @@ def main() -> None:
                         help="build the router pool (a candidate model per entry) up to this many entries")
     parser.add_argument("--only", default="", help="comma-separated parts to run after the build: "
                         "overview (uncached and cached), after-change, tabs, throughput (default: all)")
+    parser.add_argument("--worker", choices=("thread", "process"), default="thread",
+                        help="where the refresh runs beside the reads after a change (a Celery worker is a process)")
+    parser.add_argument("--cache-url", default=None, help="a shared cache (redis://...); default: local memory")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
@@ -458,7 +484,7 @@ def main() -> None:
     page_bytes = len(client.get(URL).content)
     after_idle, after_busy = [0.0], [0.0]
     if "after-change" in parts:
-        after_idle, after_busy = after_change_ms(client, benchmark)
+        after_idle, after_busy = after_change_ms(client, benchmark, args.worker)
         print(f"overview just after a publish or unpublish, max of 20 reads: no worker {max(after_idle):.1f} ms "
               f"(median {statistics.median(after_idle):.1f}); refresh running beside it {max(after_busy):.1f} ms "
               f"(median {statistics.median(after_busy):.1f}); {load_average()}")
