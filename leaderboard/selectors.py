@@ -335,8 +335,8 @@ def progress_points(benchmark: Benchmark) -> list[progress.Point]:
 def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
     """``figures_present`` as the board's last build counted it (services.board_refresh); counted here only
     for a board never built yet (a read either way)."""
-    stored = derived_read(benchmark, "board").payload
-    return stored["present"] if isinstance(stored, dict) and "present" in stored else figures_present(benchmark)
+    stored = derived_read(benchmark, "board", part="present").payload
+    return stored if isinstance(stored, dict) else figures_present(benchmark)
 
 
 def figures_present(benchmark: Benchmark) -> dict[str, int]:
@@ -395,11 +395,11 @@ class TabSource:
     domain_table: dict = field(default_factory=dict)
 
 
-def board_tables(benchmark: Benchmark) -> dict[str, Any]:
-    """The wide tabs' index the board's last build stored (``wide_tabs.tables_build``): {tab: {rows, marks}};
-    empty for a build made before it existed."""
-    stored = derived_read(benchmark, "board").payload
-    return stored.get("tables") or {} if isinstance(stored, dict) else {}
+def board_table_index(benchmark: Benchmark, tab: str) -> dict[str, Any] | None:
+    """A wide tab's index as the board's last build stored it (``wide_tabs.tables_build``: {rows, marks}), that
+    part of the payload alone; None for a build made before it existed."""
+    stored = derived_read(benchmark, "board", part=f"tables__{tab}").payload
+    return stored if isinstance(stored, dict) else None
 
 
 def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = None,

@@ -75,7 +75,7 @@ def table_page(benchmark: Benchmark, tab: str, params: Any, base: str) -> tuple[
     """One page of ``tab``'s table, its pager and the sources of its rows. From the board build's index when
     it has one: the page's rows alone are read and computed, the marks are the whole board's. A build made
     before the index existed gives the whole table, computed here, as before."""
-    index = selectors.board_tables(benchmark).get(tab)
+    index = selectors.board_table_index(benchmark, tab)
     if index is None:
         sources = selectors.tab_sources(benchmark, TAB_PARTS[tab], domain_table=tab == "domains")
         rows, pager = page_rows(_table(benchmark, tab, sources), params, base)
