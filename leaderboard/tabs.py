@@ -92,6 +92,18 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
     return [t for t in tabs_for(benchmark) if has(t.slug)]
 
 
+def builds_stamp(benchmark: Benchmark) -> list[tuple[str, str]]:
+    """Every derived kind's last build, as the board's cache keys carry them (``cache.benchmark_for_page``)."""
+    return sorted((k, str(v)) for k, v in benchmark.page_builds.items())
+
+
+def tabs_offered(benchmark: Benchmark) -> list[str]:
+    """The slugs of ``tabs_with_data``, computed once per set of builds (a few small queries, the router pool's
+    payload among them) and cached by them; the board's refresh task computes them for its new build."""
+    return cache.cached(benchmark, ("tabs", builds_stamp(benchmark)),
+                        lambda: [t.slug for t in tabs_with_data(benchmark)], versioned=False)
+
+
 def known_params(tab: Tab, params: QueryDict) -> QueryDict:
     """The query-string parameters ``tab`` reads, the others dropped: its page is built from these and
     cached by them, so an unknown parameter (``?x=<random>``) can neither change the page nor turn every
@@ -124,13 +136,14 @@ def overview_page(benchmark: Benchmark, query: board.Query) -> board.Page:
 
 
 def overview_warm(benchmark_id: int) -> None:
-    """Compute the overview's default page of the board's new build into the cache: the board's refresh task
-    calls it once the build is saved, so the first visitor after the next change does not sort the board
+    """Compute the overview's default page of the board's new build, and the tabs offered, into the cache: the
+    board's refresh task calls it once the build is saved, so the first visitor after the next change does not sort the board
     (where the cache is shared with the web server's processes: Redis; a local memory cache is not)."""
     slug = Benchmark.objects.filter(pk=benchmark_id).values_list("slug", flat=True).first()
     benchmark = cache.benchmark_for_page(slug) if slug is not None else None
     if benchmark is not None:
         overview_page(benchmark, board.Query.parse({}))
+        tabs_offered(benchmark)
 
 
 def overview_shown(benchmark: Benchmark, params: Any) -> board.Page:

@@ -27,8 +27,8 @@ from evaluation.derived import derived_read
 from leaderboard import cache, exports, selectors
 from routers.selectors import routers_stamp
 from leaderboard.board import Page as BoardPage
-from leaderboard.tabs import (TAB_BY_SLUG, known_params, overview_shown, tab_context, tab_url, tabs_for,
-                              tabs_with_data)
+from leaderboard.tabs import (TAB_BY_SLUG, builds_stamp, known_params, overview_shown, tab_context, tab_url,
+                              tabs_for, tabs_offered)
 
 
 @require_GET
@@ -72,10 +72,8 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     benchmark = _benchmark(slug)
     if TAB_BY_SLUG[tab] not in tabs_for(benchmark):
         raise Http404("This benchmark has no such tab")
-    stamp = sorted((k, str(v)) for k, v in benchmark.page_builds.items())
-    # The tabs with something to show, computed once per build (a few small queries) and cached with it.
-    offered = cache.cached(benchmark, ("tabs", stamp), lambda: [t.slug for t in tabs_with_data(benchmark)],
-                           versioned=False)
+    stamp = builds_stamp(benchmark)
+    offered = tabs_offered(benchmark)
     if tab == "overview" and offered and "overview" not in offered and request.resolver_match.url_name == "board":
         tab = offered[0]  # a board of reported figures alone (Agent-X's) opens on the tab that holds them
     tabs = [t for t in tabs_for(benchmark) if t.slug in offered or t.slug == tab]
