@@ -6,6 +6,11 @@ and its ``updated_at``, both read with the benchmark in the one query a cached r
 page is never served stale, and a cached request costs the same with ten or ten thousand
 submissions (it used to aggregate every submission of the benchmark for a fingerprint).
 
+The overview's computed page (its rows sorted, paged and tested: ``tabs.overview_page``) and the tabs the
+navigation offers are keyed by the builds they come from instead (``versioned=False``), so a read just after
+a change finds them; what must hold at once is applied to the page's rows when it is rendered
+(``selectors.overview_now``: one query).
+
 Only fragments that are the same for every visitor are cached: the page around them (header
 with the signed-in user, CSRF token) is rendered per request, or, for visitors without a session,
 cached with a slot for the token (leaderboard.views).
@@ -23,7 +28,7 @@ from django.core.cache import cache
 from django.db import connections, router
 
 from annotation.models import Benchmark
-from evaluation.derived import KINDS
+from evaluation.derived import KINDS, derived_read
 from evaluation.models import DerivedState
 
 TIMEOUT = 15 * 60  # a safety net; the version does the real work
@@ -87,16 +92,29 @@ def updating(benchmark: Benchmark, kind: str) -> bool:
     return version is None or built_at is None or version < benchmark.results_version
 
 
-def key(benchmark: Benchmark, *parts: Any) -> str:
+def build_of(benchmark: Benchmark, kind: str) -> tuple[Any, Any]:
+    """``kind``'s last build as (version, built_at): from ``benchmark_for_page``'s one query when the benchmark
+    came from it, else read (one query)."""
+    builds = getattr(benchmark, "page_builds", None)
+    if builds is not None:
+        return builds[kind]
+    build = derived_read(benchmark, kind, payload=False)
+    return build.version, build.built_at
+
+
+def key(benchmark: Benchmark, *parts: Any, versioned: bool = True) -> str:
+    """The cache key of ``parts`` on this benchmark. ``versioned``: it moves with the ``results_version``
+    (every change to the public results); without, the parts must name the builds the value is made from."""
     raw = "|".join(str(p) for p in parts)
     digest = hashlib.sha1(raw.encode()).hexdigest()[:20]
     # updated_at too: an edit of the benchmark itself (name, cost bounds) shows at once
     stamp = benchmark.updated_at.timestamp() if benchmark.updated_at else 0
-    return f"lb:{benchmark.pk}:{benchmark.results_version}:{stamp}:{digest}"
+    version = benchmark.results_version if versioned else "build"
+    return f"lb:{benchmark.pk}:{version}:{stamp}:{digest}"
 
 
-def cached(benchmark: Benchmark, parts: tuple, build: Callable[[], T]) -> T:
-    k = key(benchmark, *parts)
+def cached(benchmark: Benchmark, parts: tuple, build: Callable[[], T], *, versioned: bool = True) -> T:
+    k = key(benchmark, *parts, versioned=versioned)
     value = cache.get(k)
     if value is None:
         value = build()

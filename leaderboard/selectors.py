@@ -7,8 +7,8 @@ them with 10 and with 100). Overview rows come from the derived ``BoardEntry`` t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -291,6 +291,35 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
                       number, pages, count)
 
 
+# The submission's own columns an overview row shows or is filtered by (ENTRY_FIELDS' ``submission__`` ones), by
+# the Row field each fills: read again for a cached page's rows (``overview_now``).
+SUBMISSION_ROW_FIELDS = {
+    "model_name": "model_name", "organisation": "organisation", "weights": "weights", "is_demo": "is_demo",
+    "first_finished_at": "first_finished", "parameters_billions": "parameters_billions", "license": "license",
+    "release_date": "release_date", "model_url": "model_url", "paper_url": "paper_url",
+}
+
+
+def overview_now(page: board.Page, query: board.Query) -> board.Page:
+    """A page of the overview as computed from the board's build (``overview``, cached by that build), as it
+    reads now: the rows whose submission has left the board since (unpublished, deleted, sent back for a
+    re-score) taken out, and each submission's own columns (name, organisation, weights, ...) read again,
+    with the query's filters applied to them. One query by primary key: the same with 10 or 10,000 entries.
+
+    The rest is the build's until its refresh has run (the page says "Updating"): the count, the positions
+    and the neighbour tests (a row's note may speak of a row taken out above it), as the ranks already were."""
+    ids = [r.submission_id for r in page.rows if r.submission_id is not None]
+    now = {v.pop("pk"): v for v in Submission.objects.on_board().filter(pk__in=ids).order_by().values(
+        "pk", *SUBMISSION_ROW_FIELDS)}
+    rows = []
+    for row in page.rows:
+        if row.submission_id is None:  # the authors' reported rows: no submission to leave the board
+            rows.append(row)
+        elif row.submission_id in now:
+            rows.append(replace(row, **{SUBMISSION_ROW_FIELDS[k]: v for k, v in now[row.submission_id].items()}))
+    return board.Page(board.filter_rows(rows, query), page.number, page.pages, page.total)
+
+
 def progress_points(benchmark: Benchmark) -> list[progress.Point]:
     """Every public submission with a headline accuracy: when it was first scored, weights, score (one query)."""
     out = []
@@ -306,8 +335,8 @@ def progress_points(benchmark: Benchmark) -> list[progress.Point]:
 def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
     """``figures_present`` as the board's last build counted it (services.board_refresh); counted here only
     for a board never built yet (a read either way)."""
-    stored = derived_read(benchmark, "board").payload
-    return stored["present"] if isinstance(stored, dict) and "present" in stored else figures_present(benchmark)
+    stored = derived_read(benchmark, "board", part="present").payload
+    return stored if isinstance(stored, dict) else figures_present(benchmark)
 
 
 def figures_present(benchmark: Benchmark) -> dict[str, int]:
@@ -366,9 +395,17 @@ class TabSource:
     domain_table: dict = field(default_factory=dict)
 
 
+def board_table_index(benchmark: Benchmark, tab: str) -> dict[str, Any] | None:
+    """A wide tab's index as the board's last build stored it (``wide_tabs.tables_build``: {rows, marks}), that
+    part of the payload alone; None for a build made before it existed."""
+    stored = derived_read(benchmark, "board", part=f"tables__{tab}").payload
+    return stored if isinstance(stored, dict) else None
+
+
 def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = None,
-                domain_table: bool = True) -> list[TabSource]:
-    """The rows of the board's last build that are still on it, then the reported rows.
+                domain_table: bool = True, submission_ids: Collection[int] | None = None) -> list[TabSource]:
+    """The rows of the board's last build that are still on it (of ``submission_ids`` only, when given: a
+    page's), then the reported rows.
 
     ``parts``: the paths into a submission's results the tab reads (``("modes", "adaptive", "process")``);
     only those are read, extracted by the database, and the row's ``results`` holds them alone (None:
@@ -378,7 +415,10 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
     wanted = list(parts) if parts is not None else None
     columns: list[Any] = [Cast("results", TextField())] if wanted is None else [
         KT("results__" + "__".join(p)) for p in wanted]
-    rows = Submission.objects.on_board().filter(benchmark=benchmark, board_entry__isnull=False).order_by(
+    found = Submission.objects.on_board().filter(benchmark=benchmark, board_entry__isnull=False)
+    if submission_ids is not None:
+        found = found.filter(pk__in=list(submission_ids))
+    rows = found.order_by(
         "finished_at", "pk").values_list("pk", "model_name", "organisation", "weights", "is_demo",
                                          Cast("board_entry__domain_table", TextField()) if domain_table
                                          else Value(None, output_field=TextField()), *columns)

@@ -28,6 +28,7 @@ from evaluation.provenance import public_run
 from leaderboard.board import Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.selectors import figures_present
+from leaderboard.wide_tabs import tables_build
 
 CHUNK = 200  # submissions whose prediction rows are read (and entries written) per round of queries
 
@@ -291,6 +292,7 @@ def board_refresh(*, benchmark_id: int) -> int | None:
         EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
         EntryRank.objects.bulk_create(ranks, batch_size=2000)
         # What the navigation offers (tabs.tabs_with_data) is derived too: counted here, read by pages.
-        return {"present": figures_present(benchmark)}
+        # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only.
+        return {"present": figures_present(benchmark), "tables": tables_build(benchmark)}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build)

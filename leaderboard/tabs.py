@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Benchmark
 from evaluation.judges.base import PROMPT_VERSIONS
-from leaderboard import board, selectors
+from leaderboard import board, cache, selectors
 from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
 from leaderboard.paging import page_number, page_rows, page_window
@@ -21,6 +21,7 @@ from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
+from leaderboard.wide_tabs import INDEXED, table_page
 from routers.selectors import router_board
 
 
@@ -91,6 +92,18 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
     return [t for t in tabs_for(benchmark) if has(t.slug)]
 
 
+def builds_stamp(benchmark: Benchmark) -> list[tuple[str, str]]:
+    """Every derived kind's last build, as the board's cache keys carry them (``cache.benchmark_for_page``)."""
+    return sorted((k, str(v)) for k, v in benchmark.page_builds.items())
+
+
+def tabs_offered(benchmark: Benchmark) -> list[str]:
+    """The slugs of ``tabs_with_data``, computed once per set of builds (a few small queries, the router pool's
+    payload among them) and cached by them; the board's refresh task computes them for its new build."""
+    return cache.cached(benchmark, ("tabs", builds_stamp(benchmark)),
+                        lambda: [t.slug for t in tabs_with_data(benchmark)], versioned=False)
+
+
 def known_params(tab: Tab, params: QueryDict) -> QueryDict:
     """The query-string parameters ``tab`` reads, the others dropped: its page is built from these and
     cached by them, so an unknown parameter (``?x=<random>``) can neither change the page nor turn every
@@ -114,9 +127,36 @@ def tab_url(benchmark: Benchmark, tab: str, params: dict[str, str] | None = None
     return f"{url}?{urlencode(params)}" if params else url
 
 
-def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
+def overview_page(benchmark: Benchmark, query: board.Query) -> board.Page:
+    """The overview's page for ``query`` as the board's last build gives it: sorted, paged, ranked and
+    tested by the database and the stored standings once per build and query, and cached by the build,
+    not by the results version, so a read just after a change (a publish, an unpublish) finds it."""
+    return cache.cached(benchmark, ("overview", cache.build_of(benchmark, "board"), repr(query)),
+                        lambda: selectors.overview(benchmark, query), versioned=False)
+
+
+def overview_warm(benchmark_id: int) -> None:
+    """Compute the overview's default page of the board's new build, and the tabs offered, into the cache: the
+    board's refresh task calls it once the build is saved, so the first visitor after the next change does not sort the board
+    (where the cache is shared with the web server's processes: Redis; a local memory cache is not)."""
+    slug = Benchmark.objects.filter(pk=benchmark_id).values_list("slug", flat=True).first()
+    benchmark = cache.benchmark_for_page(slug) if slug is not None else None
+    if benchmark is not None:
+        overview_page(benchmark, board.Query.parse({}))
+        tabs_offered(benchmark)
+
+
+def overview_shown(benchmark: Benchmark, params: Any) -> board.Page:
+    """The build's page for these parameters, with what must hold at once applied now: rows that left the
+    board go, the submissions' names and filters are read again (one query)."""
     query = board.Query.parse(params)
-    page = selectors.overview(benchmark, query)
+    return selectors.overview_now(overview_page(benchmark, query), query)
+
+
+def overview_context(benchmark: Benchmark, params: Any, page: board.Page | None = None) -> dict[str, Any]:
+    """The overview's context; ``page``: ``overview_shown``'s, when the caller has it already."""
+    query = board.Query.parse(params)
+    page = page if page is not None else overview_shown(benchmark, params)
     base = tab_url(benchmark, "overview")  # reversed once; the 13 headers and up to 20 page links add a query string
     model_base = reverse("leaderboard:model", args=[benchmark.slug, 0])[:-2]  # ".../m/"; 50 reverse() calls cost ~1 ms
 
@@ -147,15 +187,6 @@ def overview_context(benchmark: Benchmark, params: Any) -> dict[str, Any]:
             "zero_rank": [r.model_name for r in page.rows if r.rank_score == 0]}
 
 
-# The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
-TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "domains": tuple(("modes", m, "accuracy", k) for m in MODES for k in ("wo_enh", "all", "aux_line")),
-    "mode-selection": (("mode_selection",),),
-    "process": (("modes", "adaptive", "process"),),
-    "toolchains": tuple(("modes", m, "toolchain") for m in ("adaptive", "oracle")),
-}
-
-
 def cost_parts(mode: str) -> tuple[tuple[str, ...], ...]:
     """What the Cost & Pareto tab reads of one mode (leaderboard.pareto: accuracy, cost, tokens)."""
     return (("modes", mode, "accuracy", "overall"), ("modes", mode, "cost", "mean_cost_usd"),
@@ -168,9 +199,9 @@ def _cost_choice(params: Any) -> tuple[str, str]:
     return (mode if mode in MODES else "adaptive"), (unit if unit in UNITS else "usd")
 
 
-def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
+def tab_context(benchmark: Benchmark, tab: str, params: Any, overview: board.Page | None = None) -> dict[str, Any]:
     if tab == "overview":
-        return overview_context(benchmark, params)
+        return overview_context(benchmark, params, overview)
     if tab == "routers":
         return routers_context(benchmark, params)
     if tab == "progress":
@@ -183,19 +214,14 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
         return {**context, **pager}
     if tab == "guessability":
         return guessability_context(benchmark)
-    # The tabs below read every public row's results (the others read their own builds): the parts they show
-    cost_mode, unit = _cost_choice(params)
-    sources = selectors.tab_sources(benchmark, TAB_PARTS[tab] if tab != "cost" else cost_parts(cost_mode),
-                                    domain_table=tab == "domains")
     base = tab_url(benchmark, tab)
+    if tab in INDEXED:  # a page computes its own rows, from the board build's index (leaderboard.wide_tabs)
+        rows, pager, sources = table_page(benchmark, tab, params, base)
     if tab == "domains":
-        domains, all_rows = selectors.domain_table(benchmark, sources)
-        rows, pager = page_rows(all_rows, params, base)
         keys = {r.source.key for r in rows}  # the auxiliary table: the page's models
-        return {"domains": domains, "rows": rows, **pager, "modes": MODES,
+        return {"domains": selectors.domains_of(benchmark), "rows": rows, **pager, "modes": MODES,
                 "aux": [a for a in selectors.aux_table(sources) if a[0].key in keys]}
     if tab == "mode-selection":
-        rows, pager = page_rows(selectors.mode_selection(sources), params, base)
         chart = {"data": [{"type": "bar", "orientation": "h", "y": [plot_text(r.source.model_name) for r in rows][::-1],
                            "x": [r.mcc.value for r in rows][::-1],
                            "error_x": {"type": "data", "symmetric": False,
@@ -210,12 +236,13 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any) -> dict[str, Any]:
     if tab == "process":
         columns = selectors.process_columns(benchmark.figures)
         mmreason = columns is not selectors.PROCESS_COLUMNS
-        rows, pager = page_rows(selectors.process_table(sources, columns), params, base)
         return {"rows": rows, **pager, "columns": columns,
                 "step_prompt": f"step_scores {PROMPT_VERSIONS['step_scores']}" if mmreason else None}
     if tab == "toolchains":
-        rows, pager = page_rows(selectors.toolchain_table(sources), params, base)
         return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
+    # Cost & Pareto reads every public row's results (the frontier and baselines are the whole board's): its parts
+    cost_mode, unit = _cost_choice(params)
+    sources = selectors.tab_sources(benchmark, cost_parts(cost_mode), domain_table=False)
     if tab == "cost":
         mode = cost_mode
         view = pareto_view(sources, mode, unit)

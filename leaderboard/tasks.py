@@ -10,8 +10,10 @@ from __future__ import annotations
 from celery import shared_task
 
 from leaderboard.services import board_refresh as board_refresh_service
+from leaderboard.tabs import overview_warm
 
 
 @shared_task(name="leaderboard.tasks.board_refresh", ignore_result=True, acks_late=True)
 def board_refresh(benchmark_id: int) -> None:
     board_refresh_service(benchmark_id=benchmark_id)
+    overview_warm(benchmark_id)  # the page readers read first, once per build (a cache get when it is there)

@@ -7,6 +7,7 @@ and the response varies on HX-Request.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -25,7 +26,9 @@ from annotation.selectors import scorable_benchmarks
 from evaluation.derived import derived_read
 from leaderboard import cache, exports, selectors
 from routers.selectors import routers_stamp
-from leaderboard.tabs import TAB_BY_SLUG, known_params, tab_context, tab_url, tabs_for, tabs_with_data
+from leaderboard.board import Page as BoardPage
+from leaderboard.tabs import (TAB_BY_SLUG, builds_stamp, known_params, overview_shown, tab_context, tab_url,
+                              tabs_for, tabs_offered)
 
 
 @require_GET
@@ -69,9 +72,8 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     benchmark = _benchmark(slug)
     if TAB_BY_SLUG[tab] not in tabs_for(benchmark):
         raise Http404("This benchmark has no such tab")
-    stamp = sorted((k, str(v)) for k, v in benchmark.page_builds.items())
-    # The tabs with something to show, computed once per build (a few small queries) and cached with it.
-    offered = cache.cached(benchmark, ("tabs", stamp), lambda: [t.slug for t in tabs_with_data(benchmark)])
+    stamp = builds_stamp(benchmark)
+    offered = tabs_offered(benchmark)
     if tab == "overview" and offered and "overview" not in offered and request.resolver_match.url_name == "board":
         tab = offered[0]  # a board of reported figures alone (Agent-X's) opens on the tab that holds them
     tabs = [t for t in tabs_for(benchmark) if t.slug in offered or t.slug == tab]
@@ -80,18 +82,38 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     # cached while a refresh was behind ("updating") is replaced once it has run.
     kind = TAB_BY_SLUG[tab].kind
 
+    shown: list[BoardPage] = []  # the overview's page as it reads now (overview_shown), once computed
+
     def build() -> str:
         context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "updating": cache.updating(benchmark, kind),
                    "built_at": derived_read(benchmark, kind, payload=False).built_at,
-                   "tabs": [(t, tab_url(benchmark, t.slug)) for t in tabs], **tab_context(benchmark, tab, params)}
+                   "tabs": [(t, tab_url(benchmark, t.slug)) for t in tabs],
+                   **tab_context(benchmark, tab, params, overview=shown[0] if shown else None)}
         return render_to_string("leaderboard/_board.html", context)
 
     if tab == "routers":
         stamp.append(routers_stamp(benchmark))
     variant = (tab, sorted(params.lists()), stamp)
 
+    def cached(parts: tuple, render: Callable[[], str]) -> str:
+        """``parts``' HTML, cached by the results version. The overview's, on a miss (the first read after a
+        change), is looked up by its build and what its page shows now before it is rendered: a change that
+        leaves the page's rows as they were (most do: another page's row, a publish the build has not got)
+        costs one query by primary key and no rendering."""
+        if tab != "overview":
+            return cache.cached(benchmark, parts, render)
+
+        def by_shown() -> str:
+            if not shown:
+                shown.append(overview_shown(benchmark, params))
+            # the builds (in the parts), whether the board's is behind (the "Updating" notice), the rows as shown
+            return cache.cached(benchmark, (*parts, cache.updating(benchmark, "board"), shown[0]), render,
+                                versioned=False)
+
+        return cache.cached(benchmark, parts, by_shown)
+
     def fragment() -> str:
-        return cache.cached(benchmark, ("tab", *variant), build)
+        return cached(("tab", *variant), build)
 
     if request.htmx:
         response = HttpResponse(fragment())
@@ -101,7 +123,7 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
                     "submit_url": _submit_url(benchmark), **extra}
 
         if _anonymous(request):
-            html = cache.cached(benchmark, ("page", *variant), lambda: render_to_string(
+            html = cached(("page", *variant), lambda: render_to_string(
                 "leaderboard/board.html", page(csrf_token=CSRF_SLOT), request=request))
             response = HttpResponse(html.replace(CSRF_SLOT, get_token(request)))
         else:

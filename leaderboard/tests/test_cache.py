@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -82,6 +83,46 @@ def test_unpublishing_hides_at_once(client, hand) -> None:
     assert f"s{hand.beta.pk}" in _row_keys(client)
     services.submission_set_public(submission=hand.beta, public=False)
     assert f"s{hand.beta.pk}" not in _row_keys(client)
+
+
+def test_the_first_read_after_an_unpublish_takes_the_row_out_of_the_builds_cached_page(client, hand) -> None:
+    """Just after an unpublish, before any refresh, the overview comes from the page its build left in the
+    cache (no query reads the board's entries or ranks: nothing is sorted or tested again), without the row,
+    the rows below it in place, and still so when the bare page is read again. Fails if the overview's page
+    is cached by the results version (the board is read again) or its rows are not checked at read time."""
+    helpers.clone(hand.alpha, 60, prefix="Row")  # two pages of 50
+    helpers.refreshed(hand.benchmark)
+    before = re.findall(r'<tr [^>]*data-key="(s\d+)"', client.get("/b/hand/").content.decode())
+    assert len(before) == 50
+    gone = Submission.objects.get(pk=int(before[1][1:]))
+    services.submission_set_public(submission=gone, public=False)  # no worker: the build is behind
+    for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
+        with CaptureQueriesContext(connection) as ctx:
+            html = client.get("/b/hand/", **headers).content.decode()
+        sql = [q["sql"] for q in ctx.captured_queries]
+        assert not [q for q in sql if "leaderboard_boardentry" in q or "leaderboard_entryrank" in q], sql
+        assert len(sql) <= 4, sql  # the benchmark, the page's rows on the board, the build's time, the upload link
+        assert 'id="board-updating"' in html
+        assert re.findall(r'<tr [^>]*data-key="(s\d+)"', html) == before[:1] + before[2:]
+        assert gone.model_name not in html
+    assert _queries(client, "/b/hand/") == 1  # then cached under the new version
+
+
+def test_a_change_off_the_page_is_read_from_the_cached_page_without_rendering_it(client, hand) -> None:
+    """An unpublish of a row on page 2: page 1's first read after it checks its rows (one query) and serves
+    the HTML its build rendered, with the "Updating" notice. Fails if the overview's HTML is cached by the
+    results version alone (it is rendered again: the build's time and the upload link are read)."""
+    helpers.clone(hand.alpha, 60, prefix="Row")
+    helpers.refreshed(hand.benchmark)
+    services.submission_set_public(submission=hand.private, public=True)  # behind: the notice shows
+    first = client.get("/b/hand/").content.decode()
+    assert 'id="board-updating"' in first
+    second_page = re.findall(r'<tr [^>]*data-key="(s\d+)"', client.get("/b/hand/?page=2").content.decode())
+    services.submission_set_public(submission=Submission.objects.get(pk=int(second_page[-1][1:])), public=False)
+    with CaptureQueriesContext(connection) as ctx:
+        html = client.get("/b/hand/").content.decode()
+    assert len(ctx.captured_queries) == 2, [q["sql"] for q in ctx.captured_queries]  # the benchmark, the rows
+    assert re.sub(r'"X-CSRFToken": "[^"]+"', "", html) == re.sub(r'"X-CSRFToken": "[^"]+"', "", first)
 
 
 def test_deleting_hides_at_once(client, hand) -> None:

@@ -83,7 +83,7 @@ def test_page_is_a_known_parameter_with_one_key_per_page(client, hand, tab) -> N
 
 @pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains", "cost"])
 def test_the_parts_of_the_results_a_tab_reads_give_the_table_of_the_whole_results(hand, tab, monkeypatch) -> None:
-    """A wide tab reads only its parts of each submission's results (``tabs.TAB_PARTS``, extracted by the
+    """A wide tab reads only its parts of each submission's results (``wide_tabs.TAB_PARTS``, extracted by the
     database); its table is the one the whole results give, so no figure goes missing from the page."""
     from django.http import QueryDict
 
@@ -105,3 +105,39 @@ def test_the_parts_of_the_results_a_tab_reads_give_the_table_of_the_whole_result
 
     assert shown(parts_context) == shown(whole_context)
     assert shown(parts_context)[0]
+
+
+@pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains"])
+def test_an_uncached_page_of_a_wide_tab_reads_its_own_rows_with_the_whole_boards_marks(client, hand, tab,
+                                                                                      monkeypatch) -> None:
+    """An uncached page reads the results of its own rows' submissions only (leaderboard.wide_tabs: the order
+    and the ▲/△ marks come with the board's build), so it costs the same on a board 100 times larger; its
+    rows and marks are the whole table's. Fails if a page computes the whole table again."""
+    from django.core.cache import cache
+    from django.http import QueryDict
+
+    from leaderboard import selectors, tabs, wide_tabs
+
+    helpers.clone(hand.alpha, 120)
+    sources = selectors.tab_sources(hand.benchmark, wide_tabs.TAB_PARTS[tab], domain_table=True)
+    whole = wide_tabs._table(hand.benchmark, tab, sources)  # the whole board's table, over every source
+    read: list[int] = []
+    original = selectors.tab_sources
+
+    def counting(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        found = original(*args, **kwargs)
+        read.append(sum(1 for s in found if not s.reported))
+        return found
+
+    monkeypatch.setattr(selectors, "tab_sources", counting)
+    for page in (1, 2):
+        cache.clear()
+        assert client.get(f"/b/hand/{tab}/?page={page}").status_code == 200
+        assert read and max(read) <= 50, read  # the page's submissions, not the board's 123
+        read.clear()
+        rows = tabs.tab_context(hand.benchmark, tab, QueryDict(f"page={page}"))["rows"]
+        expected = whole[(page - 1) * 50:page * 50]
+        assert [wide_tabs._row_id(r) for r in rows] == [wide_tabs._row_id(r) for r in expected]
+        places = [[c.place for c in getattr(r, "cells", ())] for r in rows]
+        assert places == [[c.place for c in getattr(r, "cells", ())] for r in expected]
+        read.clear()
