@@ -59,11 +59,19 @@ def test_what_flipped_lists_the_discordant_samples_and_opens_both_traces(browser
     page.wait_for_url("**mode=adaptive**")
     page.click("#flipped-table >> text=s1")
     page.wait_for_selector(".two-traces")
-    a, b = _boxes(page)
-    if width >= 1000:  # side by side: B to the right of A, level with it
-        assert b["x"] >= a["x"] + a["width"] - 1 and abs(a["y"] - b["y"]) < 2
-    else:  # a phone: B under A
-        assert b["y"] >= a["y"] + a["height"] - 1
+    page.wait_for_load_state("load")  # styles and images in: a loaded machine measured a page still laying out
+
+    def laid_out() -> bool:
+        a, b = _boxes(page)
+        if width >= 1000:  # side by side: B to the right of A, level with it
+            return b["x"] >= a["x"] + a["width"] - 1 and abs(a["y"] - b["y"]) < 2
+        return b["y"] >= a["y"] + a["height"] - 1  # a phone: B under A
+
+    for _ in range(50):  # up to 5 s for the layout to settle; a wrong layout never does
+        if laid_out():
+            break
+        page.wait_for_timeout(100)
+    assert laid_out(), _boxes(page)
     assert "A: Alpha" in page.inner_text('[data-side="a"] h3') and "right" in page.inner_text('[data-side="a"] h3')
     assert "B: Beta" in page.inner_text('[data-side="b"] h3') and "wrong" in page.inner_text('[data-side="b"] h3')
     # Both chains' re-run images load (A rotated and zoomed; B's calls on the same sample).
