@@ -16,6 +16,7 @@ from django.conf import settings
 from config.celery import task_by_name
 
 from django.db import DatabaseError
+from django.db.models import QuerySet
 
 from evaluation.models import ACTIVE_STATUSES, RUN_ACTIVE_STATUSES, HostedRun, Submission, SubmissionStatus
 
@@ -30,6 +31,15 @@ STAGE_TASKS = {
 }
 # A short publish retry: an upload must not hang on a dead broker; the sweeper sends it at its next run.
 _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+
+
+def _record_unsent(rows: QuerySet, what: str) -> None:
+    """Mark ``rows`` (one submission's or run's, while active) as not sent (``enqueue_failed``): the sweeper's
+    next run, the first after the broker is back, sends it."""
+    try:
+        rows.update(enqueue_failed=True)
+    except DatabaseError:  # the database is away too: it will look stuck, and be sent then
+        log.warning("%s: could not record the failed publish", what, exc_info=True)
 
 
 def stage_task(status: str):  # noqa: ANN201 - a celery Task
@@ -47,10 +57,8 @@ def submission_enqueue(*, submission_id: int, status: str, countdown: float | No
     except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
         log.warning("submission %s: could not publish %s (%s); the sweeper will send it", submission_id,
                     task.name, exc)
-        try:
-            Submission.objects.filter(pk=submission_id, status__in=ACTIVE_STATUSES).update(enqueue_failed=True)
-        except DatabaseError:  # the database is away too: the stage will look stuck, and be sent then
-            log.warning("submission %s: could not record the failed publish", submission_id, exc_info=True)
+        _record_unsent(Submission.objects.filter(pk=submission_id, status__in=ACTIVE_STATUSES),
+                       f"submission {submission_id}")
         return False
     return True
 
@@ -101,9 +109,6 @@ def run_enqueue(*, run_id: int) -> bool:
         task.apply_async(args=[run_id], queue=settings.RUNS_QUEUE, retry=True, retry_policy=_PUBLISH_RETRY)
     except Exception as exc:  # noqa: BLE001 - as in submission_enqueue: "not sent", logged
         log.warning("run %s: could not publish %s (%s); the sweeper will send it", run_id, task.name, exc)
-        try:
-            HostedRun.objects.filter(pk=run_id, status__in=RUN_ACTIVE_STATUSES).update(enqueue_failed=True)
-        except DatabaseError:  # the database is away too: the run will look stuck, and be sent then
-            log.warning("run %s: could not record the failed publish", run_id, exc_info=True)
+        _record_unsent(HostedRun.objects.filter(pk=run_id, status__in=RUN_ACTIVE_STATUSES), f"run {run_id}")
         return False
     return True
