@@ -69,14 +69,14 @@ def main() -> None:
         protocol = Protocol(family="generic", tools=ADAPT_TOOLS, max_turns=8)
         with serving(key, "--delay", str(args.latency), "--tool-calls", str(args.turns - 1), log=log) as url:
             settings = Settings(model="sim-bench", base_url=url, timeout=60)
-            endpoint = Endpoint(settings, cache=SqliteRequestCache(folder / "cache.sqlite3"))
+            endpoint = Endpoint(settings, cache=SqliteRequestCache(folder / "cache.sqlite3", owner="local:bench"))
             started = time.monotonic()
             lines, summary = run(items, ["adaptive"], endpoint, protocol, concurrency=args.concurrency,
                                  out=folder / "out.jsonl")
             wall = time.monotonic() - started
             answered = sum(1 for _ in log.open())
             endpoint.close()
-            again = Endpoint(settings, cache=SqliteRequestCache(folder / "cache.sqlite3"))
+            again = Endpoint(settings, cache=SqliteRequestCache(folder / "cache.sqlite3", owner="local:bench"))
             started = time.monotonic()
             _, replay = run(items, ["adaptive"], again, protocol, concurrency=args.concurrency)
             replay_wall = time.monotonic() - started

@@ -277,7 +277,8 @@ def run_execute(*, run_id: int, token: str = "") -> None:
             _, summary = run_benchmark(
                 benchmark=run.benchmark, settings=harness, modes=run.modes, split=run.split,
                 protocol=run.options["protocol"], max_turns=run.options["max_turns"],
-                concurrency=run.options["concurrency"], cache=SqliteRequestCache(settings.RUNS_CACHE_PATH),
+                concurrency=run.options["concurrency"],
+                cache=SqliteRequestCache(settings.RUNS_CACHE_PATH, owner=f"user:{run.owner_id}"),
                 out=out, on_progress=lease.report, cancel=lease.cancel)
         except (RunRefused, ValueError) as exc:
             lease.stop.set()
@@ -307,6 +308,11 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path) -> 
     with out.open("rb") as handle:
         run.predictions.save(f"{run.benchmark.slug}-run-{run.pk}.jsonl", File(handle), save=False)
     fields["predictions"] = run.predictions.name
+    if summary.refused is not None:
+        _end(run, token, status=RunStatus.FAILED, reason=f"The endpoint could not be called: {summary.refused}. "
+             f"The run ended at the first refusal, after {summary.lines} of {run.progress_total} answers; no "
+             "submission was made from it.", **fields)
+        return
     if summary.stopped == CANCELLED:
         _end(run, token, status=RunStatus.CANCELLED, reason=f"Cancelled by its owner after {summary.lines} of "
              f"{run.progress_total} answers; they are kept.", **fields)

@@ -20,11 +20,16 @@ import openai
 
 from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, estimate_tokens,
                                         is_retriable, retry_after_seconds)
-from evaluation.harness.cache import RequestCache, request_key
+from evaluation.harness.cache import RequestCache, endpoint_identity, request_key
 from evaluation.harness.safe_http import EndpointRefused, ResponseRefused, safe_http_client
 
 log = logging.getLogger(__name__)
 IMAGE_TOKENS = 765  # what one image is reckoned at before the endpoint reports usage (a 1024 px tile grid)
+
+
+class EndpointUnusable(Exception):
+    """The endpoint cannot be called at all (its address was refused at connection: it turned private,
+    DNS rebinding): the run ends failed at once, with this reason; no pair is answered by retrying."""
 
 
 class Failure(Exception):
@@ -122,11 +127,13 @@ class Endpoint:
         self._client.close()
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> tuple[dict[str, Any], bool]:
-        """(the answer as a plain dict, whether it came from the cache); raises Failure or BudgetExceeded."""
-        request: dict[str, Any] = {"model": self.settings.model, "messages": messages, "sampling": self.settings.sampling()}
+        """(the answer as a plain dict, whether it came from the cache); raises Failure, BudgetExceeded or
+        EndpointUnusable. The cache is looked up by its owner and this endpoint (cache.py)."""
+        request: dict[str, Any] = {"endpoint": endpoint_identity(self.settings.base_url), "model": self.settings.model,
+                                   "messages": messages, "sampling": self.settings.sampling()}
         if tools:
             request["tools"] = tools
-        key = request_key(request)
+        key = request_key(self.cache.owner, request) if self.cache is not None else ""
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -162,10 +169,14 @@ class Endpoint:
                 used_out = int(usage.get("completion_tokens") or 0)
                 self.counters.add(input_tokens=used_in, output_tokens=used_out)
                 return answer
-            except (EndpointRefused, ResponseRefused) as exc:  # the same again on a retry
+            except EndpointRefused as exc:  # the address: the same for every request of the run
+                raise EndpointUnusable(str(exc)) from exc
+            except ResponseRefused as exc:  # this answer (too large): the same again on a retry
                 raise Failure("provider_error", str(exc)) from exc
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 guard = _guard_error(exc)
+                if isinstance(guard, EndpointRefused):
+                    raise EndpointUnusable(str(guard)) from exc
                 if guard is not None:
                     raise Failure("provider_error", str(guard)) from exc
                 last = exc

@@ -4,7 +4,9 @@ the budget, and the prediction file.
 Lines are written in the benchmark's order (samples, then modes), whatever order they finish in,
 so the same run makes the same file. A pair stopped by the budget writes no line (the scorer counts
 it missing); everything finished before is kept. Interrupting a run loses nothing paid for: the
-request cache holds every answer, and running again replays them.
+request cache holds every answer, and running again replays them. An endpoint whose address is
+refused at connection (it turned private) stops the run at the first refusal (``refused``): its
+caller ends the run failed and makes no submission of it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.endpoint_limits import BudgetExceeded
-from evaluation.harness.client import IMAGE_TOKENS, Endpoint
+from evaluation.harness.client import IMAGE_TOKENS, Endpoint, EndpointUnusable
 from evaluation.harness.items import RunItem
 from evaluation.harness.loop import Protocol, run_one
 from evaluation.harness.prompts import load_prompt, question_block
@@ -100,6 +102,7 @@ class RunSummary:
     stopped: str | None  # why the run stopped early (the budget), else None
     model_ids: list[str]
     path: Path | None
+    refused: str | None = None  # why the endpoint could not be called at all (the run failed), else None
 
 
 def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, protocol: Protocol, *,
@@ -114,6 +117,7 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
     progress = Progress(total=len(pairs))
     stop = threading.Event()
     stopped: str | None = None
+    refused: str | None = None
     lock = threading.Lock()
 
     def one(index: int, item: RunItem, mode: str) -> tuple[int, dict[str, Any] | None]:
@@ -132,6 +136,11 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
                 except BudgetExceeded as exc:
                     if stopped is None:
                         stopped = str(exc)
+                        stop.set()
+                    continue
+                except EndpointUnusable as exc:  # the first refusal ends the run: no pair is worth trying
+                    if refused is None:
+                        refused = str(exc)
                         stop.set()
                     continue
                 if line is None:
@@ -161,7 +170,7 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
         lines=len(lines), answered=progress.answered, failures=dict(progress.failures),
         requests_sent=endpoint.counters.sent, requests_cached=endpoint.counters.cached,
         input_tokens=endpoint.counters.input_tokens, output_tokens=endpoint.counters.output_tokens,
-        spent_usd=endpoint.spending.spent_usd, stopped=stopped, model_ids=model_ids, path=out)
+        spent_usd=endpoint.spending.spent_usd, stopped=stopped, model_ids=model_ids, path=out, refused=refused)
     return lines, summary
 
 

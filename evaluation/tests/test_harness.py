@@ -91,11 +91,11 @@ def test_answers_follow_the_simulated_policy_and_every_tool_image_reaches_the_mo
 def test_a_rerun_sends_no_request_and_makes_the_same_file(tmp_path: Path) -> None:
     items, key = write_items(tmp_path / "data", n=4)
     log = tmp_path / "log.jsonl"
-    cache = SqliteRequestCache(tmp_path / "cache.sqlite3")
+    cache = SqliteRequestCache(tmp_path / "cache.sqlite3", owner="user:1")
     with simulated_model(key, log) as url:
         first, s1 = run(items, MODES, _endpoint(url, cache), _protocol(), out=tmp_path / "a.jsonl")
         sent = len(log_lines(log))
-        again = SqliteRequestCache(tmp_path / "cache.sqlite3")  # a new process would open it afresh
+        again = SqliteRequestCache(tmp_path / "cache.sqlite3", owner="user:1")  # a new process would open it afresh
         second, s2 = run(items, MODES, _endpoint(url, again), _protocol(), out=tmp_path / "b.jsonl")
     assert s1.requests_sent == sent > 0
     assert s2.requests_sent == 0 and len(log_lines(log)) == sent
@@ -173,7 +173,7 @@ from evaluation.harness.runner import run
 from evaluation.harness.tools import ADAPT_TOOLS
 url, items_path, cache_path, out = sys.argv[1:5]
 items = [RunItem(**{**d, "media": tuple(Medium(**m) for m in d["media"])}) for d in json.load(open(items_path))]
-endpoint = Endpoint(Settings(model="sim-model", base_url=url), cache=SqliteRequestCache(cache_path))
+endpoint = Endpoint(Settings(model="sim-model", base_url=url), cache=SqliteRequestCache(cache_path, owner="user:1"))
 run(items, ["text", "adaptive"], endpoint, Protocol(tools=ADAPT_TOOLS), concurrency=2, out=out)
 """
 

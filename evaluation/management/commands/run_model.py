@@ -4,6 +4,7 @@ protocol (spec/runs.md, docs/runs.md) and writes the prediction file; --submit s
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -23,6 +25,20 @@ from evaluation.harness.loop import PROTOCOLS
 from evaluation.harness.prompts import FAMILIES
 from evaluation.harness.runner import Estimate, Progress
 from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, run_benchmark
+
+
+def cache_owner(username: str | None) -> str:
+    """Whose answers the run's cache holds (spec/runs.md): the ``--user`` it is submitted for, else the
+    local login running the command. Another owner's answers are never replayed (harness/cache.py)."""
+    if not username:
+        try:
+            return f"local:{getpass.getuser()}"
+        except (KeyError, OSError):  # no login name for this uid (a bare container)
+            return f"local:uid-{os.getuid()}"
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"--user: no user named {username!r}")
+    return f"user:{user.pk}"
 
 
 def _modes(value: str) -> list[str]:
@@ -69,7 +85,8 @@ class Command(BaseCommand):
                             help="print the estimate and stop")
         parser.add_argument("--no-progress", dest="no_progress", action="store_true")
         parser.add_argument("--submit", action="store_true", help="submit the file as `submit` does")
-        parser.add_argument("--user", help="the submission's owner (with --submit)")
+        parser.add_argument("--user", help="the submission's owner (with --submit), and whose cached answers the run may replay "
+                            "(default: the local login's)")
         parser.add_argument("--model-name", dest="model_name", default="", help="the name on the board (default --model)")
         parser.add_argument("--organisation", default="")
         parser.add_argument("--public", action="store_true")
@@ -81,6 +98,7 @@ class Command(BaseCommand):
             raise CommandError(f"no benchmark with slug {opts['slug']!r}")
         if opts["submit"] and not opts["user"]:
             raise CommandError("--submit needs --user (the submission's owner)")
+        owner = cache_owner(opts["user"])
         api_key = ""
         if opts["api_key_env"]:
             api_key = os.environ.get(opts["api_key_env"], "")
@@ -119,7 +137,7 @@ class Command(BaseCommand):
                 benchmark=benchmark, settings=run_settings, modes=modes, split=opts["split"], limit=opts["limit"],
                 family=family, protocol=opts["protocol"], max_turns=opts["max_turns"],
                 concurrency=opts["concurrency"], out=out, before=before, on_progress=progress,
-                cache=SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3"))
+                cache=SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3", owner=owner))
         except (RunRefused, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         finally:
@@ -133,6 +151,9 @@ class Command(BaseCommand):
             f"{summary.requests_sent} requests sent, {summary.requests_cached} from the cache, "
             f"{summary.input_tokens:,} input and {summary.output_tokens:,} output tokens, ${summary.spent_usd:.4f}; "
             f"model ids returned: {', '.join(summary.model_ids) or 'none'}")
+        if summary.refused is not None:
+            raise CommandError(f"the endpoint could not be called: {summary.refused}; the run ended at the first "
+                               "refusal" + (" and nothing was submitted" if opts["submit"] else ""))
         if summary.stopped:
             self.stderr.write(f"stopped early: {summary.stopped}")
         if opts["submit"]:
