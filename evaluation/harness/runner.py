@@ -123,7 +123,11 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
     def one(index: int, item: RunItem, mode: str) -> tuple[int, dict[str, Any] | None]:
         if stop.is_set() or (cancel is not None and cancel.is_set()):
             return index, None
-        return index, run_one(item, mode, endpoint, protocol)
+        try:
+            return index, run_one(item, mode, endpoint, protocol)
+        except EndpointUnusable:
+            stop.set()  # at once, from this thread: no pair starts after the first refusal
+            raise
 
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="run")
     try:

@@ -58,7 +58,7 @@ def test_run_model_scores_what_the_simulated_policy_implies_and_a_rerun_sends_no
         printed = _run(url, tmp_path, "--submit", "--user", "runner", "--sync", "--model-name", "Sim runner")
         sent = len(log_lines(log))
         first_file = (tmp_path / "predictions.jsonl").read_bytes()
-        again = _run(url, tmp_path)
+        again = _run(url, tmp_path, "--user", "runner")  # the same owner (the cache is theirs), not submitted
     assert sent > 0 and len(log_lines(log)) == sent  # the second run sent no request
     assert "; 0 requests sent, " in again
     def answers(data: bytes) -> list:

@@ -291,21 +291,20 @@ def _endpoint(url: str, **kw) -> Endpoint:  # noqa: ANN003
     return Endpoint(Settings(model="sim-model", base_url=url, **kw), cache=MemoryRequestCache())
 
 
-def test_a_run_refused_by_the_guard_records_provider_error_and_sends_nothing(tmp_path: Path) -> None:
+def test_a_run_refused_by_the_guard_ends_at_the_first_refusal_and_sends_nothing(tmp_path: Path) -> None:
     items, key = write_items(tmp_path / "data", n=2)
     log = tmp_path / "log.jsonl"
     protocol = Protocol(family="generic", tools=ADAPT_TOOLS)
     with simulated_model(key, log) as url:
         assert url.startswith("http://127.0.0.1:")
         endpoint = _endpoint(url, allow_private_addresses=False, max_retries=3, backoff=0.01)
-        lines, summary = run(items, ["text", "blind"], endpoint, protocol, concurrency=2)
+        lines, summary = run(items, ["text", "blind"], endpoint, protocol, concurrency=1)
         assert log_lines(log) == []  # not one request reached the model
         assert endpoint.counters.retries == 0  # a retry would meet the same guard
-        assert summary.failures == {"provider_error": 4}
-        for line in lines:
-            assert line["failure"] == "provider_error" and line["answer"] is None
-            assert line["failure_detail"] == (f"127.0.0.1 (connecting to port {url.split(':')[2].split('/')[0]}) is a "
-                                              "loopback address: this deployment calls only public addresses")
+        # The run stops: no pair is scored as the model's failure (issue 32), the reason is the guard's.
+        assert lines == [] and summary.failures == {} and endpoint.counters.sent == 1
+        assert summary.refused == (f"127.0.0.1 (connecting to port {url.split(':')[2].split('/')[0]}) is a "
+                                   "loopback address: this deployment calls only public addresses")
 
         lines, summary = run(items, ["text"], _endpoint(url), protocol, concurrency=2)  # the default: allowed
         assert summary.answered == 2 and not summary.failures
