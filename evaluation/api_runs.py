@@ -91,8 +91,9 @@ def run_payload(run: HostedRun, request: Request) -> dict[str, Any]:
         "progress": {"done": run.progress_done, "total": run.progress_total},
         "estimate": run.estimate, "spent_usd": round(run.spent_usd, 6),
         "requests": {"sent": run.requests_sent, "cached": run.requests_cached},
-        "failures": run.failures, "model_ids": run.model_ids, "failure_reason": run.failure_reason,
-        "cancel_requested": run.cancel_requested, "created_at": run.created_at, "started_at": run.started_at,
+        "failures": run.failures, "retried": run.retried, "model_ids": run.model_ids,
+        "failure_reason": run.failure_reason, "cancel_requested": run.cancel_requested, "created_at": run.created_at,
+        "started_at": run.started_at,
         "finished_at": run.finished_at,
         "submission": None if sub is None else {
             "id": sub.pk, "url": reverse("api-submission-detail", args=[sub.pk], request=request),

@@ -14,13 +14,14 @@ Plain Python: no Django import (a test checks it).
 from __future__ import annotations
 
 import email.utils
+import re
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-RETRIABLE_STATUS = frozenset({408, 409, 429})  # besides every 5xx
+RETRIABLE_STATUS = frozenset({408, 409, 425, 429})  # besides every 5xx
 PAUSE_STATUS = frozenset({429, 503})  # the server asks everyone to slow down
 MAX_PAUSE = 300.0  # a Retry-After longer than this is read as this
 
@@ -47,6 +48,44 @@ def retry_after_seconds(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _duration_seconds(value: str) -> float | None:
+    """``6m0s``, ``1.5s``, ``20ms`` (the rate-limit headers' reset) or plain seconds."""
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parts = _DURATION.findall(value)
+    if not parts or "".join(n + u for n, u in parts) != value:
+        return None
+    return sum(float(n) * _UNIT[u] for n, u in parts)
+
+
+def rate_limit_wait(headers: Any) -> float | None:
+    """The wait the rate-limit headers ask for when a window is spent (``x-ratelimit-remaining-requests``
+    or ``-tokens`` at 0: until its ``x-ratelimit-reset-*``), else None."""
+    if headers is None:
+        return None
+    waits = []
+    for kind in ("requests", "tokens"):
+        remaining = headers.get(f"x-ratelimit-remaining-{kind}")
+        reset = headers.get(f"x-ratelimit-reset-{kind}")
+        if remaining is None or reset is None:
+            continue
+        try:
+            spent = float(remaining) <= 0
+        except ValueError:
+            continue
+        seconds = _duration_seconds(reset) if spent else None
+        if seconds is not None:
+            waits.append(seconds)
+    return max(waits) if waits else None
 
 
 def estimate_tokens(text: str) -> int:

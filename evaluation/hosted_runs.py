@@ -32,7 +32,7 @@ from evaluation.harness import HARNESS_VERSION, MODES
 from evaluation.harness.cache import SqliteRequestCache
 from evaluation.harness.client import Settings
 from evaluation.harness.prompts import load_prompt
-from evaluation.harness.runner import CANCELLED, Estimate, Progress, RunSummary
+from evaluation.harness.runner import CANCELLED, Estimate, Patience, Progress, RunSummary
 from evaluation.harness.safe_http import EndpointRefused, check_endpoint
 from evaluation.models import RUN_ACTIVE_STATUSES, HostedRun, RunStatus
 from evaluation.pipeline import new_claim_token
@@ -66,7 +66,13 @@ def _harness_settings(run: HostedRun, api_key: str = "") -> Settings:
         price_input=float(details.get("price_input_per_mtok") or 0.0),
         price_output=float(details.get("price_output_per_mtok") or 0.0),
         budget_usd=float(options["budget_usd"] or 0.0),
-        allow_private_addresses=settings.RUNS_ALLOW_PRIVATE_ENDPOINTS)
+        allow_private_addresses=settings.RUNS_ALLOW_PRIVATE_ENDPOINTS, max_retries=settings.RUNS_REQUEST_RETRIES,
+        backoff=settings.RUNS_REQUEST_BACKOFF_SECONDS, patience=float(settings.RUNS_PATIENCE_SECONDS))
+
+
+def _patience() -> Patience:
+    return Patience(seconds=float(settings.RUNS_PATIENCE_SECONDS), backoff=settings.RUNS_RETRY_BACKOFF_SECONDS,
+                    backoff_max=settings.RUNS_RETRY_BACKOFF_MAX_SECONDS)
 
 
 def run_estimate(*, benchmark: Benchmark, endpoint: str, model: str, modes: list[str], split: str,
@@ -279,7 +285,7 @@ def run_execute(*, run_id: int, token: str = "") -> None:
                 protocol=run.options["protocol"], max_turns=run.options["max_turns"],
                 concurrency=run.options["concurrency"],
                 cache=SqliteRequestCache(settings.RUNS_CACHE_PATH, owner=f"user:{run.owner_id}"),
-                out=out, on_progress=lease.report, cancel=lease.cancel)
+                out=out, on_progress=lease.report, cancel=lease.cancel, patience=_patience())
         except (RunRefused, ValueError) as exc:
             lease.stop.set()
             _fail(run_id, str(exc))
@@ -304,7 +310,7 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path) -> 
     fields: dict[str, Any] = {
         "progress_done": summary.lines, "requests_sent": run.requests_sent + summary.requests_sent,
         "requests_cached": run.requests_cached + summary.requests_cached, "spent_usd": run.spent_usd + summary.spent_usd,
-        "failures": summary.failures, "model_ids": summary.model_ids}
+        "failures": summary.failures, "model_ids": summary.model_ids, "retried": summary.retried}
     with out.open("rb") as handle:
         run.predictions.save(f"{run.benchmark.slug}-run-{run.pk}.jsonl", File(handle), save=False)
     fields["predictions"] = run.predictions.name
@@ -316,6 +322,11 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path) -> 
     if summary.stopped == CANCELLED:
         _end(run, token, status=RunStatus.CANCELLED, reason=f"Cancelled by its owner after {summary.lines} of "
              f"{run.progress_total} answers; they are kept.", **fields)
+        return
+    if summary.unavailable:
+        _end(run, token, status=RunStatus.STOPPED, reason=f"Stopped: {summary.stopped}. The {summary.answered} "
+             "answers so far are kept: start it again when the provider is back and they are replayed from the "
+             "cache, not paid again.", **fields)
         return
     if summary.stopped is not None:
         _end(run, token, status=RunStatus.STOPPED, reason=f"Stopped by its budget after {summary.lines} of "

@@ -365,6 +365,8 @@ class HostedRun(models.Model):
     requests_sent = models.PositiveIntegerField(default=0)
     requests_cached = models.PositiveIntegerField(default=0)
     failures = models.JSONField(default=dict, blank=True)
+    # Pairs asked again in a later pass because the provider was unavailable, by the class they had failed with.
+    retried = models.JSONField(default=dict, blank=True)
     model_ids = models.JSONField(default=list, blank=True)
     failure_reason = models.TextField(blank=True)
     predictions = models.FileField(upload_to=run_file_name, max_length=255, blank=True, storage=private_storage)

@@ -24,7 +24,7 @@ from evaluation.harness.client import Endpoint, Settings
 from evaluation.harness.items import Medium, RunItem
 from evaluation.harness.loop import Protocol, oracle_png
 from evaluation.harness.prompts import FAMILIES
-from evaluation.harness.runner import Estimate, Progress, RunSummary, estimate, run
+from evaluation.harness.runner import Estimate, Patience, Progress, RunSummary, estimate, run
 from evaluation.harness.tools import VTC_MODULES, family_tools, offered_tools
 
 SPLITS = ("all", "dev", "test")
@@ -125,7 +125,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
                   max_turns: int = 8, concurrency: int = 4, cache: RequestCache | None = None,
                   out: Path | None = None, before: Callable[[Estimate], bool] | None = None,
                   on_progress: Callable[[Progress], None] | None = None,
-                  cancel: threading.Event | None = None) -> tuple[Estimate, RunSummary | None]:
+                  cancel: threading.Event | None = None,
+                  patience: Patience | None = None) -> tuple[Estimate, RunSummary | None]:
     """The one way a benchmark is run (the command, the demo, later hosted runs): the benchmark's
     samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
     then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run."""
@@ -146,7 +147,7 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
         if before is not None and not before(planned):
             return planned, None
         _, summary = run(items, modes, endpoint, plan, concurrency=concurrency, out=out, on_progress=on_progress,
-                         cancel=cancel)
+                         cancel=cancel, patience=patience)
     finally:
         endpoint.close()
     return planned, summary

@@ -318,6 +318,16 @@ RUNS_MAX_ACTIVE_PER_USER = env_int("RUNS_MAX_ACTIVE_PER_USER", 2, minimum=1)
 RUNS_CACHE_PATH = Path(env_str("RUNS_CACHE_PATH", str(VAR_DIR / "run_cache.sqlite3")))
 RUNS_CONCURRENCY_MAX = env_int("RUNS_CONCURRENCY_MAX", 16, minimum=1)
 RUNS_REQUEST_TIMEOUT = env_int("RUNS_REQUEST_TIMEOUT", 120, minimum=1)
+# An unavailable provider (timeouts, 5xx, refused connections, 429s) is waited out (docs/runs.md, "When the
+# provider fails"): its pairs are asked again in later passes, the n-th after RUNS_RETRY_BACKOFF_SECONDS x 2^(n-1)
+# (at most RUNS_RETRY_BACKOFF_MAX_SECONDS, with jitter), until RUNS_PATIENCE_SECONDS go by without one answer;
+# then the run stops ("the provider was unavailable"), its answers kept for a start again.
+RUNS_PATIENCE_SECONDS = env_int("RUNS_PATIENCE_SECONDS", 1800, minimum=1)
+RUNS_RETRY_BACKOFF_SECONDS = env_float("RUNS_RETRY_BACKOFF_SECONDS", 2.0)
+RUNS_RETRY_BACKOFF_MAX_SECONDS = env_float("RUNS_RETRY_BACKOFF_MAX_SECONDS", 60.0)
+# One request's own retries (a timeout, a connection error, a 5xx) before its pair waits for the next pass.
+RUNS_REQUEST_RETRIES = env_int("RUNS_REQUEST_RETRIES", 3, minimum=0)
+RUNS_REQUEST_BACKOFF_SECONDS = env_float("RUNS_REQUEST_BACKOFF_SECONDS", 0.5)
 # Loopback, private, link-local and multicast endpoints: refused unless this is on (local and test
 # settings turn it on; production leaves it off unless the environment says otherwise).
 RUNS_ALLOW_PRIVATE_ENDPOINTS = env_bool("RUNS_ALLOW_PRIVATE_ENDPOINTS", False)

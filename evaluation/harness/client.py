@@ -19,7 +19,7 @@ from typing import Any
 import openai
 
 from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, estimate_tokens,
-                                        is_retriable, retry_after_seconds)
+                                        is_retriable, rate_limit_wait, retry_after_seconds)
 from evaluation.harness.cache import RequestCache, endpoint_identity, request_key
 from evaluation.harness.safe_http import EndpointRefused, ResponseRefused, safe_http_client
 
@@ -33,12 +33,16 @@ class EndpointUnusable(Exception):
 
 
 class Failure(Exception):
-    """The (sample, mode) ends without an answer, with this class (spec/runs.md)."""
+    """The (sample, mode) ends without an answer, with this class (spec/runs.md). ``retriable``: the
+    endpoint was unavailable (timeouts, 5xx, connection errors after their retries, rate limits beyond
+    the run's patience); the run asks the pair again in a later pass. Otherwise asking again cannot
+    change it (a 4xx, a content filter, the turn limit, an answer over the size cap)."""
 
-    def __init__(self, klass: str, detail: str) -> None:
+    def __init__(self, klass: str, detail: str, *, retriable: bool = False) -> None:
         super().__init__(detail)
         self.klass = klass
         self.detail = detail
+        self.retriable = retriable
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ class Settings:
     timeout: float = 120.0
     max_retries: int = 3
     backoff: float = 0.5
+    # Seconds without an answer after which rate limits (429/503) end a request, and the run stops
+    # retrying unavailable pairs (runner.py): "the provider was unavailable".
+    patience: float = 1800.0
     requests_per_minute: int = 0
     tokens_per_minute: int = 0
     price_input: float = 0.0  # USD per million tokens
@@ -145,14 +152,27 @@ class Endpoint:
         return answer, False
 
     def _send(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """One request, retried: a timeout, a connection error, a 5xx, 408, 409 or 425 uses one of
+        ``max_retries`` (with backoff); a 429 or 503 uses none, it pauses every thread of the run for its
+        Retry-After (or the rate-limit headers' reset) and is asked again, until ``patience`` seconds have
+        gone by without an answer. What still fails is a retriable Failure (the run tries the pair again
+        in a later pass, runner.py), except a refusal that asking again cannot change."""
         est_in = estimate_request_tokens(messages, tools)
         est_out = self.settings.max_tokens
         last: Exception | None = None
-        for attempt in range(self.settings.max_retries + 1):
-            if attempt:
+        attempt = 0  # retries used (429/503 use none)
+        started = time.monotonic()
+        while True:
+            if last is not None:
+                if isinstance(last, openai.APIStatusError) and last.status_code in PAUSE_STATUS:
+                    if time.monotonic() - started > self.settings.patience:
+                        break
+                else:
+                    if attempt >= self.settings.max_retries:
+                        break
+                    attempt += 1
+                    self._sleep(self.settings.backoff * 2 ** (attempt - 1))
                 self.counters.add(retries=1)
-                if not (isinstance(last, openai.APIStatusError) and last.status_code in PAUSE_STATUS):
-                    self._sleep(self.settings.backoff * 2 ** (attempt - 1))  # (a 429/503 paused the gate)
             reserved = self.spending.reserve(est_in, est_out, what="model request")
             used_in = used_out = 0
             try:
@@ -162,8 +182,11 @@ class Endpoint:
                                           **self.settings.sampling()}
                 if tools:
                     kwargs["tools"] = tools
-                response = self._client.chat.completions.create(**kwargs)
-                answer = _plain(response)
+                raw = self._client.chat.completions.with_raw_response.create(**kwargs)
+                wait_s = rate_limit_wait(raw.headers)
+                if wait_s:  # the endpoint says its window is spent: every thread waits for the reset
+                    self.gate.pause(wait_s)
+                answer = _plain(raw.parse())
                 usage = answer.get("usage") or {}
                 used_in = int(usage.get("prompt_tokens") or 0)
                 used_out = int(usage.get("completion_tokens") or 0)
@@ -185,7 +208,10 @@ class Endpoint:
                     raise Failure("provider_error", f"the endpoint refused the request with HTTP {exc.status_code}: "
                                                     f"{_short(exc.message)}") from exc
                 if exc.status_code in PAUSE_STATUS:
-                    wait_s = retry_after_seconds(getattr(exc.response, "headers", None))
+                    headers = getattr(exc.response, "headers", None)
+                    wait_s = retry_after_seconds(headers)
+                    if wait_s is None:
+                        wait_s = rate_limit_wait(headers)
                     self.gate.pause(wait_s if wait_s is not None else self.settings.backoff * 2 ** attempt)
                 last = exc
             except (openai.OpenAIError, ValueError) as exc:  # an answer the client cannot read
@@ -193,9 +219,9 @@ class Endpoint:
             finally:
                 self.spending.settle(reserved, used_in, used_out)
         klass = "timeout" if isinstance(last, openai.APITimeoutError) else "provider_error"
-        detail = (f"no answer after {self.settings.max_retries + 1} attempts; last error: "
-                  f"{_describe(last)}")
-        raise Failure(klass, detail)
+        tries = (f"{attempt + 1} attempts" if not isinstance(last, openai.APIStatusError)
+                 or last.status_code not in PAUSE_STATUS else f"{self.settings.patience:g} s of rate limits")
+        raise Failure(klass, f"no answer after {tries}; last error: {_describe(last)}", retriable=True)
 
 
 def _guard_error(exc: BaseException) -> BaseException | None:

@@ -207,6 +207,7 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
         line["answer"] = None
         line["failure"] = failure.klass
         line["failure_detail"] = failure.detail
+        record["retriable"] = failure.retriable  # the endpoint was unavailable: the run asks again (runner.py)
     else:
         answer_text, how = final_answer(last_text)
         line["answer"] = answer_text

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -99,19 +101,39 @@ class RunSummary:
     input_tokens: int
     output_tokens: int
     spent_usd: float
-    stopped: str | None  # why the run stopped early (the budget), else None
+    stopped: str | None  # why the run stopped early (the budget, the provider's unavailability), else None
     model_ids: list[str]
     path: Path | None
     refused: str | None = None  # why the endpoint could not be called at all (the run failed), else None
+    retried: dict[str, int] = field(default_factory=dict)  # pairs asked again, by the class they had failed with
+    unavailable: bool = False  # stopped because the provider stayed unavailable past the patience
+
+
+@dataclass
+class Patience:
+    """How a run waits out an unavailable provider (spec/runs.md): pairs whose failure was retriable are
+    asked again in later passes, the n-th after ``backoff * 2**(n-1)`` seconds (at most ``backoff_max``,
+    with jitter), until every pair is answered or failed for good, or ``seconds`` have gone by without a
+    single answer: then the run stops, "the provider was unavailable"."""
+
+    seconds: float = 1800.0
+    backoff: float = 2.0
+    backoff_max: float = 60.0
+
+    def wait(self, n: int, rng: random.Random) -> float:
+        base = min(self.backoff_max, self.backoff * 2 ** (n - 1))
+        return float(base * (0.5 + rng.random() / 2))  # "equal jitter": never less than half the step
 
 
 def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, protocol: Protocol, *,
         concurrency: int = 4, out: Path | None = None,
         on_progress: Callable[[Progress], None] | None = None,
-        cancel: threading.Event | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
+        cancel: threading.Event | None = None, patience: Patience | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
     """Runs every (item, mode); returns the lines in order and the summary, and writes them to
     ``out`` (JSON Lines, replaced atomically) when given. Setting ``cancel`` stops the run as the
-    budget does: pairs not started are not run, those finished are kept."""
+    budget does: pairs not started are not run, those finished are kept. A pair that failed because the
+    endpoint was unavailable is asked again in a later pass (``Patience``)."""
+    patience = patience or Patience()
     pairs = [(i, item, mode) for i, item in enumerate(items) for mode in modes]
     results: dict[int, dict[str, Any]] = {}
     progress = Progress(total=len(pairs))
@@ -119,9 +141,15 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
     stopped: str | None = None
     refused: str | None = None
     lock = threading.Lock()
+    last_answer = [time.monotonic()]  # when an answer last arrived (any pair)
+    retried: Counter = Counter()
+    unavailable = False
+
+    def impatient() -> bool:
+        return time.monotonic() - last_answer[0] > patience.seconds
 
     def one(index: int, item: RunItem, mode: str) -> tuple[int, dict[str, Any] | None]:
-        if stop.is_set() or (cancel is not None and cancel.is_set()):
+        if stop.is_set() or (cancel is not None and cancel.is_set()) or impatient():
             return index, None
         try:
             return index, run_one(item, mode, endpoint, protocol)
@@ -129,43 +157,76 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
             stop.set()  # at once, from this thread: no pair starts after the first refusal
             raise
 
+    def keep(index: int, line: dict[str, Any]) -> None:
+        with lock:
+            old = results.get(index)
+            if old is not None:  # a pass asked it again: its earlier failure is replaced
+                progress.done -= 1
+                progress.failures[old["failure"]] -= 1
+                if not progress.failures[old["failure"]]:
+                    del progress.failures[old["failure"]]
+            results[index] = line
+            progress.done += 1
+            if line.get("failure"):
+                progress.failures[line["failure"]] += 1
+            else:
+                progress.answered += 1
+                last_answer[0] = time.monotonic()
+            progress.sent = endpoint.counters.sent
+            progress.cached = endpoint.counters.cached
+            progress.spent_usd = endpoint.spending.spent_usd
+        if on_progress is not None:
+            on_progress(progress)
+
+    rng = random.Random(0)
+    todo = list(range(len(pairs)))
+    passes = 0
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="run")
     try:
-        pending: set[Future] = {pool.submit(one, n, item, mode) for n, (_, item, mode) in enumerate(pairs)}
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                try:
-                    index, line = future.result()
-                except BudgetExceeded as exc:
-                    if stopped is None:
-                        stopped = str(exc)
-                        stop.set()
-                    continue
-                except EndpointUnusable as exc:  # the first refusal ends the run: no pair is worth trying
-                    if refused is None:
-                        refused = str(exc)
-                        stop.set()
-                    continue
-                if line is None:
-                    continue
-                with lock:
-                    results[index] = line
-                    progress.done += 1
-                    if line.get("failure"):
-                        progress.failures[line["failure"]] += 1
-                    else:
-                        progress.answered += 1
-                    progress.sent = endpoint.counters.sent
-                    progress.cached = endpoint.counters.cached
-                    progress.spent_usd = endpoint.spending.spent_usd
-                if on_progress is not None:
-                    on_progress(progress)
+        while todo:
+            pending: set[Future] = {pool.submit(one, n, pairs[n][1], pairs[n][2]) for n in todo}
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    try:
+                        index, line = future.result()
+                    except BudgetExceeded as exc:
+                        if stopped is None:
+                            stopped = str(exc)
+                            stop.set()
+                        continue
+                    except EndpointUnusable as exc:  # the first refusal ends the run: no pair is worth trying
+                        if refused is None:
+                            refused = str(exc)
+                            stop.set()
+                        continue
+                    if line is not None:
+                        keep(index, line)
+            todo = [n for n in sorted(results) if _retriable(results[n])]
+            if not todo or stop.is_set() or (cancel is not None and cancel.is_set()):
+                break
+            passes += 1
+            pause = patience.wait(passes, rng)
+            if time.monotonic() + pause - last_answer[0] > patience.seconds:
+                unavailable = True
+                break
+            if cancel is not None:
+                cancel.wait(pause)
+            else:
+                stop.wait(pause)
+            for n in todo:
+                retried[results[n]["failure"]] += 1
     finally:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
-    if stopped is None and cancel is not None and cancel.is_set() and len(results) < len(pairs):
+    if stopped is None and cancel is not None and cancel.is_set() and (
+            len(results) < len(pairs) or any(_retriable(line) for line in results.values())):
         stopped = CANCELLED
+    if stopped is None and refused is None and (unavailable or len(results) < len(pairs)):
+        unavailable = True
+        left = sum(1 for line in results.values() if _retriable(line)) + len(pairs) - len(results)
+        stopped = (f"the provider was unavailable: no answer for {patience.seconds:g} s, {left} of {len(pairs)} "
+                   "answers still missing")
     lines = [results[n] for n in sorted(results)]
     if out is not None:
         write_lines(out, lines)
@@ -174,8 +235,13 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
         lines=len(lines), answered=progress.answered, failures=dict(progress.failures),
         requests_sent=endpoint.counters.sent, requests_cached=endpoint.counters.cached,
         input_tokens=endpoint.counters.input_tokens, output_tokens=endpoint.counters.output_tokens,
-        spent_usd=endpoint.spending.spent_usd, stopped=stopped, model_ids=model_ids, path=out, refused=refused)
+        spent_usd=endpoint.spending.spent_usd, stopped=stopped, model_ids=model_ids, path=out, refused=refused,
+        retried=dict(retried), unavailable=unavailable and stopped is not None and stopped != CANCELLED)
     return lines, summary
+
+
+def _retriable(line: dict[str, Any]) -> bool:
+    return bool(line.get("failure")) and bool(line.get("run", {}).get("retriable"))
 
 
 def write_lines(path: Path, lines: Sequence[dict[str, Any]]) -> None:

@@ -24,6 +24,10 @@ It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard
   (answers after ``--slow`` seconds), ``error500``, ``rate429`` (the first request of each mode is
   refused with ``Retry-After: 1``), ``bad_arguments`` and ``unknown_tool`` (the first call is
   malformed, then the policy), ``loop`` (calls tools for ever), ``content_filter``.
+- Faults of the whole endpoint, for the drills (docs/runs.md, "When the provider fails"): ``--outage
+  AFTER:SECONDS`` (after AFTER requests, every request for SECONDS has its connection closed with no
+  answer, as a server that went away), ``--fail-every N:STATUS[:RETRY_AFTER]`` (every N-th request is
+  answered with that HTTP status, with ``Retry-After`` when given). Neither is logged as a request.
 - ``--log`` appends one line per request: uid, mode, turn, the SHA-256 of the request body and of
   each image it received since its last answer.
 """
@@ -35,6 +39,7 @@ import base64
 import hashlib
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -130,6 +135,30 @@ class Simulated(ThreadingHTTPServer):
         self.log_path = args.log
         self.lock = threading.Lock()
         self.refused: set[tuple[str, str]] = set()
+        self.requests = 0
+        self.outage_after, self.outage_seconds = (
+            (int(args.outage.split(":")[0]), float(args.outage.split(":")[1])) if args.outage else (0, 0.0))
+        self.outage_until: float | None = None
+        parts = args.fail_every.split(":") if args.fail_every else []
+        self.fail_every = int(parts[0]) if parts else 0
+        self.fail_status = int(parts[1]) if len(parts) > 1 else 500
+        self.fail_retry_after = parts[2] if len(parts) > 2 else ""
+
+    def fault(self) -> str | int | None:
+        """What the endpoint does with the next request instead of answering: "drop" (an outage), an
+        HTTP status (``--fail-every``), or None."""
+        with self.lock:
+            self.requests += 1
+            now = time.monotonic()
+            if self.outage_seconds and self.requests > self.outage_after:
+                if self.outage_until is None:
+                    self.outage_until = now + self.outage_seconds
+                if now < self.outage_until:
+                    self.requests -= 1  # dropped: it never reached the model
+                    return "drop"
+            if self.fail_every and self.requests % self.fail_every == 0:
+                return self.fail_status
+        return None
 
     def log(self, record: dict[str, Any]) -> None:
         if self.log_path:
@@ -157,6 +186,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except json.JSONDecodeError:
             self._json(400, {"error": {"message": "the body is not JSON"}})
+            return
+        fault = self.server.fault()
+        if fault == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if isinstance(fault, int):
+            headers = {"Retry-After": self.server.fail_retry_after} if self.server.fail_retry_after else {}
+            self._json(fault, {"error": {"message": f"simulated HTTP {fault}"}}, headers)
             return
         if self.server.delay:
             time.sleep(self.server.delay)
@@ -315,6 +353,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--served-model", default="")
     parser.add_argument("--script")
     parser.add_argument("--log")
+    parser.add_argument("--outage", default="", help="AFTER:SECONDS: drop every request for SECONDS after AFTER requests")
+    parser.add_argument("--fail-every", dest="fail_every", default="",
+                        help="N:STATUS[:RETRY_AFTER]: answer every N-th request with STATUS")
     args = parser.parse_args(argv)
     server = Simulated(args)
     print(f"SIMULATED MODEL http://127.0.0.1:{server.server_address[1]}/v1", flush=True)

@@ -23,7 +23,7 @@ from evaluation.harness.cache import SqliteRequestCache
 from evaluation.harness.client import Settings
 from evaluation.harness.loop import PROTOCOLS
 from evaluation.harness.prompts import FAMILIES
-from evaluation.harness.runner import Estimate, Progress
+from evaluation.harness.runner import Estimate, Patience, Progress
 from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, run_benchmark
 
 
@@ -75,7 +75,11 @@ class Command(BaseCommand):
         parser.add_argument("--rpm", type=int, default=0, help="requests per minute (0: no limit)")
         parser.add_argument("--tpm", type=int, default=0, help="tokens per minute (0: no limit)")
         parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
-        parser.add_argument("--max-retries", dest="max_retries", type=int, default=3)
+        parser.add_argument("--max-retries", dest="max_retries", type=int, default=3,
+                            help="one request's retries (a timeout, a 5xx) before its pair waits for the next pass")
+        parser.add_argument("--patience", type=float, default=1800.0,
+                            help="seconds without a single answer after which the run stops waiting for an "
+                                 "unavailable provider (its failed pairs are asked again in later passes until then)")
         parser.add_argument("--max-tokens", dest="max_tokens", type=int, default=1024)
         parser.add_argument("--temperature", type=float, default=0.0)
         parser.add_argument("--seed", type=int, default=0, help="sent where the endpoint takes one; -1: none")
@@ -110,7 +114,7 @@ class Command(BaseCommand):
             model=opts["model"], base_url=opts["endpoint"], api_key=api_key, temperature=opts["temperature"],
             seed=None if opts["seed"] < 0 else opts["seed"], max_tokens=opts["max_tokens"], timeout=opts["timeout"],
             max_retries=opts["max_retries"], requests_per_minute=opts["rpm"], tokens_per_minute=opts["tpm"],
-            price_input=prices[0], price_output=prices[1], budget_usd=opts["budget"])
+            price_input=prices[0], price_output=prices[1], budget_usd=opts["budget"], patience=opts["patience"])
         family = opts["family"] or benchmark_family(benchmark)
         out: Path = opts["out"] or Path(f"{benchmark.slug}.{re.sub(r'[^A-Za-z0-9._-]+', '_', opts['model'])}.jsonl")
         bar: Any = None
@@ -137,6 +141,7 @@ class Command(BaseCommand):
                 benchmark=benchmark, settings=run_settings, modes=modes, split=opts["split"], limit=opts["limit"],
                 family=family, protocol=opts["protocol"], max_turns=opts["max_turns"],
                 concurrency=opts["concurrency"], out=out, before=before, on_progress=progress,
+                patience=Patience(seconds=opts["patience"]),
                 cache=SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3", owner=owner))
         except (RunRefused, ValueError) as exc:
             raise CommandError(str(exc)) from exc
@@ -150,12 +155,18 @@ class Command(BaseCommand):
             f"wrote {summary.lines} lines to {out}: {summary.answered} answered, failures: {failures}; "
             f"{summary.requests_sent} requests sent, {summary.requests_cached} from the cache, "
             f"{summary.input_tokens:,} input and {summary.output_tokens:,} output tokens, ${summary.spent_usd:.4f}; "
-            f"model ids returned: {', '.join(summary.model_ids) or 'none'}")
+            f"model ids returned: {', '.join(summary.model_ids) or 'none'}"
+            + ("; asked again after the provider failed: " + ", ".join(
+                f"{n} {k}" for k, n in sorted(summary.retried.items())) if summary.retried else ""))
         if summary.refused is not None:
             raise CommandError(f"the endpoint could not be called: {summary.refused}; the run ended at the first "
                                "refusal" + (" and nothing was submitted" if opts["submit"] else ""))
         if summary.stopped:
             self.stderr.write(f"stopped early: {summary.stopped}")
+        if summary.unavailable and opts["submit"]:
+            raise CommandError("the provider was unavailable, so the file was not submitted (its missing answers "
+                               "would count as wrong): run the same command again when it is back; what was "
+                               "answered is replayed from the cache")
         if opts["submit"]:
             submit_opts: dict[str, Any] = {"model": opts["model_name"] or opts["model"], "user": opts["user"],
                                            "public": opts["public"], "sync": opts["sync"],
