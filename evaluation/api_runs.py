@@ -90,7 +90,7 @@ def run_payload(run: HostedRun, request: Request) -> dict[str, Any]:
         "options": run.options, "has_api_key": run.has_api_key, "keep_endpoint": run.keep_endpoint,
         "progress": {"done": run.progress_done, "total": run.progress_total},
         "estimate": run.estimate, "spent_usd": round(run.spent_usd, 6),
-        "requests": {"sent": run.requests_sent, "cached": run.requests_cached},
+        "requests": {"sent": run.requests_sent, "cached": run.requests_cached, "resent": run.requests_resent},
         "failures": run.failures, "retried": run.retried, "model_ids": run.model_ids,
         "failure_reason": run.failure_reason, "cancel_requested": run.cancel_requested, "created_at": run.created_at,
         "started_at": run.started_at,

@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import tempfile
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,8 @@ def _estimate_json(planned: Estimate) -> dict[str, Any]:
 
 
 def run_cancel(*, run: HostedRun) -> HostedRun:
-    """A queued run ends at once; a running one stops at its next heartbeat (what is done is kept)."""
+    """A queued run ends at once; a running one sends no new request once its worker reads the cancel (every
+    RUNS_CANCEL_POLL_SECONDS): the requests in flight finish, what is done is kept."""
     now = timezone.now()
     ended = HostedRun.objects.filter(pk=run.pk, status=RunStatus.QUEUED, claim_token="").update(
         status=RunStatus.CANCELLED, cancel_requested=True, finished_at=now,
@@ -202,11 +204,12 @@ class _Lease:
     """The run's heartbeat from a thread with its own connection: the progress so far, and the
     owner's cancel read back (it sets ``cancel``). Stops when the run is no longer ours."""
 
-    def __init__(self, run_id: int, token: str, prior: HostedRun) -> None:
+    def __init__(self, run_id: int, token: str, prior: HostedRun, spent_before: float) -> None:
         self.pk = run_id
         self.token = token
-        # What earlier deliveries of this run reported (a worker died): their counts go on.
-        self.prior = (prior.requests_sent, prior.requests_cached, prior.spent_usd)
+        # What earlier deliveries of this run did (a worker died): their counts go on; their spend as the
+        # ledger has it.
+        self.prior = (prior.requests_sent, prior.requests_cached, spent_before)
         self.stop = threading.Event()
         self.cancel = threading.Event()
         self.snapshot: dict[str, Any] = {}
@@ -241,13 +244,27 @@ class _Lease:
         return bool(held)
 
     def _run(self) -> None:
+        """Beats every RUNS_HEARTBEAT_SECONDS, and reads the owner's cancel every RUNS_CANCEL_POLL_SECONDS in
+        between, so that a cancel stops new requests within about a second."""
+        beat_at = time.monotonic() + settings.RUNS_HEARTBEAT_SECONDS
         try:
-            while not self.stop.wait(settings.RUNS_HEARTBEAT_SECONDS):
-                if not self.beat():
-                    self.cancel.set()  # taken over (our heartbeat went stale) or ended: stop paying
-                    return
+            while not self.stop.wait(min(settings.RUNS_CANCEL_POLL_SECONDS, settings.RUNS_HEARTBEAT_SECONDS)):
+                if time.monotonic() >= beat_at:
+                    beat_at = time.monotonic() + settings.RUNS_HEARTBEAT_SECONDS
+                    if not self.beat():
+                        self.cancel.set()  # taken over (our heartbeat went stale) or ended: stop paying
+                        return
+                elif self._cancel_requested():
+                    self.cancel.set()
         finally:
             connection.close()
+
+    def _cancel_requested(self) -> bool:
+        try:
+            return HostedRun.objects.filter(pk=self.pk, cancel_requested=True).exists()
+        except DatabaseError:
+            connection.close()
+            return False
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
@@ -270,32 +287,37 @@ def run_execute(*, run_id: int, token: str = "") -> None:
         _fail(run_id, f"{exc}; enter the key again in a new run.")
         return
     harness = _harness_settings(run, api_key)
+    # The spend is read where it is recorded, with each paid answer (the cache's ledger), not from the last
+    # progress report: a worker that died after paying for answers it had not reported yet paid for them.
+    cache = SqliteRequestCache(settings.RUNS_CACHE_PATH, owner=f"user:{run.owner_id}", run=f"hosted:{run.pk}")
+    spent_before = cache.spent_usd()
     if harness.budget_usd:  # what earlier deliveries spent counts against the budget
-        remaining = harness.budget_usd - run.spent_usd
+        remaining = harness.budget_usd - spent_before
         if remaining <= 0:
             _end(run, token, status=RunStatus.STOPPED, reason=f"Stopped by its budget of ${harness.budget_usd:g}: "
-                 f"${run.spent_usd:.4f} spent before its worker stopped.")
+                 f"${spent_before:.4f} spent before its worker stopped.", spent_usd=spent_before)
             return
         harness = dataclasses.replace(harness, budget_usd=remaining)
-    with tempfile.TemporaryDirectory(prefix=f"run-{run_id}-") as folder, _Lease(run_id, token, run) as lease:
+    with tempfile.TemporaryDirectory(prefix=f"run-{run_id}-") as folder, \
+            _Lease(run_id, token, run, spent_before) as lease:
         out = Path(folder) / "predictions.jsonl"
         try:
             _, summary = run_benchmark(
                 benchmark=run.benchmark, settings=harness, modes=run.modes, split=run.split,
                 protocol=run.options["protocol"], max_turns=run.options["max_turns"],
-                concurrency=run.options["concurrency"],
-                cache=SqliteRequestCache(settings.RUNS_CACHE_PATH, owner=f"user:{run.owner_id}"),
-                out=out, on_progress=lease.report, cancel=lease.cancel, patience=_patience())
+                concurrency=run.options["concurrency"], cache=cache, out=out, on_progress=lease.report,
+                cancel=lease.cancel, patience=_patience())
         except (RunRefused, ValueError) as exc:
             lease.stop.set()
             _fail(run_id, str(exc))
             return
         assert summary is not None
         lease.stop.set()
-        _finish(run, token, summary, out)
+        summary.spent_usd = cache.spent_usd() - spent_before  # this delivery's, as the ledger has it
+        _finish(run, token, summary, out, spent_before, cache.paid_twice())
 
 
-def _finish(run: HostedRun, token: str, summary: RunSummary, out: Path) -> None:
+def _finish(run: HostedRun, token: str, summary: RunSummary, out: Path, spent_before: float, resent: int) -> None:
     """End the run with its outcome, holding its row so that a worker taking over a run it thinks dead
     (its heartbeat stopped with the harness) cannot end it too, nor make a second submission."""
     with transaction.atomic():
@@ -303,14 +325,16 @@ def _finish(run: HostedRun, token: str, summary: RunSummary, out: Path) -> None:
                 pk=run.pk, claim_token=token, status=RunStatus.RUNNING).exists():
             log.warning("run %s: finished, but another worker took it over; this result is dropped", run.pk)
             return
-        _finish_held(run, token, summary, out)
+        _finish_held(run, token, summary, out, spent_before, resent)
 
 
-def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path) -> None:
+def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path, spent_before: float,
+                 resent: int) -> None:
     fields: dict[str, Any] = {
         "progress_done": summary.lines, "requests_sent": run.requests_sent + summary.requests_sent,
-        "requests_cached": run.requests_cached + summary.requests_cached, "spent_usd": run.spent_usd + summary.spent_usd,
-        "failures": summary.failures, "model_ids": summary.model_ids, "retried": summary.retried}
+        "requests_cached": run.requests_cached + summary.requests_cached, "spent_usd": spent_before + summary.spent_usd,
+        "failures": summary.failures, "model_ids": summary.model_ids, "retried": summary.retried,
+        "requests_resent": resent}
     with out.open("rb") as handle:
         run.predictions.save(f"{run.benchmark.slug}-run-{run.pk}.jsonl", File(handle), save=False)
     fields["predictions"] = run.predictions.name

@@ -364,6 +364,8 @@ class HostedRun(models.Model):
     spent_usd = models.FloatField(default=0.0)
     requests_sent = models.PositiveIntegerField(default=0)
     requests_cached = models.PositiveIntegerField(default=0)
+    # Requests sent again because the worker that sent them first died before their answer (both were paid).
+    requests_resent = models.PositiveIntegerField(default=0)
     failures = models.JSONField(default=dict, blank=True)
     # Pairs asked again in a later pass because the provider was unavailable, by the class they had failed with.
     retried = models.JSONField(default=dict, blank=True)

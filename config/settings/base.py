@@ -310,8 +310,11 @@ SUBMISSIONS_SWEEP_QUEUE = env_str("SUBMISSIONS_SWEEP_QUEUE", "sweeper")
 # after RUNS_STUCK_SECONDS of silence its worker is taken for dead and the sweeper sends it again (it
 # resumes from the request cache, RUNS_CACHE_PATH); after RUNS_MAX_ATTEMPTS deliveries it fails.
 RUNS_QUEUE = env_str("RUNS_QUEUE", "runs")
-RUNS_HEARTBEAT_SECONDS = env_int("RUNS_HEARTBEAT_SECONDS", 10, minimum=1)
-RUNS_STUCK_SECONDS = env_int("RUNS_STUCK_SECONDS", 90, minimum=1)
+# A dead worker's run is taken over within RUNS_STUCK_SECONDS + RUNS_HEARTBEAT_SECONDS + SUBMISSION_SWEEP_SECONDS
+# (45 s at the defaults; issue 40 asked for 60). A running run reads its owner's cancel every RUNS_CANCEL_POLL_SECONDS.
+RUNS_HEARTBEAT_SECONDS = env_int("RUNS_HEARTBEAT_SECONDS", 5, minimum=1)
+RUNS_STUCK_SECONDS = env_int("RUNS_STUCK_SECONDS", 25, minimum=1)
+RUNS_CANCEL_POLL_SECONDS = env_float("RUNS_CANCEL_POLL_SECONDS", 1.0)
 RUNS_QUEUED_RESEND_SECONDS = env_int("RUNS_QUEUED_RESEND_SECONDS", 300, minimum=1)
 RUNS_MAX_ATTEMPTS = env_int("RUNS_MAX_ATTEMPTS", 3, minimum=1)
 RUNS_MAX_ACTIVE_PER_USER = env_int("RUNS_MAX_ACTIVE_PER_USER", 2, minimum=1)

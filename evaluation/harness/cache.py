@@ -11,8 +11,14 @@ Two locks, so that one failing does not leak: the owner is part of every key (a 
 the owner would compute another key), and every row carries its owner, which ``get`` matches too.
 Rows written before owners were kept have none, and are never served.
 
-Each answer is committed as soon as it arrives. SQLite (stdlib), one connection per thread; a
-hosted run may plug in another store with the same attribute and two methods.
+Each answer is committed as soon as it arrives, and with it, in the same transaction, what it cost
+(``spend``: the run that paid, ``run``, given when the cache is opened): so the money a run spent is
+counted where it is paid, and after a worker's death the next one reads what was really spent
+(``spent_usd``), not the last progress report (issue 40: a killed run's budget was overspent). A request
+is noted as in flight before it is sent (``sending``); one whose worker died before its answer came was
+paid for all the same, so when the run sends it again its answer is counted once per copy sent
+(``paid_twice``: the requests a death made the run pay for twice).
+SQLite (stdlib), one connection per thread.
 """
 
 from __future__ import annotations
@@ -31,7 +37,13 @@ class RequestCache(Protocol):
 
     def get(self, key: str) -> dict[str, Any] | None: ...
 
-    def put(self, key: str, response: dict[str, Any]) -> None: ...
+    def sending(self, key: str) -> None: ...
+
+    def unanswered(self, key: str) -> None: ...
+
+    def put(self, key: str, response: dict[str, Any], *, cost_usd: float = 0.0) -> None: ...
+
+    def spent_usd(self) -> float: ...
 
 
 def endpoint_identity(base_url: str) -> str:
@@ -50,15 +62,20 @@ def request_key(owner: str, request: dict[str, Any]) -> str:
 
 
 class SqliteRequestCache:
-    def __init__(self, path: str | Path, *, owner: str) -> None:
+    def __init__(self, path: str | Path, *, owner: str, run: str = "") -> None:
         if not owner:
             raise ValueError("a request cache belongs to an owner")
         self.owner = owner
+        self.run = run
         self.path = str(path)
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         db = self._connection()
         db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response TEXT NOT NULL, owner TEXT)")
+        db.execute("CREATE TABLE IF NOT EXISTS spend (run TEXT NOT NULL, key TEXT NOT NULL, usd REAL NOT NULL, "
+                   "copies INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (run, key))")
+        db.execute("CREATE TABLE IF NOT EXISTS inflight (run TEXT NOT NULL, key TEXT NOT NULL)")
+        db.execute("CREATE INDEX IF NOT EXISTS inflight_run_key ON inflight (run, key)")
         columns = {row[1] for row in db.execute("PRAGMA table_info(responses)")}
         if "owner" not in columns:  # a cache file from before owners: its rows stay ownerless, never served
             try:
@@ -81,9 +98,49 @@ class SqliteRequestCache:
                                          (key, self.owner)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def put(self, key: str, response: dict[str, Any]) -> None:
-        self._connection().execute("INSERT OR REPLACE INTO responses (key, response, owner) VALUES (?, ?, ?)",
-                                   (key, json.dumps(response, ensure_ascii=False), self.owner))
+    def sending(self, key: str) -> None:
+        """``key`` is about to be sent (and paid for, whether or not its answer arrives)."""
+        if self.run:
+            self._connection().execute("INSERT INTO inflight (run, key) VALUES (?, ?)", (self.run, key))
+
+    def unanswered(self, key: str) -> None:
+        """``key`` came back with no answer (an error, a timeout: nothing to pay): no longer in flight."""
+        if self.run:
+            self._connection().execute("DELETE FROM inflight WHERE rowid = (SELECT rowid FROM inflight WHERE run = ? "
+                                       "AND key = ? LIMIT 1)", (self.run, key))
+
+    def put(self, key: str, response: dict[str, Any], *, cost_usd: float = 0.0) -> None:
+        db = self._connection()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("INSERT OR REPLACE INTO responses (key, response, owner) VALUES (?, ?, ?)",
+                       (key, json.dumps(response, ensure_ascii=False), self.owner))
+            if self.run:
+                sent = db.execute("SELECT COUNT(*) FROM inflight WHERE run = ? AND key = ?", (self.run, key)).fetchone()[0]
+                copies = max(1, int(sent))  # this one, and any sent by a worker that died before its answer
+                db.execute("DELETE FROM inflight WHERE run = ? AND key = ?", (self.run, key))
+                db.execute("INSERT INTO spend (run, key, usd, copies) VALUES (?, ?, ?, ?) ON CONFLICT (run, key) DO "
+                           "UPDATE SET usd = usd + excluded.usd, copies = copies + excluded.copies",
+                           (self.run, key, cost_usd * copies, copies))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def spent_usd(self) -> float:
+        """What the answers this run paid for cost, whichever process received them."""
+        if not self.run:
+            return 0.0
+        row = self._connection().execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ?", (self.run,)).fetchone()
+        return float(row[0])
+
+    def paid_twice(self) -> int:
+        """Requests this run sent again because the worker that sent them first died before their answer."""
+        if not self.run:
+            return 0
+        row = self._connection().execute("SELECT COALESCE(SUM(copies - 1), 0) FROM spend WHERE run = ?",
+                                         (self.run,)).fetchone()
+        return int(row[0])
 
     def __len__(self) -> int:
         """This owner's answers."""
@@ -95,9 +152,20 @@ class MemoryRequestCache:
     def __init__(self, owner: str = "local:memory") -> None:
         self.owner = owner
         self.data: dict[str, dict[str, Any]] = {}
+        self.spent = 0.0
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self.data.get(key)
 
-    def put(self, key: str, response: dict[str, Any]) -> None:
+    def sending(self, key: str) -> None:
+        pass
+
+    def unanswered(self, key: str) -> None:
+        pass
+
+    def put(self, key: str, response: dict[str, Any], *, cost_usd: float = 0.0) -> None:
         self.data[key] = response
+        self.spent += cost_usd
+
+    def spent_usd(self) -> float:
+        return self.spent

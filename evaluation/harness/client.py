@@ -32,6 +32,10 @@ class EndpointUnusable(Exception):
     DNS rebinding): the run ends failed at once, with this reason; no pair is answered by retrying."""
 
 
+class RunCancelled(Exception):
+    """The run was cancelled: no new request is sent; the pair writes no line."""
+
+
 class Failure(Exception):
     """The (sample, mode) ends without an answer, with this class (spec/runs.md). ``retriable``: the
     endpoint was unavailable (timeouts, 5xx, connection errors after their retries, rate limits beyond
@@ -123,6 +127,7 @@ class Endpoint:
         self.spending = Spending(price_input=settings.price_input, price_output=settings.price_output,
                                  budget_usd=settings.budget_usd)
         self.counters = Counters()
+        self.cancel: threading.Event | None = None  # set: no new request is sent (the run's cancel)
         self._sleep = sleep
         # Retries are ours (a 429 pauses every thread), so the client makes none.
         self._client = client or openai.OpenAI(
@@ -146,9 +151,19 @@ class Endpoint:
             if hit is not None:
                 self.counters.add(cached=1)
                 return hit, True
-        answer = self._send(messages, tools)
-        if self.cache is not None:
-            self.cache.put(key, answer)  # kept as soon as it is paid for
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunCancelled("cancelled by its owner")
+        if self.cache is None:
+            return self._send(messages, tools), False
+        self.cache.sending(key)
+        try:
+            answer = self._send(messages, tools)
+        except Exception:
+            self.cache.unanswered(key)
+            raise
+        usage = answer.get("usage") or {}  # kept as soon as it is paid for, with what it cost
+        self.cache.put(key, answer, cost_usd=self.spending.cost_usd(int(usage.get("prompt_tokens") or 0),
+                                                                    int(usage.get("completion_tokens") or 0)))
         return answer, False
 
     def _send(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
@@ -172,6 +187,8 @@ class Endpoint:
                         break
                     attempt += 1
                     self._sleep(self.settings.backoff * 2 ** (attempt - 1))
+                if self.cancel is not None and self.cancel.is_set():
+                    raise RunCancelled("cancelled by its owner")
                 self.counters.add(retries=1)
             reserved = self.spending.reserve(est_in, est_out, what="model request")
             used_in = used_out = 0
@@ -263,4 +280,5 @@ def _plain(response: Any) -> dict[str, Any]:
             "message": kept_message, "usage": data.get("usage") or {}}
 
 
-__all__ = ["BudgetExceeded", "Counters", "Endpoint", "Failure", "Settings", "estimate_request_tokens"]
+__all__ = ["BudgetExceeded", "Counters", "Endpoint", "EndpointUnusable", "Failure", "RunCancelled", "Settings",
+           "estimate_request_tokens"]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.endpoint_limits import BudgetExceeded
-from evaluation.harness.client import IMAGE_TOKENS, Endpoint, EndpointUnusable
+from evaluation.harness.client import IMAGE_TOKENS, Endpoint, EndpointUnusable, RunCancelled
 from evaluation.harness.items import RunItem
 from evaluation.harness.loop import Protocol, run_one
 from evaluation.harness.prompts import load_prompt, question_block
@@ -134,6 +134,7 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
     budget does: pairs not started are not run, those finished are kept. A pair that failed because the
     endpoint was unavailable is asked again in a later pass (``Patience``)."""
     patience = patience or Patience()
+    endpoint.cancel = cancel  # a cancel stops new requests at once, mid-conversation too
     pairs = [(i, item, mode) for i, item in enumerate(items) for mode in modes]
     results: dict[int, dict[str, Any]] = {}
     progress = Progress(total=len(pairs))
@@ -194,6 +195,9 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
                         if stopped is None:
                             stopped = str(exc)
                             stop.set()
+                        continue
+                    except RunCancelled:
+                        stop.set()
                         continue
                     except EndpointUnusable as exc:  # the first refusal ends the run: no pair is worth trying
                         if refused is None:

@@ -28,6 +28,7 @@ It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard
   AFTER:SECONDS`` (after AFTER requests, every request for SECONDS has its connection closed with no
   answer, as a server that went away), ``--fail-every N:STATUS[:RETRY_AFTER]`` (every N-th request is
   answered with that HTTP status, with ``Retry-After`` when given). Neither is logged as a request.
+- ``--bill`` appends the usage of every answer it sends, for the tests of what a run spends.
 - ``--log`` appends one line per request: uid, mode, turn, the SHA-256 of the request body and of
   each image it received since its last answer.
 """
@@ -133,6 +134,7 @@ class Simulated(ThreadingHTTPServer):
         self.served_model = args.served_model
         self.script: dict[str, str] = json.loads(Path(args.script).read_text(encoding="utf-8")) if args.script else {}
         self.log_path = args.log
+        self.bill_path = args.bill
         self.lock = threading.Lock()
         self.refused: set[tuple[str, str]] = set()
         self.requests = 0
@@ -199,6 +201,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.delay:
             time.sleep(self.server.delay)
         status, payload, headers = respond(self.server, body, hashlib.sha256(raw).hexdigest())
+        if status == 200 and self.server.bill_path:  # what this answer is billed, whether or not it is read
+            with self.server.lock, open(self.server.bill_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(payload["usage"]) + "\n")
         self._json(status, payload, headers)
 
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -236,7 +241,7 @@ def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int
     made = [m.group(1) for msg in since for p in _parts(msg) if p.get("type") == "text"
             for m in _MADE.finditer(p.get("text", ""))]
     server.log({"uid": entry["uid"] if entry else None, "mode": mode, "turn": turn, "body_sha256": body_sha,
-                "new_images": new_images, "first_images": first_images})
+                "new_images": new_images, "first_images": first_images, "at": time.time()})
     if entry is None:
         return 200, _completion(body, server, "I cannot find this question.", []), {}
     uid = str(entry["uid"])
@@ -353,6 +358,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--served-model", default="")
     parser.add_argument("--script")
     parser.add_argument("--log")
+    parser.add_argument("--bill", help="appends the usage of every answer sent (what the endpoint bills)")
     parser.add_argument("--outage", default="", help="AFTER:SECONDS: drop every request for SECONDS after AFTER requests")
     parser.add_argument("--fail-every", dest="fail_every", default="",
                         help="N:STATUS[:RETRY_AFTER]: answer every N-th request with STATUS")

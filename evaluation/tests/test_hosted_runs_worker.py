@@ -4,6 +4,8 @@ SIGKILLed in the middle of a run is replaced, the run resumes from the cache and
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -40,13 +42,14 @@ def test_a_worker_killed_during_a_run_is_replaced_and_nothing_is_paid_twice(
     benchmark = make_benchmark(tmp_path / "bench")
     owner = get_user_model().objects.create_user("ada", "ada@example.org", "pw")
     key = write_simulated_key(benchmark, tmp_path / "key.jsonl")
-    log = tmp_path / "log.jsonl"
+    log, bill = tmp_path / "log.jsonl", tmp_path / "bill.jsonl"
     queues = f"{settings.SUBMISSIONS_QUEUE},{settings.SUBMISSIONS_SWEEP_QUEUE},{runs_env['RUNS_QUEUE']}"
-    with simulated_model(key, log, "--delay", "0.3", "--tool-calls", "2") as url:
+    with simulated_model(key, log, "--delay", "0.3", "--tool-calls", "2", "--bill", str(bill)) as url:
         first = start_worker(queues=queues, **runs_env)
         run = hosted_runs.run_create(
             benchmark=benchmark, owner=owner, endpoint=url, model="sim-hosted", api_key="sk-abc", modes=[
-                "text", "adaptive", "oracle", "blind"], details={"model_name": "Killed sim", "is_public": True},
+                "text", "adaptive", "oracle", "blind"], details={"model_name": "Killed sim", "is_public": True,
+                                                                 "price_input_per_mtok": 2.0, "price_output_per_mtok": 8.0},
             options={"concurrency": CONCURRENCY})
         wait_for(lambda: len(log_lines(log)) >= 8, first, "the run to be under way")
         first.kill()
@@ -64,3 +67,39 @@ def test_a_worker_killed_during_a_run_is_replaced_and_nothing_is_paid_twice(
     # Only requests in flight when the worker died (at most CONCURRENCY) could be sent again.
     twice = [(i, r["uid"], r["mode"], r["turn"]) for i, r in enumerate(log_lines(log)) if bodies[r["body_sha256"]] > 1]
     assert sum(n - 1 for n in bodies.values()) <= CONCURRENCY, (killed_at, twice)
+    # Money is counted where it is paid (issue 40): the spend recorded is what the endpoint billed, answers
+    # that reached the dead worker after its last progress report included. It can be over (never under) by
+    # the requests noted in flight at the kill that had not left yet (at most CONCURRENCY).
+    costs = [(u["prompt_tokens"] * 2.0 + u["completion_tokens"] * 8.0) / 1e6
+             for u in (json.loads(x) for x in bill.read_text().splitlines())]
+    billed = sum(costs)
+    assert billed > 0 and -1e-9 <= done.spent_usd - billed <= CONCURRENCY * max(costs) + 1e-9, (done.spent_usd, billed)
+    # The run record counts the requests paid twice: every body the endpoint saw twice, at most CONCURRENCY.
+    assert sum(n - 1 for n in bodies.values()) <= done.requests_resent <= CONCURRENCY
+
+
+def test_a_cancel_stops_new_requests_within_about_a_second(settings, tmp_path: Path, start_worker, runs_env) -> None:  # noqa: ANN001, F811
+    benchmark = make_benchmark(tmp_path / "bench")
+    owner = get_user_model().objects.create_user("ada", "ada@example.org", "pw")
+    key = write_simulated_key(benchmark, tmp_path / "key.jsonl")
+    log = tmp_path / "log.jsonl"
+    queues = f"{settings.SUBMISSIONS_QUEUE},{settings.SUBMISSIONS_SWEEP_QUEUE},{runs_env['RUNS_QUEUE']}"
+    # The heartbeat is slow here, so that only the cancel's own poll (1 s) can stop the run in time.
+    env = {**runs_env, "RUNS_HEARTBEAT_SECONDS": "30", "RUNS_STUCK_SECONDS": "120"}
+    with simulated_model(key, log, "--delay", "0.5", "--tool-calls", "2") as url:
+        worker = start_worker(queues=queues, **env)
+        run = hosted_runs.run_create(
+            benchmark=benchmark, owner=owner, endpoint=url, model="sim-hosted", api_key="sk-abc",
+            modes=["text", "adaptive", "oracle", "blind"], details={"model_name": "Cancelled sim"},
+            options={"concurrency": CONCURRENCY})
+        wait_for(lambda: len(log_lines(log)) >= 4, worker, "the run to be under way")
+        cancelled_at = time.time()
+        hosted_runs.run_cancel(run=_state(run.pk))
+        wait_for(lambda: _state(run.pk).status == "cancelled", worker, "the run to stop", timeout=60)
+    after = [r for r in log_lines(log) if r["at"] > cancelled_at]
+    # In flight at the cancel (CONCURRENCY), and what started before the poll read it: about 1 s at 0.5 s a
+    # request. Read at the heartbeat instead, it would go on for 30 s (about 120 requests).
+    assert len(after) <= 4 * CONCURRENCY, len(after)
+    done = _state(run.pk)
+    assert done.submission is None and "Cancelled" in done.failure_reason
+    assert done.progress_done < 24

@@ -88,3 +88,13 @@ def test_a_provider_down_past_the_patience_stops_the_run_and_it_finishes_from_th
     assert summary2.requests_cached >= answered  # what was answered before is replayed, not paid again
     sent_again = [r["body_sha256"] for r in log_lines(log)[answered:]]
     assert not set(sent_again) & {r["body_sha256"] for r in log_lines(log)[:answered]}
+
+
+def test_a_dead_workers_run_is_taken_over_within_a_minute_at_the_default_settings() -> None:
+    """The sweeper sends a run again once its heartbeat is RUNS_STUCK_SECONDS old, and it looks every
+    SUBMISSION_SWEEP_SECONDS; the last beat was at most RUNS_HEARTBEAT_SECONDS before the death
+    (test_hosted_runs_worker.py drills the takeover itself with these shortened)."""
+    from config.settings import base
+
+    bound = base.RUNS_STUCK_SECONDS + base.RUNS_HEARTBEAT_SECONDS + base.SUBMISSION_SWEEP_SECONDS
+    assert bound <= 60 and base.RUNS_CANCEL_POLL_SECONDS <= 1
