@@ -169,8 +169,7 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
                 output = f"img{next_number}"
                 next_number += 1
                 done = execute(call, images, latest, output, offered=protocol.tools, limits=protocol.limits)
-                step_tool = {"name": done.name, "args": done.args, "input": done.input, "output": output,
-                             "error": done.error}
+                step_tool = _step_tool(done, output)
                 steps.append({"thought": thought if index == 0 else "", "tool": step_tool})
                 if done.registry_fault is not None:
                     raise Failure("tool_error", f"{done.name}: {done.registry_fault}")
@@ -221,6 +220,31 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
     line["latency_ms"] = round((time.monotonic() - started) * 1000)
     line["run"] = record
     return line
+
+
+ARGS_KEPT = 2000  # characters of a call's arguments a line keeps when they are not a JSON object, or too long
+
+
+def _step_tool(done: Any, output: str) -> dict[str, Any]:
+    """The step's tool as the prediction format holds it, whatever the model sent (issue 40: a reply with
+    truncated JSON arguments, or 2 MB of them, made the platform's own file fail validation): ``args`` is
+    the object, or None with the call's error and the start of what was sent (``raw_arguments``)."""
+    args, error = done.args, done.error
+    tool: dict[str, Any] = {"name": done.name or "?", "args": args, "input": done.input, "output": output,
+                            "error": error}
+    raw = args if isinstance(args, str) else None
+    if args is not None and not isinstance(args, dict):
+        raw = raw if raw is not None else json.dumps(args, ensure_ascii=False, default=str)
+    elif isinstance(args, dict):
+        text = json.dumps(args, ensure_ascii=False, default=str)
+        if len(text) > ARGS_KEPT:
+            raw = text
+            tool["error"] = error or f"the arguments are {len(text):,} characters long"
+    if raw is not None:
+        tool["args"] = None
+        tool["raw_arguments"] = raw[:ARGS_KEPT]
+        tool["error"] = tool["error"] or "the arguments must be a JSON object"
+    return tool
 
 
 def _calls(message: dict[str, Any], tagged: bool) -> list[Call]:

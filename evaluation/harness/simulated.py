@@ -22,8 +22,8 @@ It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard
   missing it answers "NO TOOL IMAGE" (wrong).
 - ``--script`` maps a uid to a behaviour, to test what a run does with a bad endpoint: ``timeout``
   (answers after ``--slow`` seconds), ``error500``, ``rate429`` (the first request of each mode is
-  refused with ``Retry-After: 1``), ``bad_arguments`` and ``unknown_tool`` (the first call is
-  malformed, then the policy), ``loop`` (calls tools for ever), ``content_filter``.
+  refused with ``Retry-After: 1``), ``bad_arguments``, ``truncated_arguments``, ``huge_arguments`` (2 MB)
+  and ``unknown_tool`` (the first call is malformed, then the policy), ``loop`` (calls tools for ever), ``content_filter``.
 - Faults of the whole endpoint, for the drills (docs/runs.md, "When the provider fails"): ``--outage
   AFTER:SECONDS`` (after AFTER requests, every request for SECONDS has its connection closed with no
   answer, as a server that went away), ``--fail-every N:STATUS[:RETRY_AFTER]`` (every N-th request is
@@ -280,6 +280,10 @@ def _next_call(entry: dict[str, Any], turn: int, body: dict[str, Any], system: s
     offered = _offered(body, system)
     if turn == 1 and behaviour == "bad_arguments":
         return {"name": offered[0] if offered else "zoom_in", "arguments": "{not json"}
+    if turn == 1 and behaviour == "truncated_arguments":
+        return {"name": offered[0] if offered else "zoom_in", "arguments": '{"bbox": [1, 2'}
+    if turn == 1 and behaviour == "huge_arguments":
+        return {"name": "zoom_in", "arguments": json.dumps({"bbox": [0, 0, 8, 8], "note": "x" * 2_000_000})}
     if turn == 1 and behaviour == "unknown_tool":
         return {"name": "magic_wand", "arguments": "{}"}
     chain = [c for c in entry.get("toolchain") or [] if c.get("tool") in offered]

@@ -98,3 +98,28 @@ def test_a_dead_workers_run_is_taken_over_within_a_minute_at_the_default_setting
 
     bound = base.RUNS_STUCK_SECONDS + base.RUNS_HEARTBEAT_SECONDS + base.SUBMISSION_SWEEP_SECONDS
     assert bound <= 60 and base.RUNS_CANCEL_POLL_SECONDS <= 1
+
+
+def test_every_line_the_harness_writes_is_valid_whatever_the_model_sends(clean, tmp_path: Path) -> None:  # noqa: ANN001
+    """A malformed call is recorded as the invalid call it is, never a reason to refuse the platform's own file."""
+    import io
+    import json
+
+    from evaluation.validation import validate_predictions
+
+    items, key, _ = clean
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"s00": "bad_arguments", "s01": "truncated_arguments", "s02": "huge_arguments",
+                                  "s03": "unknown_tool"}))
+    with simulated_model(key, tmp_path / "log.jsonl", "--script", str(script)) as url:
+        lines, summary = run(items, ["adaptive"], _endpoint(url, tmp_path / "c.sqlite3"), Protocol(tools=ADAPT_TOOLS))
+    assert summary.failures == {} and summary.answered == 6
+    data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    report = validate_predictions(io.BytesIO(data), sample_ids=[i.uid for i in items], benchmark="b",
+                                  max_line_bytes=1_000_000, max_errors=50)
+    assert report.errors == []
+    first_calls = {line["sample_id"]: line["steps"][0]["tool"] for line in lines}
+    for uid in ("s00", "s01", "s02", "s03"):
+        assert first_calls[uid]["error"], uid  # counted as an invalid call
+    assert first_calls["s01"]["args"] is None and first_calls["s01"]["raw_arguments"] == '{"bbox": [1, 2'
+    assert first_calls["s02"]["args"] is None and len(first_calls["s02"]["raw_arguments"]) == 2000
