@@ -95,6 +95,8 @@ def run_payload(run: HostedRun, request: Request) -> dict[str, Any]:
         "failure_reason": run.failure_reason, "cancel_requested": run.cancel_requested, "created_at": run.created_at,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
+        "no_worker": None if run.is_final or (silence := selectors.pipeline_silence(runs=True)) is None
+        else silence.as_json(),
         "submission": None if sub is None else {
             "id": sub.pk, "url": reverse("api-submission-detail", args=[sub.pk], request=request),
             "page": request.build_absolute_uri(sub.get_absolute_url())},

@@ -357,6 +357,11 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path, spe
              f"{run.progress_total} answers: {summary.stopped}. Start it again with a larger budget: the answers "
              "so far are replayed from the cache, not paid again.", **fields)
         return
+    if summary.answered == 0:  # a row of nothing but failures says nothing of the model
+        failed = ", ".join(f"{n} {k}" for k, n in sorted(summary.failures.items())) or "none written"
+        _end(run, token, status=RunStatus.FAILED, reason=f"No answer: none of the {run.progress_total} pairs was "
+             f"answered ({failed}), so no row was made. The file is kept: see its failure details.", **fields)
+        return
     details = run.details
     record = {"run_id": run.pk, "harness_version": HARNESS_VERSION,
               "prompt_versions": {mode: load_prompt(benchmark_family(run.benchmark), mode).name for mode in run.modes},

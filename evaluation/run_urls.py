@@ -9,4 +9,5 @@ urlpatterns = [
     path("<int:pk>/", views_runs.run_detail, name="detail"),
     path("<int:pk>/progress/", views_runs.run_detail, {"fragment": True}, name="progress"),
     path("<int:pk>/cancel/", views_runs.run_cancel, name="cancel"),
+    path("<int:pk>/file/", views_runs.run_file, name="file"),
 ]

@@ -192,11 +192,15 @@ class PipelineSilence:
 
     last_seen: datetime | None  # the last heartbeat of any worker on the queue; None: never one
     silent_seconds: float | None
+    of_runs: bool = False  # the hosted runs' queue (RUNS_QUEUE), not the pipeline's
 
     @property
     def message(self) -> str:
         since = (f"for {_duration(self.silent_seconds)} (the last one at {self.last_seen:%Y-%m-%d %H:%M} UTC)"
                  if self.last_seen is not None and self.silent_seconds is not None else "yet")
+        if self.of_runs:
+            return (f"No worker for hosted runs has been seen {since}: this run cannot go on until one is started. "
+                    "Nothing is lost: it resumes from its cache as soon as one is.")
         return (f"No worker of the scoring pipeline has been seen {since}: nothing can move a submission on until "
                 "one is started. Waiting submissions are kept, and go on as soon as it is.")
 
@@ -214,14 +218,15 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60} hours"
 
 
-def pipeline_silence(*, now: Any = None) -> PipelineSilence | None:
-    """None while a worker on SUBMISSIONS_QUEUE has sent a heartbeat within WORKER_SILENT_SECONDS
-    (evaluation/worker_beats.py), else when the last one was. One indexed query; reads only."""
+def pipeline_silence(*, now: Any = None, runs: bool = False) -> PipelineSilence | None:
+    """None while a worker on SUBMISSIONS_QUEUE (RUNS_QUEUE with ``runs``) has sent a heartbeat within
+    WORKER_SILENT_SECONDS (evaluation/worker_beats.py), else when the last one was. One indexed query; reads only."""
     now = now or timezone.now()
-    last = WorkerBeat.objects.filter(queue=settings.SUBMISSIONS_QUEUE).aggregate(last=Max("seen_at"))["last"]
+    queue = settings.RUNS_QUEUE if runs else settings.SUBMISSIONS_QUEUE
+    last = WorkerBeat.objects.filter(queue=queue).aggregate(last=Max("seen_at"))["last"]
     if last is not None and (now - last).total_seconds() <= settings.WORKER_SILENT_SECONDS:
         return None
-    return PipelineSilence(last_seen=last, silent_seconds=(now - last).total_seconds() if last else None)
+    return PipelineSilence(last_seen=last, silent_seconds=(now - last).total_seconds() if last else None, of_runs=runs)
 
 
 def pipeline_health(*, now: Any = None) -> dict[str, Any]:

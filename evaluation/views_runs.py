@@ -7,9 +7,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from evaluation import hosted_runs, selectors
@@ -73,7 +73,8 @@ def run_new(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, pk: int, fragment: bool = False) -> HttpResponse:
     run = _visible(request, pk)
     template = "evaluation/_run_status.html" if (fragment or request.htmx) else "evaluation/run_detail.html"
-    response = render(request, template, {"run": run})
+    silence = None if run.is_final else selectors.pipeline_silence(runs=True)
+    response = render(request, template, {"run": run, "silence": silence})
     response["Vary"] = "HX-Request"
     return response
 
@@ -82,5 +83,21 @@ def run_detail(request: HttpRequest, pk: int, fragment: bool = False) -> HttpRes
 @require_POST
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = hosted_runs.run_cancel(run=_visible(request, pk))
-    messages.info(request, "The run is cancelled." if run.is_final else "The run stops at its next heartbeat.")
+    messages.info(request, "The run is cancelled." if run.is_final else
+                  "The run sends no new request from now (within about a second); those in flight finish.")
     return redirect(run)
+
+
+@login_required
+@require_GET
+def run_file(request: HttpRequest, pk: int) -> FileResponse:
+    """The run's prediction file as the harness wrote it (a stopped or cancelled run's partial one too),
+    from private storage: its owner and staff only (others 404)."""
+    run = _visible(request, pk)
+    if not run.predictions:
+        raise Http404("This run has no file yet.")
+    try:
+        handle = run.predictions.open("rb")
+    except FileNotFoundError:
+        raise Http404("The stored file is missing.") from None
+    return FileResponse(handle, as_attachment=True, filename=f"{run.benchmark.slug}-run-{run.pk}.jsonl")

@@ -158,6 +158,7 @@ def build_world(folder) -> World:  # noqa: ANN001
     run = HostedRun.objects.create(benchmark=benchmark, owner=users["owner"], endpoint="http://127.0.0.1:9/v1",
                                    model="m", modes=["text"], api_key_encrypted=encrypt_api_key(PRIVATE_MARK),
                                    keep_endpoint=True, status="done")
+    run.predictions.save(f"run-{run.pk}.jsonl", ContentFile(b'{"sample_id": "x", "mode": "text", "answer": "A"}\n'))
     from evaluation.queueing import results_changed_run
 
     benchmark.refresh_from_db()
@@ -209,6 +210,7 @@ TABLE: dict[str, Row] = {
     "runs:new": Row(expect=_signed_in(200), private_ok=frozenset()),
     "runs:detail": Row(args=lambda w: {"pk": w.run.pk}, expect=OWNED, private_ok=frozenset()),
     "runs:progress": Row(args=lambda w: {"pk": w.run.pk}, expect=OWNED, private_ok=frozenset()),
+    "runs:file": Row(args=lambda w: {"pk": w.run.pk}, expect=OWNED, private_ok=frozenset()),
     "runs:cancel": Row(args=lambda w: {"pk": w.run.pk}, method="post", expect={**OWNED, "owner": 302, "staff": 302},
                        private_ok=frozenset()),  # the pipeline's health page (staff_member_required)
     # Public benchmark data: aggregates, public submissions, dev samples.

@@ -5,6 +5,7 @@ clear; a cancel and a budget stop end the run cleanly."""
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 from pathlib import Path
 
@@ -209,3 +210,42 @@ def test_a_run_posted_while_the_broker_is_down_is_sent_by_the_next_sweep_once(
         assert publish.call_args.kwargs["args"] == [run.pk]
         run = _execute(run.pk, django_capture_on_commit_callbacks)  # the worker takes the message
     assert (run.status, run.enqueue_failed) == ("done", False)
+
+
+def test_a_run_with_no_answer_makes_no_row_and_a_stopped_runs_file_can_be_downloaded(
+        setup, tmp_path, client, django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
+    _, user, api, key = setup
+    uids = [json.loads(line)["uid"] for line in key.read_text().splitlines()]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(dict.fromkeys(uids, "content_filter")))  # failures no retry can change
+    with simulated_model(key, tmp_path / "log.jsonl", "--script", str(script)) as url:
+        with django_capture_on_commit_callbacks(execute=False):
+            run_id = _post(api, url).json()["id"]
+        run = _execute(run_id, django_capture_on_commit_callbacks)
+    assert run.status == "failed" and run.submission is None and not Submission.objects.exists()
+    assert run.failure_reason.startswith("No answer: none of the 12 pairs was answered (12 content_filter)")
+    client.force_login(user)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert f'href="/runs/{run.pk}/file/"' in page and "not scored" in page
+    download = client.get(f"/runs/{run.pk}/file/")
+    assert download.status_code == 200 and "attachment" in download["Content-Disposition"]
+    lines = b"".join(download.streaming_content).decode().splitlines()
+    assert len(lines) == 12 and all(json.loads(line)["failure"] == "content_filter" for line in lines)
+
+
+def test_a_run_waiting_with_no_runs_worker_says_so(setup, client, tmp_path, settings,
+                                                   django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
+    from django.utils import timezone
+
+    from evaluation.models import WorkerBeat
+
+    _, user, api, key = setup
+    with simulated_model(key, tmp_path / "log.jsonl") as url, django_capture_on_commit_callbacks(execute=False):
+        run_id = _post(api, url).json()["id"]
+    client.force_login(user)
+    page = client.get(f"/runs/{run_id}/").content.decode()
+    assert 'id="no-worker"' in page and "No worker for hosted runs has been seen yet" in page
+    assert api.get(f"/api/v1/runs/{run_id}/").json()["no_worker"]["message"].startswith("No worker for hosted runs")
+    WorkerBeat.objects.create(worker="w1", queue=settings.RUNS_QUEUE, pid=1, seen_at=timezone.now())
+    assert 'id="no-worker"' not in client.get(f"/runs/{run_id}/").content.decode()
+    assert api.get(f"/api/v1/runs/{run_id}/").json()["no_worker"] is None
