@@ -6,10 +6,14 @@ run through the registry, every request goes over HTTP.
 
     .venv/bin/python bench/bench_run.py                      # 1,000 x 4 turns, 2 s, 16 in flight
     .venv/bin/python bench/bench_run.py --samples 200 --latency 0.5
+    .venv/bin/python bench/bench_run.py --samples 150 --latency 0.2 --fail-every 2:429:2   # 429s, Retry-After 2 s
 
 The floor is the time the server alone needs: samples x turns x latency / concurrency
 (1,000 x 4 x 2 s / 16 = 500 s). Prints the wall time, the ratio to the floor, the requests the
-server answered, and a second run from the cache (no request).
+server answered, and a second run from the cache (no request). With ``--fail-every N:429:S`` the server
+answers every N-th request with 429 and ``Retry-After: S``; the floor is then the clean floor plus the
+time the Retry-After headers held every thread (the union of the pauses they asked for), and the
+ratio says what the run spends beyond what the headers impose.
 """
 
 from __future__ import annotations
@@ -61,13 +65,15 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=2.0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--turns", type=int, default=4)
+    parser.add_argument("--fail-every", dest="fail_every", default="", help="N:STATUS[:RETRY_AFTER] (simulated.py)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
         folder = Path(tmp)
         items, key = samples(folder, args.samples)
         log = folder / "log.jsonl"
         protocol = Protocol(family="generic", tools=ADAPT_TOOLS, max_turns=8)
-        with serving(key, "--delay", str(args.latency), "--tool-calls", str(args.turns - 1), log=log) as url:
+        faults = ["--fail-every", args.fail_every] if args.fail_every else []
+        with serving(key, "--delay", str(args.latency), "--tool-calls", str(args.turns - 1), *faults, log=log) as url:
             settings = Settings(model="sim-bench", base_url=url, timeout=60)
             endpoint = Endpoint(settings, cache=SqliteRequestCache(folder / "cache.sqlite3", owner="local:bench"))
             started = time.monotonic()
@@ -80,11 +86,12 @@ def main() -> None:
             started = time.monotonic()
             _, replay = run(items, ["adaptive"], again, protocol, concurrency=args.concurrency)
             replay_wall = time.monotonic() - started
-        floor = args.samples * args.turns * args.latency / args.concurrency
+        floor = args.samples * args.turns * args.latency / args.concurrency + endpoint.gate.paused_seconds
         turns = sum(line["turns"] for line in lines)
         print(f"{args.samples} samples, {turns} turns ({turns / args.samples:.2f} a sample), latency "
               f"{args.latency} s, {args.concurrency} in flight")
-        print(f"run: {wall:.1f} s; floor {floor:.1f} s; ratio {wall / floor:.3f}")
+        print(f"run: {wall:.1f} s; floor {floor:.1f} s (of which {endpoint.gate.paused_seconds:.1f} s of pauses the "
+              f"headers asked for, {endpoint.counters.retries} requests asked again); ratio {wall / floor:.3f}")
         print(f"server answered {answered} requests; {summary.answered} answered lines, failures {summary.failures}")
         print(f"second run from the cache: {replay_wall:.1f} s, {replay.requests_sent} requests sent")
 

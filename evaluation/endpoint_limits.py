@@ -111,10 +111,14 @@ class Gate:
         self.resume_at = 0.0
         self.sent: deque[tuple[float, int]] = deque()
         self.tokens = 0
+        self.paused_seconds = 0.0  # the time every thread was held by pauses (their union), for the bench
 
     def pause(self, seconds: float) -> None:
         with self.lock:
-            self.resume_at = max(self.resume_at, self.clock() + min(seconds, MAX_PAUSE))
+            now = self.clock()
+            until = now + min(seconds, MAX_PAUSE)
+            self.paused_seconds += max(0.0, until - max(self.resume_at, now))
+            self.resume_at = max(self.resume_at, until)
 
     def enter(self, tokens: int) -> None:
         while True:

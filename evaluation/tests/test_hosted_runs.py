@@ -249,3 +249,25 @@ def test_a_run_waiting_with_no_runs_worker_says_so(setup, client, tmp_path, sett
     WorkerBeat.objects.create(worker="w1", queue=settings.RUNS_QUEUE, pid=1, seen_at=timezone.now())
     assert 'id="no-worker"' not in client.get(f"/runs/{run_id}/").content.decode()
     assert api.get(f"/api/v1/runs/{run_id}/").json()["no_worker"] is None
+
+
+def test_a_provider_down_past_the_patience_stops_the_run_and_a_new_run_finishes_from_the_cache(
+        setup, tmp_path, settings, django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
+    _, _, client, key = setup
+    settings.RUNS_PATIENCE_SECONDS, settings.RUNS_REQUEST_RETRIES = 1, 0
+    settings.RUNS_RETRY_BACKOFF_SECONDS, settings.RUNS_RETRY_BACKOFF_MAX_SECONDS = 0.1, 0.2
+    log = tmp_path / "log.jsonl"
+    with simulated_model(key, log, "--outage", "4:600") as url:  # four answers, then gone
+        with django_capture_on_commit_callbacks(execute=False):
+            first = _post(client, url, concurrency=1).json()["id"]
+        run = _execute(first, django_capture_on_commit_callbacks)
+    assert run.status == "stopped" and run.submission is None and not Submission.objects.exists()
+    assert "the provider was unavailable" in run.failure_reason and "start it again" in run.failure_reason
+    assert run.failures and run.retried  # asked again before the patience ran out
+    answered = len(log_lines(log))
+    with simulated_model(key, log, "--port", url.split(":")[2].split("/")[0]):  # back, the same endpoint
+        with django_capture_on_commit_callbacks(execute=False):
+            second = _post(client, url, concurrency=1).json()["id"]
+        again = _execute(second, django_capture_on_commit_callbacks)
+    assert again.status == "done", again.failure_reason
+    assert again.requests_cached >= answered == 4 and again.submission is not None
