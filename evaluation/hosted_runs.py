@@ -210,6 +210,7 @@ class _Lease:
         # What earlier deliveries of this run did (a worker died): their counts go on; their spend as the
         # ledger has it.
         self.prior = (prior.requests_sent, prior.requests_cached, spent_before)
+        self.progress_at_claim = prior.progress_done
         self.stop = threading.Event()
         self.cancel = threading.Event()
         self.snapshot: dict[str, Any] = {}
@@ -232,6 +233,8 @@ class _Lease:
     def beat(self) -> bool:
         with self.lock:
             fields = dict(self.snapshot)
+        if fields.get("progress_done", 0) > self.progress_at_claim:
+            fields["attempts"] = 1  # this delivery made progress: only fruitless deliveries in a row count
         try:
             held = HostedRun.objects.filter(pk=self.pk, claim_token=self.token, status=RunStatus.RUNNING).update(
                 heartbeat_at=timezone.now(), **fields)

@@ -149,10 +149,13 @@ def submissions_sweep() -> None:
     services.submissions_sweep()
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+             time_limit=settings.RUNS_TASK_TIME_LIMIT, soft_time_limit=None)
 def run_execute(run_id: int) -> None:
     """A hosted run (evaluation/hosted_runs.py), on RUNS_QUEUE. A second delivery while the first is
-    alive does nothing; one after its worker died takes the run over and resumes from the cache."""
+    alive does nothing; one after its worker died takes the run over and resumes from the cache. Its time
+    limit is its own (RUNS_TASK_TIME_LIMIT, not the pipeline's CELERY_TASK_TIME_LIMIT): a long run is
+    bounded by its patience and its budget, not cut while it makes progress."""
     try:
         hosted_runs.run_execute(run_id=run_id)
     except CONNECTION_ERRORS:

@@ -316,7 +316,11 @@ RUNS_HEARTBEAT_SECONDS = env_int("RUNS_HEARTBEAT_SECONDS", 5, minimum=1)
 RUNS_STUCK_SECONDS = env_int("RUNS_STUCK_SECONDS", 25, minimum=1)
 RUNS_CANCEL_POLL_SECONDS = env_float("RUNS_CANCEL_POLL_SECONDS", 1.0)
 RUNS_QUEUED_RESEND_SECONDS = env_int("RUNS_QUEUED_RESEND_SECONDS", 300, minimum=1)
+# Deliveries in a row that made no progress (one that answered anything resets the count: a long run is
+# never failed for the deliveries a few worker restarts cost it).
 RUNS_MAX_ATTEMPTS = env_int("RUNS_MAX_ATTEMPTS", 3, minimum=1)
+# A run's own task time limit (7 days): the pipeline's CELERY_TASK_TIME_LIMIT would cut a long run.
+RUNS_TASK_TIME_LIMIT = env_int("RUNS_TASK_TIME_LIMIT", 7 * 24 * 3600, minimum=60)
 RUNS_MAX_ACTIVE_PER_USER = env_int("RUNS_MAX_ACTIVE_PER_USER", 2, minimum=1)
 RUNS_CACHE_PATH = Path(env_str("RUNS_CACHE_PATH", str(VAR_DIR / "run_cache.sqlite3")))
 RUNS_CONCURRENCY_MAX = env_int("RUNS_CONCURRENCY_MAX", 16, minimum=1)

@@ -271,3 +271,20 @@ def test_a_provider_down_past_the_patience_stops_the_run_and_a_new_run_finishes_
         again = _execute(second, django_capture_on_commit_callbacks)
     assert again.status == "done", again.failure_reason
     assert again.requests_cached >= answered == 4 and again.submission is not None
+
+
+def test_a_long_run_is_not_cut_by_the_pipelines_time_limit_nor_failed_for_deliveries_that_made_progress(
+        setup, settings) -> None:  # noqa: ANN001
+    from evaluation import tasks
+    from evaluation.harness.runner import Progress
+
+    assert tasks.run_execute.time_limit == settings.RUNS_TASK_TIME_LIMIT > 24 * 3600 > settings.CELERY_TASK_TIME_LIMIT
+    benchmark, user, _, _ = setup
+    run = HostedRun.objects.create(benchmark=benchmark, owner=user, endpoint="http://127.0.0.1:9/v1", model="m",
+                                   modes=["text"], status="running", claim_token="t", attempts=3, progress_done=5,
+                                   progress_total=12)
+    lease = hosted_runs._Lease(run.pk, "t", run, 0.0)
+    lease.report(Progress(total=12, done=5))  # replayed from the cache: nothing new yet
+    assert lease.beat() and HostedRun.objects.get(pk=run.pk).attempts == 3
+    lease.report(Progress(total=12, done=6))  # a new answer: this delivery made progress
+    assert lease.beat() and HostedRun.objects.get(pk=run.pk).attempts == 1
