@@ -61,7 +61,8 @@ def test_a_worker_killed_during_a_run_is_replaced_and_nothing_is_paid_twice(
         wait_for(lambda: _state(run.pk).submission.status == "done", second, "its submission to be scored")
     sub = _state(run.pk).submission
     assert sub.provenance == "run" and sub.is_public and sub.n_predictions == 24
-    assert done.attempts == 2 and done.api_key_encrypted == ""
+    # Taken over once; the second delivery answered new pairs, so the count of fruitless deliveries restarted.
+    assert done.attempts == 1 and done.api_key_encrypted == ""
     bodies = Counter(r["body_sha256"] for r in log_lines(log))
     assert killed_at < len(log_lines(log))
     # Only requests in flight when the worker died (at most CONCURRENCY) could be sent again.
