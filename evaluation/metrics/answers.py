@@ -11,7 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .profiles import GENERIC, RIGHT, WRONG, AuthorGold, author_verdict, compile_author_gold
+from .profiles import GENERIC, RIGHT, WRONG, AuthorGold, author_answer, author_verdict, compile_author_gold
 from .types import Sample
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
@@ -26,8 +26,11 @@ _DIGIT = re.compile(r"\d")
 _ARTICLES = frozenset({"a", "an", "the"})
 
 
-def extract_answer(answer: str, response: str = "") -> str:
-    """The last <answer>...</answer> of ``answer``, else of ``response``, else ``answer``."""
+def extract_answer(answer: str, response: str = "", profile: str = GENERIC) -> str:
+    """The last <answer>...</answer> of ``answer``, else of ``response``, else ``answer``; under a
+    scoring profile whose authors read another text, that text (``profiles.author_answer``)."""
+    if profile != GENERIC and (author := author_answer(profile, answer, response)) is not None:
+        return author
     if "<" in answer:
         found: list[str] = _ANSWER_TAG.findall(answer)
         if found:

@@ -12,6 +12,10 @@ every quirk it keeps on purpose, with the row that shows it (evaluation/tests/te
 
 A verdict is 1 (right), 0 (wrong, and a judge may still decide) or 2 (wrong, and final: the
 authors' code asks no judge about it).
+
+Which text a profile reads is the authors' too (``author_answer``): VTC-Bench scores ``agent_answer``,
+which its harness cut from the first ``<answer>`` tag of the reply; VLMEvalKit matches the whole
+``prediction`` cell, tags and all.
 """
 
 from __future__ import annotations
@@ -51,6 +55,33 @@ class AuthorGold:
     profile: str
     answer: str
     options: tuple[tuple[str, str], ...]  # (upper-case letter, option text as written)
+
+
+def author_answer(profile: str, answer: str, response: str) -> str | None:
+    """The text the authors' code scores for one line, or None when section 1's extraction applies."""
+    if profile == VTCBENCH:
+        if answer.strip():
+            # ``agent_answer`` as given; a whole reply put in the answer field is cut as their harness cuts it.
+            return vtcbench_cut(answer) if "<answer>" in answer and "</answer>" in answer else answer
+        return vtcbench_cut(response)
+    if profile == VLMEVALKIT:
+        # The ``prediction`` cell as the model wrote it: VLMEvalKit extracts nothing before matching.
+        return answer if answer.strip() else response
+    return None
+
+
+def vtcbench_cut(reply: str) -> str:
+    """``agent_answer`` as VTC-Bench's harness cuts it from a reply: from the first ``<answer>`` to the
+    first ``</answer>`` (case-sensitive; a ``</answer>`` before the first ``<answer>`` gives nothing), or
+    between the first two ``<|answer|>`` marks (InternVL's), which wins when both are there."""
+    cut = ""
+    if "<answer>" in reply and "</answer>" in reply:
+        start = reply.find("<answer>") + len("<answer>")
+        cut = reply[start:max(start, reply.find("</answer>"))].strip()
+    if reply.count("<|answer|>") >= 2:
+        start = reply.find("<|answer|>") + len("<|answer|>")
+        cut = reply[start:reply.find("<|answer|>", start)].strip()
+    return cut
 
 
 def compile_author_gold(sample: Sample, profile: str) -> AuthorGold | None:
@@ -127,7 +158,10 @@ def vlmevalkit_rule(gold: AuthorGold, prediction: str) -> int:
         if not letter:
             return OPEN  # VLMEvalKit asks its judge to read the answer (exact_matching: "Z", wrong)
         return RIGHT if letter == gold.answer.upper() else WRONG
-    return RIGHT if prediction.strip() == gold.answer else OPEN
+    # VLMEvalKit has no judge-free rule for a custom free-text row (its ImageShortQADataset asks only
+    # its judge); this is its nearest one, ``process_line(method='accuracy')``: equal once stripped,
+    # ignoring case. What it calls wrong is left to a judge.
+    return RIGHT if prediction.strip().lower() == gold.answer.lower() else OPEN
 
 
 def can_infer(answer: str, choices: dict[str, str]) -> str | None:

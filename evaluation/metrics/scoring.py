@@ -163,7 +163,8 @@ def _score(
 ) -> SubmissionReport:
     bench = samples if isinstance(samples, PreparedBenchmark) else PreparedBenchmark(
         samples, resolve_tool, scoring=scoring)
-    if bench.scoring != GENERIC and judge.name == OFFLINE_JUDGE:
+    profile = bench.scoring
+    if profile != GENERIC and judge.name == OFFLINE_JUDGE:
         judge_answers = False
     infos_get = bench.infos.get
     resolve = bench.resolve
@@ -371,11 +372,11 @@ def _score(
             rule_state: int | None = 2
         else:
             if response:
-                extracted = extract_answer(answer, response)
+                extracted = extract_answer(answer, response, profile)
             else:
                 memo = extract_memo.get(answer)
                 if memo is None:
-                    memo = extract_memo[answer] = extract_answer(answer)
+                    memo = extract_memo[answer] = extract_answer(answer, "", profile)
                 extracted = memo
             # 1: right; 0: wrong, a judge may decide; 2: wrong, and final (a number or choice rule)
             rkey = (info.gold_id, extracted)

@@ -131,7 +131,12 @@ VLM_ROWS: list[tuple[str, str, dict | None, str, int]] = [
     ("m12", "B", ANIMALS, "a cat and a dog", 0),           # two option texts: undecided
     ("m13", "1800", None, "1800", 1),                      # not a choice: exact match
     ("m14", "1800", None, "18007", 0),                     # no substring rule
-    ("m15", "Paris", None, "paris", 0),                    # exact means exact (case)
+    ("m15", "Paris", None, "paris", 1),                    # free text: its nearest rule ignores case
+    ("m16", "Paris", None, " Paris \n", 1),                # ... and surrounding white space
+    ("m17", "Paris", None, "It is Paris", 0),              # ... and nothing else: left to the judge
+    ("m18", "B", ANIMALS, "<answer>B</answer>", 0),        # tags are not separators: no letter, undecided
+    ("m19", "B", ANIMALS, "<answer> B </answer>", 1),      # ... unless spaces set the letter apart
+    ("m20", "Paris", None, "<answer>Paris</answer>", 0),   # free text: the tags are part of the text
 ]
 
 
@@ -144,6 +149,43 @@ def test_vlmevalkit_rule_row_by_row(row: tuple) -> None:
                                options=options), "vlmevalkit")
     got = 1 if rule_match(gold, pred) else 2 if rule_is_final(gold, pred) else 0
     assert got == verdict
+
+
+# ---- Which text the authors' code reads ------------------------------------------------------------
+
+TEMPLATE = "<answer>Your final answer to the user's question goes here.</answer>"
+# (id, gold, answer field (VTC-Bench's agent_answer), response field (full_response), VTC-Bench's verdict)
+VTC_CUT_ROWS: list[tuple[str, str, str, str, bool]] = [
+    ("c01", "B", "", "<answer></answer> I looked again. <answer>B</answer>", False),  # first tag: empty
+    ("c02", "B", "", f"Reply in the form {TEMPLATE}. <answer>B</answer>", False),   # their template echoed first
+    ("c03", "B", "", "<answer>B</answer> wait, no: <answer>A</answer>", True),       # revised away: first counts
+    ("c04", "B", "", "<answer>A</answer> wait, no: <answer>B</answer>", False),      # revised to B: first counts
+    ("c05", "B", "A", "<answer>A</answer> ... <answer>B</answer>", False),           # agent_answer as given
+    ("c06", "B", "B", "<answer>A</answer> ... <answer>B</answer>", True),            # ... whatever the reply says
+    ("c07", "B", "", "</answer> stray, then <answer>B</answer>", False),             # a close before the open: nothing
+    ("c08", "B", "", "<ANSWER>B</ANSWER>", False),                                   # their cut is case-sensitive
+    ("c09", "B", "", "<|answer|>B<|answer|>", True),                                 # InternVL's marks
+    ("c10", "B", "<answer>B</answer> and <answer>A</answer>", "", True),             # a reply in the answer field: cut
+]
+
+
+@pytest.mark.parametrize("row", VTC_CUT_ROWS, ids=[r[0] for r in VTC_CUT_ROWS])
+def test_vtcbench_scores_the_answer_their_harness_cut_from_the_first_tag(row: tuple) -> None:
+    uid, gold, answer, response, verdict = row
+    samples = [Sample(uid=uid, category="chart", answer=gold, answer_type="choice", options=ANIMALS)]
+    pred = {"sample_id": uid, "mode": "adaptive", "answer": answer, "response": response}
+    report = score_submission(samples, [pred], judge=OfflineJudge(), scoring="vtcbench", resamples=10)
+    assert report.records[0].correct is verdict
+
+
+def test_vlmevalkit_matches_the_whole_prediction_tags_and_all() -> None:
+    rows = [("t01", "B", "<answer>B</answer>", False), ("t02", "B", "The answer is B.", True),
+            ("t03", "B", "", True)]  # an empty answer field: the reply is VLMEvalKit's prediction
+    samples = [Sample(uid=u, answer=g, answer_type="choice", options=ANIMALS) for u, g, _, _ in rows]
+    preds = [{"sample_id": u, "mode": "text", "answer": a, "response": "Final: B"} for u, _, a, _ in rows]
+    report = score_submission(samples, preds, judge=OfflineJudge(), scoring="vlmevalkit", resamples=10)
+    assert {r.sample_id: r.correct for r in report.records} == {u: v for u, _, _, v in rows}
+    assert report.records[0].extracted == "<answer>B</answer>"
 
 
 # ---- MMReason ----------------------------------------------------------------------------------
