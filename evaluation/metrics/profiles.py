@@ -35,6 +35,12 @@ PROFILE_LABELS: dict[str, str] = {
     VLMEVALKIT: "VLMEvalKit's rules",
     MMREASON: "MMReason's rules",
 }
+# What a reader of the board must know about a profile's rule beyond its name (shown in the board's header).
+PROFILE_NOTES: dict[str, str] = {
+    VLMEVALKIT: ("VLMEvalKit has no judge-free rule for free-text rows (it scores them only with its LLM judge); "
+                 "the platform uses its nearest judge-free rule instead: the answer equal to the gold once both "
+                 "are stripped, ignoring case (its process_line 'accuracy')."),
+}
 
 RIGHT, OPEN, WRONG = 1, 0, 2
 

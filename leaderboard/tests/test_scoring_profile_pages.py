@@ -30,6 +30,14 @@ def test_the_board_header_names_the_profile(client, vtc_board) -> None:
     html = client.get("/b/hand/").content.decode()
     assert 'id="scoring-profile" data-scoring="vtcbench"' in html
     assert "Answers scored by VTC-Bench&#x27;s released rules" in html
+    assert 'id="scoring-note"' not in html  # VTC-Bench's rules score every row without a judge
+
+
+def test_the_board_header_says_vlmevalkit_has_no_judge_free_rule_for_free_text(client, vtc_board) -> None:
+    Benchmark.objects.filter(pk=vtc_board[0].pk).update(scoring="vlmevalkit")
+    html = client.get("/b/hand/").content.decode()
+    assert "VLMEvalKit has no judge-free rule for free-text rows" in html
+    assert "ignoring case" in html
 
 
 def test_the_model_page_names_the_profile_its_row_was_scored_by(client, vtc_board) -> None:
