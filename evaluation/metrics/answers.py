@@ -11,10 +11,18 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .profiles import GENERIC, RIGHT, WRONG, AuthorGold, author_answer, author_verdict, compile_author_gold
+from .profiles import (
+    ANSWER_TAG as _ANSWER_TAG,
+    GENERIC,
+    RIGHT,
+    WRONG,
+    AuthorGold,
+    author_answer,
+    author_verdict,
+    compile_author_gold,
+)
 from .types import Sample
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 # Letter alone, or followed by . ) : space or -, optionally wrapped "(B)" or after "Answer:".
 _CHOICE = re.compile(r"^(?:answer\s*[:：]?\s*)?\(?([a-z])(?:\)|(?=[.):\s-])|$)", re.I)
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")

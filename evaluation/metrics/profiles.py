@@ -20,6 +20,7 @@ which its harness cut from the first ``<answer>`` tag of the reply; VLMEvalKit m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .types import Sample
@@ -43,7 +44,21 @@ PROFILE_NOTES: dict[str, str] = {
 }
 
 RIGHT, OPEN, WRONG = 1, 0, 2
+# A row the authors' rule leaves to their LLM judge, when no such judge is configured: counted neither
+# right nor wrong (its record's ``decided_by``; metrics.md section 13).
+UNDECIDED = "undecided"
+# Profiles whose authors always ask their judge about what the rule leaves open (MMReason: the judge
+# extracts the answer, then judges equivalence). The others ask it only in their full pipeline.
+JUDGED_PROFILES = frozenset({MMREASON})
 
+
+def undecided_reason(undecided: int, n: int, count: int) -> str:
+    """Why an accuracy is not available, with the decided share beside it."""
+    decided = n - undecided
+    share = f"{count} right of the {decided} decided ({100.0 * count / decided:.1f}%)" if decided else "none decided"
+    return f"{undecided} of {n} rows need an LLM judge; {share}"
+
+ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 # VTC-Bench reads the option columns A-G only; an option H or beyond is invisible to its rules.
 _VTC_LETTERS = "abcdefg"
 # VLMEvalKit turns these into spaces before looking for a lone option letter.
@@ -73,6 +88,11 @@ def author_answer(profile: str, answer: str, response: str) -> str | None:
     if profile == VLMEVALKIT:
         # The ``prediction`` cell as the model wrote it: VLMEvalKit extracts nothing before matching.
         return answer if answer.strip() else response
+    if profile == MMREASON and answer.strip():
+        # The answer field: their judge's extraction (the ``extract`` column of ``*_extract.xlsx``) or the
+        # final answer; its last <answer> tag when it holds one. The reply is read only without an answer.
+        found = ANSWER_TAG.findall(answer) if "<" in answer else None
+        return found[-1].strip() if found else answer.strip()
     return None
 
 

@@ -199,15 +199,53 @@ MMR_ROWS = [
 ]
 
 
-def test_mmreason_profile_with_the_offline_judge_is_exact_match_of_the_extracted_answer() -> None:
+def test_mmreason_with_the_offline_judge_decides_only_what_exact_match_decides() -> None:
     samples = [Sample(uid=u, domain="Math", category="Math", answer=g) for u, g, _, _ in MMR_ROWS]
     preds = [{"sample_id": u, "mode": "text", "answer": p} for u, _, p, _ in MMR_ROWS]
     report = score_submission(samples, preds, judge=OfflineJudge(), scoring="mmreason", resamples=10)
     assert {r.sample_id: r.correct for r in report.records} == {u: v for u, _, _, v in MMR_ROWS}
-    assert {r.decided_by for r in report.records} == {"rule"}
+    # What their exact match does not accept only their judge may decide: undecided, not wrong.
+    assert {r.sample_id: r.decided_by for r in report.records} == {
+        u: "rule" if v else "undecided" for u, _, _, v in MMR_ROWS}
+    overall = report.modes["text"].accuracy.overall
+    assert overall.value is None and overall.percent is None and overall.interval is None
+    assert overall.reason == "2 of 5 rows need an LLM judge; 3 right of the 3 decided (100.0%)"
+    assert (overall.count, overall.n, overall.undecided, overall.decided_value) == (3, 5, 2, 1.0)
     judge = _YesJudge()
     report = score_submission(samples, preds, judge=judge, scoring="mmreason", resamples=10)
     assert sorted(judge.asked) == sorted(p for _, _, p, v in MMR_ROWS if not v)
+    overall = report.modes["text"].accuracy.overall
+    assert overall.reason is None and overall.value == 1.0  # a judge decided every row
+
+
+def test_a_vlmevalkit_mmreason_reply_without_its_extraction_is_undecided_never_zero() -> None:
+    samples = [Sample(uid=f"q{i}", domain="Math", category="Math", answer="7") for i in range(4)]
+    replies = [{"sample_id": f"q{i}", "mode": "text", "answer": "Adding the two sides... The answer is 7."}
+               for i in range(4)]
+    overall = score_submission(samples, replies, judge=OfflineJudge(), scoring="mmreason",
+                               resamples=10).modes["text"].accuracy.overall
+    assert overall.value is None and overall.reason == "4 of 4 rows need an LLM judge; none decided"
+    # Their extraction file: the extracted answer in the answer field, the reply as the response.
+    extracted = ["7", " 7 ", "7.0", "seven"]
+    preds = [dict(r, answer=e, response=r["answer"]) for r, e in zip(replies, extracted)]
+    report = score_submission(samples, preds, judge=OfflineJudge(), scoring="mmreason", resamples=10)
+    assert [r.correct for r in report.records] == [True, True, False, False]
+    assert [r.decided_by for r in report.records] == ["rule", "rule", "undecided", "undecided"]
+
+
+def test_vtcbench_and_vlmevalkit_leave_their_judges_rows_undecided_only_in_the_full_pipeline() -> None:
+    samples = [Sample(uid="a", answer="B", answer_type="choice", options=ANIMALS),
+               Sample(uid="b", answer="B", answer_type="choice", options=ANIMALS)]
+    preds = [{"sample_id": "a", "mode": "text", "answer": "B"},
+             {"sample_id": "b", "mode": "text", "answer": "A or B"}]
+    for profile in ("vtcbench", "vlmevalkit"):
+        exact = score_submission(samples, preds, judge=OfflineJudge(), scoring=profile, resamples=10)
+        assert exact.modes["text"].accuracy.overall.value == 0.5, profile  # their exact matching: wrong
+        full = score_submission(samples, preds, judge=OfflineJudge(), scoring=profile, resamples=10,
+                                full_pipeline=True)
+        assert full.records[1].decided_by == "undecided" and not full.records[1].correct
+        assert full.modes["text"].accuracy.overall.reason == (
+            "1 of 2 rows need an LLM judge; 1 right of the 1 decided (100.0%)"), profile
 
 
 def test_an_unknown_profile_is_refused() -> None:
