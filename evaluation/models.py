@@ -252,7 +252,7 @@ class PredictionResult(models.Model):
     sample = models.ForeignKey("annotation.Sample", on_delete=models.CASCADE, related_name="+")
     mode = models.CharField(max_length=8)
     correct = models.BooleanField()
-    decided_by = models.CharField(max_length=210)  # "rule" or "judge:<name>"
+    decided_by = models.CharField(max_length=210)  # "rule", "judge:<name>", or "undecided" (needs an LLM judge)
     extracted = models.TextField(blank=True)
     answer_verdict = models.BooleanField(null=True)
     n_steps = models.PositiveIntegerField(default=0)
@@ -283,7 +283,8 @@ class PredictionResult(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.submission_id} {self.sample_id} {self.mode}: {'right' if self.correct else 'wrong'}"
+        verdict = "right" if self.correct else "undecided" if self.decided_by == "undecided" else "wrong"
+        return f"{self.submission_id} {self.sample_id} {self.mode}: {verdict}"
 
 
 class SweepRun(models.Model):

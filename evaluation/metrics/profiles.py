@@ -52,11 +52,14 @@ UNDECIDED = "undecided"
 JUDGED_PROFILES = frozenset({MMREASON})
 
 
+NEEDS_JUDGE = "need an LLM judge"  # in every such reason: pages show it in full, not only as a tooltip
+
+
 def undecided_reason(undecided: int, n: int, count: int) -> str:
     """Why an accuracy is not available, with the decided share beside it."""
     decided = n - undecided
     share = f"{count} right of the {decided} decided ({100.0 * count / decided:.1f}%)" if decided else "none decided"
-    return f"{undecided} of {n} rows need an LLM judge; {share}"
+    return f"{undecided} of {n} rows {NEEDS_JUDGE}; {share}"
 
 ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 # VTC-Bench reads the option columns A-G only; an option H or beyond is invisible to its rules.
