@@ -6,7 +6,10 @@ columns without ``image``, plus ``prediction`` (and, after a judge stage, ``extr
 VLMEvalKit TSV takes its uids from ``index``; one whose uid is another column (VTC-Bench's
 ``id``) is matched on that column when it matches the benchmark's uids at least as well (decided
 once, on the first rows, for the whole file). ``prediction`` becomes
-``answer``, as written (the scorer extracts the answer itself; judge columns are ignored).
+``answer``, as written (the scorer extracts the answer itself). A judge stage's ``extract`` column
+(MMReason's ``*_extract.xlsx``) is their extracted answer: when a row has one, it is the ``answer``
+and the prediction its ``response`` (the ``mmreason`` profile's exact match reads it; metrics.md
+section 13). Other judge columns (``score``, ``log_*``) are ignored.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         shown = ", ".join(h for h in header if h)[:200]
         raise WrongKind(f"{loc.where}: the table has no {' and no '.join(repr(m) for m in missing)} "
                         f"column, so it is not a VLMEvalKit result file (columns found: {shown}).")
-    cols = {name: lower.index(name) for name in ("prediction", *ID_COLUMNS) if name in lower}
+    cols = {name: lower.index(name) for name in ("prediction", "extract", *ID_COLUMNS) if name in lower}
     data = ((loc, {name: (values[i] if i < len(values) else None) for name, i in cols.items()})
             for loc, values in rows if not all(v is None or v == "" for v in values))  # blank rows skipped
     head = list(islice(data, DECIDE_ROWS))
@@ -51,8 +54,14 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
     for loc, cells in chain(head, data):
         sink.item()
         sid = sink.sample_id(loc, [(id_column, cells.get(id_column))])
-        if sid is not None:
-            sink.emit(loc, {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])})
+        if sid is None:
+            continue
+        pred = {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])}
+        extract = text_of(cells.get("extract"))
+        # A judge stage's extracted answer (MMReason's *_extract.xlsx): the answer their exact match reads.
+        if extract.strip() and extract != pred["answer"]:
+            pred = {**pred, "answer": extract, "response": pred["answer"]}
+        sink.emit(loc, pred)
 
 
 def _id_column(head: list[tuple[Loc, dict[str, Any]]], sink: Sink) -> str:

@@ -337,3 +337,22 @@ def test_a_zip_without_a_results_file_is_named_for_what_it_holds() -> None:
     assert not got and len(report.errors) == 1
     assert "does not look like a VTC-Bench agent results file" in report.errors[0].message
     assert "zip archive" in report.errors[0].message
+
+
+def test_mmreason_extraction_file_gives_the_extracted_answer_and_keeps_the_reply() -> None:
+    """VLMEvalKit's MMReason writes ``*_extract.xlsx``: the judge's extracted answer in ``extract``
+    beside the reply; the ``mmreason`` profile's exact match reads the extraction (metrics.md section 13)."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.active.append(["index", "question", "answer", "prediction", "extract", "log_extract"])
+    book.active.append([101, "q", "1", "Summing both sides gives 1. The answer is 1.", "1", "Succeed"])
+    book.active.append([102, "q", "2", "I think it is 2.", None, "All 5 retries failed."])
+    buf = io.BytesIO()
+    book.save(buf)
+    report, got = run(buf.getvalue(), "vlmevalkit", "M_MMReason_extract.xlsx")
+    assert report.ok, report.errors
+    assert got == [
+        {"sample_id": "101", "mode": "text", "answer": "1", "response": "Summing both sides gives 1. The answer is 1."},
+        {"sample_id": "102", "mode": "text", "answer": "I think it is 2."},  # no extraction: the reply, as before
+    ]
