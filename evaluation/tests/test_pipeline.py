@@ -276,7 +276,7 @@ def test_rescore_keeps_the_old_results_until_replaced(bench, researcher,
 # ------------------------------------------------------------------ commands and admin
 
 
-def test_submit_sync_prints_the_id_and_metrics_and_score_rescores(bench, researcher, tmp_path) -> None:
+def test_submit_sync_prints_the_id_and_metrics_and_score_rescores(bench, researcher, tmp_path, client) -> None:
     import json
     from io import StringIO
 
@@ -292,6 +292,10 @@ def test_submit_sync_prints_the_id_and_metrics_and_score_rescores(bench, researc
     assert first == f"submission {sub.pk}"
     assert json.loads(rest)["modes"]["text"]["accuracy"]["overall"]["count"] == 4
     assert sub.is_public and sub.prices == (1.0, 2.0)
+    # No worker ran: the command built the board itself, so the row is on it when the command returns.
+    board = client.get("/b/tiny/leaderboard.json").json()
+    assert [r["submission_id"] for r in board["rows"]] == [sub.pk]
+    assert not client.get("/b/tiny/").content.decode().count("updating")
     Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
     out = StringIO()
     call_command("score", str(sub.pk), "--sync", stdout=out)
