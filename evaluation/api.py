@@ -145,6 +145,7 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "n_predictions": sub.n_predictions,
         "coverage": sub.coverage,
         "tool_notes": sub.tool_notes,
+        "conversion_warnings": sub.conversion_warnings,
         "results": sub.results,
         "scorer_version": sub.scorer_version,
         "judge": sub.judge_name,

@@ -153,6 +153,9 @@ class Submission(models.Model):
     progress_total = models.PositiveIntegerField(default=0)
     failure_reason = models.TextField(blank=True)
     errors = models.JSONField(default=list, blank=True)  # [{"line", "field", "message"}], first N
+    # What the conversion from an author's format read differently from the file, without refusing it
+    # (a repeated VTC-Bench item: the last line kept); shown on the submission page and in the API.
+    conversion_warnings = models.JSONField(default=list, blank=True)
     errors_truncated = models.BooleanField(default=False)
     n_lines = models.PositiveIntegerField(default=0)
     n_predictions = models.PositiveIntegerField(default=0)

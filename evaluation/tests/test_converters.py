@@ -356,3 +356,14 @@ def test_mmreason_extraction_file_gives_the_extracted_answer_and_keeps_the_reply
         {"sample_id": "101", "mode": "text", "answer": "1", "response": "Summing both sides gives 1. The answer is 1."},
         {"sample_id": "102", "mode": "text", "answer": "I think it is 2."},  # no extraction: the reply, as before
     ]
+
+
+def test_a_repeated_vtcbench_item_keeps_its_last_line_with_a_warning() -> None:
+    """VTC-Bench reads its results into a dict by item id: the last line of a repeated item is scored."""
+    rows = [{"item_id": "101", "agent_answer": "A"}, {"item_id": "102", "agent_answer": "B"},
+            {"item_id": "101", "agent_answer": "C"}]
+    report, got = run(b"".join(json.dumps(r).encode() + b"\n" for r in rows), "vtcbench", "results_1.jsonl")
+    assert report.ok, report.errors
+    assert [(g["sample_id"], g["answer"]) for g in got] == [("101", "C"), ("102", "B")]
+    assert report.warnings == ["line 3: item '101' is also on line 1; the last line is kept, "
+                               "as VTC-Bench's evaluation keeps it"]
