@@ -367,3 +367,22 @@ def test_a_repeated_vtcbench_item_keeps_its_last_line_with_a_warning() -> None:
     assert [(g["sample_id"], g["answer"]) for g in got] == [("101", "C"), ("102", "B")]
     assert report.warnings == ["line 3: item '101' is also on line 1; the last line is kept, "
                                "as VTC-Bench's evaluation keeps it"]
+
+
+@pytest.mark.parametrize("filename,dataset", [("MyVLM_b_MCQ.xlsx", "b_MCQ"), ("MyVLM_b_OpenEnded_extract.xlsx",
+                                                                             "b_OpenEnded")])
+def test_a_result_file_of_one_of_several_tsvs_is_matched_by_its_file_name_and_index(filename, dataset) -> None:
+    """Imported from two VLMEvalKit TSVs, the benchmark's uids are "<dataset>:<index>"; VLMEvalKit's own
+    result file for one dataset names the dataset in the file name and numbers its rows by index."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.active.append(["index", "question", "answer", "prediction"])
+    book.active.append([1, "q", "A", "A"])
+    book.active.append([2, "q", "B", "C"])
+    buf = io.BytesIO()
+    book.save(buf)
+    uids = ("b_MCQ:1", "b_MCQ:2", "b_OpenEnded:1", "b_OpenEnded:2", "MCQ:1")
+    report, got = run(buf.getvalue(), "vlmevalkit", filename, sample_ids=uids)
+    assert report.ok, report.errors
+    assert [g["sample_id"] for g in got] == [f"{dataset}:1", f"{dataset}:2"]
