@@ -81,16 +81,31 @@ class AuthorGold:
     options: tuple[tuple[str, str], ...]  # (upper-case letter, option text as written)
 
 
+# The cells pandas' ``read_excel`` reads back as empty (its default NA spellings, exactly as written).
+# Both authors' pipelines pass predictions through an .xlsx and read them back so, and an empty cell
+# becomes the text "nan" (``str(NaN)``): reproduced (docs/metrics.md, "The authors' spreadsheet step").
+PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                       "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+
+
+def spreadsheet_read_back(text: str) -> str:
+    """A prediction as the authors' code reads it back from their spreadsheet: an NA spelling is "nan".
+    (Their two other accidents are not reproduced: a cell cut at 32,767 characters, and a prediction
+    starting with ``=`` written as a formula that reads back as 0; docs/metrics.md says why.)"""
+    return "nan" if text in PANDAS_NA else text
+
+
 def author_answer(profile: str, answer: str, response: str) -> str | None:
     """The text the authors' code scores for one line, or None when section 1's extraction applies."""
     if profile == VTCBENCH:
         if answer.strip():
             # ``agent_answer`` as given; a whole reply put in the answer field is cut as their harness cuts it.
-            return vtcbench_cut(answer) if "<answer>" in answer and "</answer>" in answer else answer
-        return vtcbench_cut(response)
+            return spreadsheet_read_back(
+                vtcbench_cut(answer) if "<answer>" in answer and "</answer>" in answer else answer)
+        return spreadsheet_read_back(vtcbench_cut(response))
     if profile == VLMEVALKIT:
         # The ``prediction`` cell as the model wrote it: VLMEvalKit extracts nothing before matching.
-        return answer if answer.strip() else response
+        return spreadsheet_read_back(answer if answer.strip() else response)
     if profile == MMREASON and answer.strip():
         # The answer field: their judge's extraction (the ``extract`` column of ``*_extract.xlsx``) or the
         # final answer; its last <answer> tag when it holds one. The reply is read only without an answer.
@@ -139,7 +154,8 @@ def vtcbench_rule(gold: AuthorGold, prediction: str) -> bool:
     """VTC-Bench's rule pass on one row (its ``_evaluate_single_item``), quirks kept."""
     pred = prediction.strip()
     if not pred:
-        # Their predictions go through a spreadsheet: an empty cell comes back as NaN, read as "nan".
+        # Their predictions go through a spreadsheet: an empty cell comes back as NaN, read as "nan"
+        # (author_answer has already done so for a line; a bare rule call may pass "").
         pred = "nan"
     pred = pred.lower()
     answer = gold.answer.lower()

@@ -188,6 +188,34 @@ def test_vlmevalkit_matches_the_whole_prediction_tags_and_all() -> None:
     assert report.records[0].extracted == "<answer>B</answer>"
 
 
+# ---- The authors' spreadsheet step (docs/metrics.md, "The authors' spreadsheet step") ---------------------
+
+LONG = "x" * 32_767  # Excel's cell limit: their spreadsheet cuts a prediction here
+
+# (id, profile, gold, options, answer, verdict here, their code's verdict: equal where we reproduce)
+SHEET_ROWS: list[tuple[str, str, str, dict | None, str, int, int]] = [
+    # reproduced: pandas reads these cells back as empty, and str(NaN) is "nan", which holds the gold "an"
+    ("s01", "vtcbench", "an", None, "N/A", 1, 1),
+    ("s02", "vtcbench", "an", None, "None", 1, 1),
+    ("s03", "vtcbench", "an", None, "NA", 1, 1),
+    ("s04", "vtcbench", "an", None, "n/a ", 0, 0),       # not an NA spelling as written (the trailing space)
+    ("s05", "vlmevalkit", "B", ANIMALS, "None", 0, 0),  # VLMEvalKit reads "nan": no option named, undecided
+    # departures: the cut at 32,767 characters and a leading "=" read back as 0 are file-format accidents
+    ("s07", "vtcbench", "Paris", None, LONG + " Paris", 1, 0),
+    ("s08", "vtcbench", "12", None, "=12", 1, 0),
+    ("s09", "vtcbench", "0", None, "=12", 0, 1),
+]
+
+
+@pytest.mark.parametrize("row", SHEET_ROWS, ids=[r[0] for r in SHEET_ROWS])
+def test_the_authors_spreadsheet_step_reproduced_or_departed_from_as_documented(row: tuple) -> None:
+    uid, profile, gold, options, answer, ours, _theirs = row
+    samples = [Sample(uid=uid, answer=gold, answer_type="choice" if options else "text", options=options)]
+    report = score_submission(samples, [{"sample_id": uid, "mode": "text", "answer": answer}],
+                              judge=OfflineJudge(), scoring=profile, resamples=10)
+    assert report.records[0].correct is bool(ours)
+
+
 # ---- MMReason ----------------------------------------------------------------------------------
 
 MMR_ROWS = [
