@@ -156,6 +156,10 @@ class Submission(models.Model):
     # What the conversion from an author's format read differently from the file, without refusing it
     # (a repeated VTC-Bench item: the last line kept); shown on the submission page and in the API.
     conversion_warnings = models.JSONField(default=list, blank=True)
+    # Under a scoring profile: the authors' full pipeline (with their LLM judge) rather than their exact
+    # matching, so rows their rule leaves to the judge are undecided until an LLM judge decides them
+    # (docs/metrics.md, "Undecided is not wrong").
+    full_pipeline = models.BooleanField(default=False)
     errors_truncated = models.BooleanField(default=False)
     n_lines = models.PositiveIntegerField(default=0)
     n_predictions = models.PositiveIntegerField(default=0)

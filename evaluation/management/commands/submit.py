@@ -67,6 +67,9 @@ class Command(BaseCommand):
                             help="the file's shape: our JSON Lines (default), or an author's, converted on the "
                                  "way in: vlmevalkit (.xlsx/.tsv/.csv/.json result file), vtcbench (agent "
                                  "results_*.jsonl), agentx (output list .json)")
+        parser.add_argument("--full-pipeline", dest="full_pipeline", action="store_true",
+                            help="under a scoring profile, the authors' full pipeline: rows their rule leaves to "
+                                 "their LLM judge are undecided until one decides them (docs/metrics.md)")
         parser.add_argument("--public", action="store_true", help="publish it once scored")
         parser.add_argument("--sync", action="store_true", help="score in this process and print the metrics")
 
@@ -88,7 +91,7 @@ class Command(BaseCommand):
                     benchmark=benchmark, owner=user, file=File(fh, name=path.name), model_name=opts["model"],
                     organisation=opts["organisation"], is_public=opts["public"], enqueue=not opts["sync"],
                     price_input_per_mtok=prices[0], price_output_per_mtok=prices[1],
-                    file_format=opts["file_format"], **details,
+                    file_format=opts["file_format"], full_pipeline=bool(opts["full_pipeline"]), **details,
                 )
         except services.SubmissionRejected as exc:
             raise CommandError(exc.message) from exc
