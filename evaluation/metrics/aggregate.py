@@ -229,11 +229,12 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
 SEEN = 1  # read, not finished yet
 _CORRECT = 2
 _CALLS = 4
+_UNDECIDED = 8  # the answer needs an LLM judge: neither right nor wrong, so out of the confusion
 
 
-def slot_state(correct: bool, n_calls: int) -> int:
+def slot_state(correct: bool, n_calls: int, undecided: bool = False) -> int:
     """The byte ``mode_selection_from_state`` reads for a finished record."""
-    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0)
+    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0) | (_UNDECIDED if undecided else 0)
 
 
 def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
@@ -244,7 +245,7 @@ def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
     counts = [0, 0, 0, 0]
     for i, info in enumerate(order):
         text = state[N_MODES * i]
-        if not text or info.aux:
+        if not text or info.aux or text & _UNDECIDED:  # whether text needed a tool is unknown until judged
             continue
         adaptive = state[N_MODES * i + 1]
         if adaptive:

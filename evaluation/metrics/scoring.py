@@ -268,7 +268,7 @@ def _score(
             row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
         records = [new(PredictionResult, row) for row in rows]
         for slot, row in zip(row_slots, rows):
-            seen[slot] = _slot_state(row[R_CORRECT], row[R_N_CALLS])
+            seen[slot] = _slot_state(row[R_CORRECT], row[R_N_CALLS], row[R_DECIDED_BY] == UNDECIDED)
         n = len(records)
         for pending in (rows, row_slots, q_answer, q_calls, q_call_questions, q_ks, call_rows,
                         proc_call_rows):

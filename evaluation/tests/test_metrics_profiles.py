@@ -246,6 +246,16 @@ def test_mmreason_with_the_offline_judge_decides_only_what_exact_match_decides()
     assert overall.reason is None and overall.value == 1.0  # a judge decided every row
 
 
+def test_mode_selection_leaves_out_samples_whose_text_answer_is_undecided() -> None:
+    samples = [Sample(uid=f"q{i}", domain="Math", category="Math", answer="7") for i in range(4)]
+    text = ["7", "7", "It is 8", "It is 8"]  # right, right, undecided, undecided (not wrong)
+    preds = [{"sample_id": f"q{i}", "mode": "text", "answer": a} for i, a in enumerate(text)]
+    preds += [{"sample_id": f"q{i}", "mode": "adaptive", "answer": "7"} for i in range(4)]
+    report = score_submission(samples, preds, judge=OfflineJudge(), scoring="mmreason", resamples=10)
+    confusion = report.mode_selection
+    assert confusion is not None and confusion.tp + confusion.fp + confusion.tn + confusion.fn == 2
+
+
 def test_a_vlmevalkit_mmreason_reply_without_its_extraction_is_undecided_never_zero() -> None:
     samples = [Sample(uid=f"q{i}", domain="Math", category="Math", answer="7") for i in range(4)]
     replies = [{"sample_id": f"q{i}", "mode": "text", "answer": "Adding the two sides... The answer is 7."}
