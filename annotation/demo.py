@@ -68,7 +68,8 @@ def demo_releases_load() -> list[ImportSummary]:
     with tempfile.TemporaryDirectory(prefix="demo-releases-") as tmp:
         for release in write_all(Path(tmp)):
             summary = benchmark_import(path=release.path, slug=release.slug, name=release.name,
-                                       format=release.format, domain_of=release.domain_of)
+                                       format=release.format, domain_of=release.domain_of,
+                                       scoring=release.scoring)
             # A release's manifest has no description (the import clears it): the demo's says what it is.
             Benchmark.objects.filter(pk=summary.benchmark.pk).update(description=release.description)
             summaries.append(summary)

@@ -97,6 +97,10 @@ class SubmissionCreateInput(ModelDetailsInput):
     is_public = serializers.BooleanField(required=False, default=False)
     format = serializers.ChoiceField(choices=FORMAT_CHOICES, required=False, default="jsonl",
                                      help_text="the file's shape; an author's format is converted on the way in")
+    full_pipeline = serializers.BooleanField(
+        required=False, default=False,
+        help_text="under a scoring profile, the authors' full pipeline: rows their rule leaves to their LLM judge "
+                  "are undecided (not wrong) until an LLM judge decides them")
 
 
 class SubmissionCreated(serializers.Serializer):
@@ -145,6 +149,8 @@ def submission_payload(sub: Submission, request: Request) -> dict[str, Any]:
         "n_predictions": sub.n_predictions,
         "coverage": sub.coverage,
         "tool_notes": sub.tool_notes,
+        "conversion_warnings": sub.conversion_warnings,
+        "full_pipeline": sub.full_pipeline,
         "results": sub.results,
         "scorer_version": sub.scorer_version,
         "judge": sub.judge_name,

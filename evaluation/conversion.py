@@ -23,6 +23,7 @@ from evaluation.models import Submission
 from evaluation.services import file_failure_reason, submission_fail, submission_heartbeat
 
 _BEAT_SECONDS = 0.5
+WARNINGS_KEPT = 100  # the first conversion warnings kept on the submission
 
 
 def submission_file_ready(*, submission: Submission) -> bool:
@@ -53,7 +54,8 @@ def submission_file_ready(*, submission: Submission) -> bool:
             if report.ok:
                 out.seek(0)
                 sub.file.save(f"{Path(sub.source_file.name).stem}.converted.jsonl", File(out), save=False)
-                Submission.objects.filter(pk=sub.pk).update(file=sub.file.name)
+                Submission.objects.filter(pk=sub.pk).update(file=sub.file.name,
+                                                            conversion_warnings=report.warnings[:WARNINGS_KEPT])
                 return True
     except OSError as exc:  # the source unreadable, or the disk full while writing the converted file
         submission_fail(submission_id=sub.pk, reason=file_failure_reason(exc, "converted"))

@@ -70,6 +70,7 @@ def judge_estimate(*, submission: Submission, judge: OpenAIJudge) -> dict[str, A
             prepared, iter_prediction_objects(stream, settings.SUBMISSION_MAX_LINE_BYTES), judge=recorder,
             tool_validator=validate, benchmark_tools=benchmark_tool_set(benchmark, resolve),
             prices=submission.prices, resolve_tool=resolve, on_records=lambda records: None, resamples=1,
+            full_pipeline=submission.full_pipeline,
         )
     if "agentx" in (benchmark.figures or ()):  # Agent-X's judged figures: asked once the file is scored
         from evaluation.agentx_figures import agentx_questions, agentx_tasks

@@ -153,6 +153,13 @@ class Submission(models.Model):
     progress_total = models.PositiveIntegerField(default=0)
     failure_reason = models.TextField(blank=True)
     errors = models.JSONField(default=list, blank=True)  # [{"line", "field", "message"}], first N
+    # What the conversion from an author's format read differently from the file, without refusing it
+    # (a repeated VTC-Bench item: the last line kept); shown on the submission page and in the API.
+    conversion_warnings = models.JSONField(default=list, blank=True)
+    # Under a scoring profile: the authors' full pipeline (with their LLM judge) rather than their exact
+    # matching, so rows their rule leaves to the judge are undecided until an LLM judge decides them
+    # (docs/metrics.md, "Undecided is not wrong").
+    full_pipeline = models.BooleanField(default=False)
     errors_truncated = models.BooleanField(default=False)
     n_lines = models.PositiveIntegerField(default=0)
     n_predictions = models.PositiveIntegerField(default=0)
@@ -252,7 +259,7 @@ class PredictionResult(models.Model):
     sample = models.ForeignKey("annotation.Sample", on_delete=models.CASCADE, related_name="+")
     mode = models.CharField(max_length=8)
     correct = models.BooleanField()
-    decided_by = models.CharField(max_length=210)  # "rule" or "judge:<name>"
+    decided_by = models.CharField(max_length=210)  # "rule", "judge:<name>", or "undecided" (needs an LLM judge)
     extracted = models.TextField(blank=True)
     answer_verdict = models.BooleanField(null=True)
     n_steps = models.PositiveIntegerField(default=0)
@@ -283,7 +290,8 @@ class PredictionResult(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.submission_id} {self.sample_id} {self.mode}: {'right' if self.correct else 'wrong'}"
+        verdict = "right" if self.correct else "undecided" if self.decided_by == "undecided" else "wrong"
+        return f"{self.submission_id} {self.sample_id} {self.mode}: {verdict}"
 
 
 class SweepRun(models.Model):

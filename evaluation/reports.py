@@ -27,6 +27,10 @@ def _plain(obj: Any) -> Any:
         if isinstance(obj, Rate):
             out["value"] = obj.value
             out["percent"] = obj.percent
+            if obj.undecided:
+                out["decided_value"] = obj.decided_value  # beside "k of n rows need an LLM judge"
+            else:
+                del out["undecided"]
         elif isinstance(obj, Confusion):
             out["n"] = obj.n
         elif isinstance(obj, CostReport):

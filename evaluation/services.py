@@ -131,6 +131,7 @@ def submission_create(
     enqueue: bool = True,
     file_format: str = "jsonl",
     run_record: dict | None = None,
+    full_pipeline: bool = False,
     **metadata: Any,
 ) -> Submission:
     """Store the upload and its metadata as a ``queued`` submission, then send it to the queue.
@@ -163,6 +164,7 @@ def submission_create(
         format=file_format,
         provenance=Provenance.RUN if run_record is not None else Provenance.FILE,
         run_record=run_record,
+        full_pipeline=full_pipeline,
         **{k: v for k, v in metadata.items() if v is not None},
     )
     submission.full_clean(exclude=["file", "source_file"])

@@ -30,6 +30,7 @@ CSV_HEADER = (
     + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
     + ["provenance", "digest", "digest_dev", "run_mismatch"]  # docs/runs.md, "The verified tier"
     + ["scoring"]  # the scoring profile whose rules decided the answers (metrics.md section 13)
+    + ["not_available"]  # why an empty figure is empty: "text_acc: 3 of 50 rows need an LLM judge; ..."
 )
 PROVENANCE = ("provenance", "digest", "digest_dev", "run_mismatch")
 MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
@@ -137,6 +138,7 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
         flat += [d[name] for name in MODEL_DETAILS]
         flat += [d[name] for name in PROVENANCE]
         flat.append(d["scoring"])
+        flat.append(" | ".join(f"{k}: {v}" for k, v in sorted((d["not_available"] or {}).items())) or None)
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])

@@ -76,7 +76,7 @@ def _score(head: float | None, cost: float | None, bounds: tuple[float, float] |
 
 def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.Row:
     def fig(name: str) -> Fig:
-        return Fig(v[f"{name}_acc"], v[f"{name}_lo"], v[f"{name}_hi"])
+        return Fig(v[f"{name}_acc"], v[f"{name}_lo"], v[f"{name}_hi"], reason=(v["reasons"] or {}).get(f"{name}_acc"))
 
     head = v.get(f"{v['headline_mode']}_acc") if v["headline_mode"] else None
     score = _score(head, v["cost"], bounds)

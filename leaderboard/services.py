@@ -82,9 +82,11 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out: dict[str, Any] = {"benchmark_id": submission.benchmark_id, "scored_at": submission.scored_at,
                            "heartbeat_at": submission.heartbeat_at, "finished_at": submission.finished_at,
                            "headline_mode": headline}
+    accuracy_nodes = {}
     for mode in BOARD_MODES:
         acc = (modes.get(mode) or {}).get("accuracy", {}).get("overall")
         out[f"{mode}_acc"], out[f"{mode}_lo"], out[f"{mode}_hi"] = _rate(acc)
+        accuracy_nodes[f"{mode}_acc"] = acc  # its reason when rows need an LLM judge (metrics.md section 13)
     ms = res.get("mode_selection")
     if ms:
         iv = ms.get("interval") or {}
@@ -107,7 +109,7 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out["cost"] = _num((head.get("cost") or {}).get("mean_cost_usd"))
     # Why a figure is not available (no calls, steps or usage in the file), never a 0 (metrics.md section 14).
     nodes = {"kcov": kcov, "tool_eff": tool_eff or {}, "tokens": (head.get("process") or {}).get("mean_tokens") or {},
-             "cost": (head.get("cost") or {}).get("mean_cost_usd") or {}}
+             "cost": (head.get("cost") or {}).get("mean_cost_usd") or {}, **accuracy_nodes}
     out["reasons"] = {k: node["reason"] for k, node in nodes.items() if isinstance(node, dict) and node.get("reason")}
     out.update(provenance=submission.provenance, run_info=public_run(submission.run_record),
                digest=submission.digest, digest_dev=submission.digest_dev)

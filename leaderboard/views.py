@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET
 from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from evaluation.derived import derived_read
+from evaluation.metrics import PROFILE_NOTES
 from leaderboard import cache, exports, selectors
 from routers.selectors import routers_stamp
 from leaderboard.board import Page as BoardPage
@@ -120,7 +121,8 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     else:
         def page(**extra: str) -> dict:
             return {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "fragment": mark_safe(fragment()),  # noqa: S308
-                    "submit_url": _submit_url(benchmark), **extra}
+                    "submit_url": _submit_url(benchmark), "scoring_note": PROFILE_NOTES.get(benchmark.scoring, ""),
+                    **extra}
 
         if _anonymous(request):
             html = cached(("page", *variant), lambda: render_to_string(

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from annotation.releases.encoded import Unreadable, is_blank
+from annotation.releases.encoded import EMPTY_SPELLINGS, Unreadable, is_blank
 
 LETTER_COLUMN = re.compile(r"^[A-Z]$")
 
@@ -40,16 +40,14 @@ def text(value: Any) -> str | None:
     return str(value).strip()
 
 
-EMPTY_WORDS = ("none", "null", "nan")
-
-
 def empty_word_errors(row: dict, fields: dict[str, str]) -> list[tuple[str, str]]:
     """A required cell that reads `None`, `null` or `NaN` (pandas and Python write an empty value so) is
-    empty to every reader of these tables: say so, rather than only "missing". `fields`: column -> our field."""
+    empty to every reader of these tables: say so, rather than only "missing". Spelled otherwise (`Nan`,
+    a name) it is text, as it is to pandas. `fields`: column -> our field."""
     found = []
     for column, ours in fields.items():
         value = row.get(column)
-        if isinstance(value, str) and value.strip().lower() in EMPTY_WORDS:
+        if isinstance(value, str) and value.strip() in EMPTY_SPELLINGS:
             message = f"the cell reads {value.strip()!r}, which is read as empty; {ours} is required (write the value itself)"
             found.append((column, message))
     return found

@@ -23,8 +23,13 @@ class Unreadable(ValueError):
     """The value could not be read; the message says what was expected."""
 
 
+# How pandas and Python write an empty value, spelled exactly as pandas' reader takes them for empty
+# (case matters to it: `Nan`, a name, is text to the authors' code, and so here).
+EMPTY_SPELLINGS = frozenset({"nan", "NaN", "-nan", "-NaN", "None", "null", "NULL"})
+
+
 def is_blank(value: Any) -> bool:
-    """None, NaN (pandas' and pyarrow's empty cell) or only whitespace."""
+    """None, NaN (pandas' and pyarrow's empty cell), an empty value as pandas writes it, or only whitespace."""
     if value is None:
         return True
     if isinstance(value, float) and math.isnan(value):
@@ -32,7 +37,7 @@ def is_blank(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     stripped = value.strip()  # lowered only when short: a cell of base64 is 77 KB
-    return not stripped or (len(stripped) <= 4 and stripped.lower() in ("nan", "none", "null"))
+    return not stripped or (len(stripped) <= 4 and stripped in EMPTY_SPELLINGS)
 
 
 def load_structure(text: str, *, repair_quotes: bool = False) -> tuple[Any, bool]:

@@ -160,3 +160,16 @@ def test_images_elsewhere_are_found_with_images_dir(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").rename(tmp_path / "media" / "images")
     out, _ = run_import(repo / "data" / "VTC-Bench_GTToolChain.tsv", images=tmp_path / "media")
     assert "1 created" in out
+
+
+def test_a_gold_answer_spelled_nan_is_a_name_but_nan_and_none_are_empty(tmp_path: Path) -> None:
+    """pandas, which the authors' code reads the TSV with, takes `nan`, `NaN`, `None` for empty, and `Nan`
+    (a name: the city of Nan, a surname) for text."""
+    for empty in ("nan", "NaN", "None"):
+        repo = write_repo(tmp_path / empty, [vtc_row(1, "ocr_e", "ocr", answer=empty, A="", B="")])
+        assert f"the cell reads {empty!r}, which is read as empty" in import_errors(
+            repo / "data" / "VTC-Bench_GTToolChain.tsv")
+    repo = write_repo(tmp_path, [vtc_row(1, "ocr_nan", "ocr", answer="Nan", A="", B="")])
+    out, _ = run_import(repo / "data" / "VTC-Bench_GTToolChain.tsv")
+    assert "1 created" in out
+    assert Sample.objects.get(uid="ocr_nan").answer == "Nan"

@@ -55,6 +55,9 @@ class ConversionReport:
     n_items: int = 0  # rows / lines / items read
     n_predictions: int = 0  # lines written
     n_dropped_responses: int = 0  # lines whose raw response was left out to stay under the line limit
+    # What was read differently from the file as written, without losing the file: "line 9: item 'x' is
+    # also on line 4; the last one is kept, as VTC-Bench's evaluation keeps it".
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -5,8 +5,13 @@ columns without ``image``, plus ``prediction`` (and, after a judge stage, ``extr
 ``log_*``). One row per sample. ``index`` names the sample: a benchmark imported from a
 VLMEvalKit TSV takes its uids from ``index``; one whose uid is another column (VTC-Bench's
 ``id``) is matched on that column when it matches the benchmark's uids at least as well (decided
-once, on the first rows, for the whole file). ``prediction`` becomes
-``answer``, as written (the scorer extracts the answer itself; judge columns are ignored).
+once, on the first rows, for the whole file). A benchmark imported from several TSVs has uids
+``<dataset>:<index>``: VLMEvalKit's result file of one of them (``<model>_<dataset>.xlsx``) is
+matched by its file name and index. ``prediction`` becomes
+``answer``, as written (the scorer extracts the answer itself). A judge stage's ``extract`` column
+(MMReason's ``*_extract.xlsx``) is their extracted answer: when a row has one, it is the ``answer``
+and the prediction its ``response`` (the ``mmreason`` profile's exact match reads it; metrics.md
+section 13). Other judge columns (``score``, ``log_*``) are ignored.
 """
 
 from __future__ import annotations
@@ -43,16 +48,46 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         shown = ", ".join(h for h in header if h)[:200]
         raise WrongKind(f"{loc.where}: the table has no {' and no '.join(repr(m) for m in missing)} "
                         f"column, so it is not a VLMEvalKit result file (columns found: {shown}).")
-    cols = {name: lower.index(name) for name in ("prediction", *ID_COLUMNS) if name in lower}
+    cols = {name: lower.index(name) for name in ("prediction", "extract", *ID_COLUMNS) if name in lower}
     data = ((loc, {name: (values[i] if i < len(values) else None) for name, i in cols.items()})
             for loc, values in rows if not all(v is None or v == "" for v in values))  # blank rows skipped
+    prefix = dataset_prefix(filename, sink.known)
+    if prefix is not None:
+        data = ((loc, _prefixed(cells, prefix, sink.known)) for loc, cells in data)  # type: ignore[arg-type]  # known is set
     head = list(islice(data, DECIDE_ROWS))
     id_column = _id_column(head, sink)
     for loc, cells in chain(head, data):
         sink.item()
         sid = sink.sample_id(loc, [(id_column, cells.get(id_column))])
-        if sid is not None:
-            sink.emit(loc, {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])})
+        if sid is None:
+            continue
+        pred = {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])}
+        extract = text_of(cells.get("extract"))
+        # A judge stage's extracted answer (MMReason's *_extract.xlsx): the answer their exact match reads.
+        if extract.strip() and extract != pred["answer"]:
+            pred = {**pred, "answer": extract, "response": pred["answer"]}
+        sink.emit(loc, pred)
+
+
+def dataset_prefix(filename: str, known: frozenset[str] | None) -> str | None:
+    """The dataset a result file is of, when the benchmark was imported from several VLMEvalKit TSVs (its
+    uids are "<dataset>:<index>", annotation/releases/vlmevalkit.py): VLMEvalKit names the file
+    ``<model>_<dataset>[_<stage>].xlsx``, so the longest dataset named in the file's name after a ``_``."""
+    if not known or not filename:
+        return None
+    stem = filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    datasets = {uid.split(":", 1)[0] for uid in known if ":" in uid}
+    named = [d for d in datasets if f"_{d}_" in f"{stem}_" or stem == d or stem.startswith(f"{d}_")]
+    return max(named, key=len) if named else None
+
+
+def _prefixed(cells: dict[str, Any], prefix: str, known: frozenset[str]) -> dict[str, Any]:
+    """A row's ids as the benchmark's uids: ``<dataset>:<index>`` where the bare index is not one."""
+    for column in ID_COLUMNS:
+        value = norm_id(cells.get(column))
+        if value is not None and value not in known:
+            cells[column] = f"{prefix}:{value}"
+    return cells
 
 
 def _id_column(head: list[tuple[Loc, dict[str, Any]]], sink: Sink) -> str:

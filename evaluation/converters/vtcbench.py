@@ -87,6 +87,20 @@ def _response_list(entry: tuple[zipfile.ZipFile, str], loc: Loc, sink: Sink) -> 
 
 
 def _convert_lines(stream: IO[bytes], sink: Sink, response_lists: dict[str, Any]) -> None:
+    # VTC-Bench reads its results into a dict by item id, so a repeated item's last line is the one it
+    # scores (at the place of its first line): the same here, with a warning, instead of refusing the file.
+    kept: dict[str, tuple[Loc, dict[str, Any]]] = {}
+    for loc, pred in _read_lines(stream, sink, response_lists):
+        earlier = kept.get(pred["sample_id"])
+        if earlier is not None:
+            sink.report.warnings.append(f"{loc.where}: item {pred['sample_id']!r} is also on {earlier[0].where}; "
+                                        "the last line is kept, as VTC-Bench's evaluation keeps it")
+        kept[pred["sample_id"]] = (loc, pred)
+    for loc, pred in kept.values():
+        sink.emit(loc, pred)
+
+
+def _read_lines(stream: IO[bytes], sink: Sink, response_lists: dict[str, Any]) -> Iterator[tuple[Loc, dict[str, Any]]]:
     for number, raw in enumerate(stream, start=1):
         if not raw.strip():
             continue
@@ -125,7 +139,7 @@ def _convert_lines(stream: IO[bytes], sink: Sink, response_lists: dict[str, Any]
         usage = _usage(obj.get("usage"))
         if usage:
             pred["usage"] = usage
-        sink.emit(loc, pred)
+        yield loc, pred
 
 
 def _shown(value: Any) -> str:

@@ -16,7 +16,7 @@ from .answers import (
 from .cost import Point, pareto_frontier, prediction_cost, rank_score, routing_baselines
 from .mode_selection import confusion, mcc
 from .parse import parse_prediction
-from .profiles import PROFILE_LABELS, PROFILES
+from .profiles import NEEDS_JUDGE, PROFILE_LABELS, PROFILE_NOTES, PROFILES
 from .questions import AnswerQuestion, KeyStepQuestion, StepScoreQuestion, ToolCallQuestion
 from .scoring import PreparedBenchmark, ScoringError, score_submission
 from .ranks import RankInterval, neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
@@ -33,7 +33,8 @@ from .types import (
 )
 
 __all__ = [
-    "AnswerQuestion", "KeyStepQuestion", "PROFILES", "PROFILE_LABELS", "Point", "Prediction", "PredictionFormatError",
+    "AnswerQuestion", "KeyStepQuestion", "NEEDS_JUDGE", "PROFILES", "PROFILE_LABELS", "PROFILE_NOTES", "Point", "Prediction",
+    "PredictionFormatError",
     "PredictionResult", "PreparedBenchmark", "RankInterval", "Sample", "ScoringError", "Step",
     "StepScoreQuestion", "SubmissionReport", "ToolCall", "ToolCallQuestion", "bootstrap_mcc",
     "bootstrap_mean", "bootstrap_rate", "compile_gold", "confusion", "effective_chain",

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .mode_selection import cell, mcc
+from .profiles import undecided_reason
 from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_mean, bootstrap_rate
 from .types import (
     FAILURE_CLASSES,
@@ -52,11 +53,12 @@ def _mean_ci(values: Sequence[float], seed: int, resamples: int) -> Mean:
 
 
 class _Tally:
-    __slots__ = ("count", "n")
+    __slots__ = ("count", "n", "undecided")
 
     def __init__(self) -> None:
         self.count = 0
         self.n = 0
+        self.undecided = 0
 
 
 def _rates(tallies: Mapping[str, _Tally], seed: int, resamples: int) -> dict[str, Rate]:
@@ -64,6 +66,8 @@ def _rates(tallies: Mapping[str, _Tally], seed: int, resamples: int) -> dict[str
 
 
 def _rate(t: _Tally, seed: int, resamples: int) -> Rate:
+    if t.undecided:  # not available: no interval, the reason with the decided share (metrics.md section 13)
+        return Rate(t.count, t.n, reason=undecided_reason(t.undecided, t.n, t.count), undecided=t.undecided)
     return Rate(t.count, t.n, bootstrap_rate(t.count, t.n, seed=seed, resamples=resamples))
 
 
@@ -76,7 +80,7 @@ class ModeAccumulator:
                  "tokens", "n_tokens", "latency", "cost", "ious", "mae_total", "mae_eff",
                  "n_ref", "precision", "recall", "f1", "edit", "efficiency", "kcov", "kcov_any",
                  "step_score", "per_sample_eff", "valid_calls", "decided_calls", "answered",
-                 "failures")
+                 "failures", "undecided", "aux_undecided")
 
     def __init__(self, n_groups: int) -> None:
         self.n_rows = 0  # every prediction of the mode, aux-line ones included
@@ -100,6 +104,8 @@ class ModeAccumulator:
         self.valid_calls = self.decided_calls = 0
         self.answered = 0  # non-aux lines with an answer and no failure class
         self.failures = [0] * len(FAILURE_CLASSES)  # non-aux lines per failure class
+        self.undecided = [0] * n_groups  # non-aux lines left to an LLM judge, per sample group
+        self.aux_undecided = 0
 
 
 
@@ -115,24 +121,20 @@ def accuracy_table(acc: ModeAccumulator, bench: PreparedBenchmark, *, seed: int 
     overall, wo_enh, aux = _Tally(), _Tally(), _Tally()
     domains: dict[str, _Tally] = {}
     categories: dict[str, _Tally] = {}
-    for (domain, category, plain), size, hit in zip(bench.groups, bench.group_sizes, correct):
-        overall.n += size
-        overall.count += hit
-        if plain:
-            wo_enh.n += size
-            wo_enh.count += hit
+    for (domain, category, plain), size, hit, open_ in zip(bench.groups, bench.group_sizes, correct, acc.undecided):
         d = domains.get(domain)
         if d is None:
             d = domains[domain] = _Tally()
-        d.n += size
-        d.count += hit
         c = categories.get(category)
         if c is None:
             c = categories[category] = _Tally()
-        c.n += size
-        c.count += hit
+        for t in (overall, wo_enh, d, c) if plain else (overall, d, c):
+            t.n += size
+            t.count += hit
+            t.undecided += open_
     aux.n = bench.n_aux
     aux.count = acc.aux_correct
+    aux.undecided = acc.aux_undecided
     overall_rate = _rate(overall, seed, resamples)
     return AccuracyTable(
         overall=overall_rate,
@@ -227,11 +229,12 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
 SEEN = 1  # read, not finished yet
 _CORRECT = 2
 _CALLS = 4
+_UNDECIDED = 8  # the answer needs an LLM judge: neither right nor wrong, so out of the confusion
 
 
-def slot_state(correct: bool, n_calls: int) -> int:
+def slot_state(correct: bool, n_calls: int, undecided: bool = False) -> int:
     """The byte ``mode_selection_from_state`` reads for a finished record."""
-    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0)
+    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0) | (_UNDECIDED if undecided else 0)
 
 
 def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
@@ -242,7 +245,7 @@ def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
     counts = [0, 0, 0, 0]
     for i, info in enumerate(order):
         text = state[N_MODES * i]
-        if not text or info.aux:
+        if not text or info.aux or text & _UNDECIDED:  # whether text needed a tool is unknown until judged
             continue
         adaptive = state[N_MODES * i + 1]
         if adaptive:

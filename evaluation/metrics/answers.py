@@ -11,10 +11,18 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .profiles import GENERIC, RIGHT, WRONG, AuthorGold, author_verdict, compile_author_gold
+from .profiles import (
+    ANSWER_TAG as _ANSWER_TAG,
+    GENERIC,
+    RIGHT,
+    WRONG,
+    AuthorGold,
+    author_answer,
+    author_verdict,
+    compile_author_gold,
+)
 from .types import Sample
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 # Letter alone, or followed by . ) : space or -, optionally wrapped "(B)" or after "Answer:".
 _CHOICE = re.compile(r"^(?:answer\s*[:：]?\s*)?\(?([a-z])(?:\)|(?=[.):\s-])|$)", re.I)
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
@@ -26,8 +34,11 @@ _DIGIT = re.compile(r"\d")
 _ARTICLES = frozenset({"a", "an", "the"})
 
 
-def extract_answer(answer: str, response: str = "") -> str:
-    """The last <answer>...</answer> of ``answer``, else of ``response``, else ``answer``."""
+def extract_answer(answer: str, response: str = "", profile: str = GENERIC) -> str:
+    """The last <answer>...</answer> of ``answer``, else of ``response``, else ``answer``; under a
+    scoring profile whose authors read another text, that text (``profiles.author_answer``)."""
+    if profile != GENERIC and (author := author_answer(profile, answer, response)) is not None:
+        return author
     if "<" in answer:
         found: list[str] = _ANSWER_TAG.findall(answer)
         if found:

@@ -12,10 +12,15 @@ every quirk it keeps on purpose, with the row that shows it (evaluation/tests/te
 
 A verdict is 1 (right), 0 (wrong, and a judge may still decide) or 2 (wrong, and final: the
 authors' code asks no judge about it).
+
+Which text a profile reads is the authors' too (``author_answer``): VTC-Bench scores ``agent_answer``,
+which its harness cut from the first ``<answer>`` tag of the reply; VLMEvalKit matches the whole
+``prediction`` cell, tags and all.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .types import Sample
@@ -31,9 +36,32 @@ PROFILE_LABELS: dict[str, str] = {
     VLMEVALKIT: "VLMEvalKit's rules",
     MMREASON: "MMReason's rules",
 }
+# What a reader of the board must know about a profile's rule beyond its name (shown in the board's header).
+PROFILE_NOTES: dict[str, str] = {
+    VLMEVALKIT: ("VLMEvalKit has no judge-free rule for free-text rows (it scores them only with its LLM judge); "
+                 "the platform uses its nearest judge-free rule instead: the answer equal to the gold once both "
+                 "are stripped, ignoring case (its process_line 'accuracy')."),
+}
 
 RIGHT, OPEN, WRONG = 1, 0, 2
+# A row the authors' rule leaves to their LLM judge, when no such judge is configured: counted neither
+# right nor wrong (its record's ``decided_by``; metrics.md section 13).
+UNDECIDED = "undecided"
+# Profiles whose authors always ask their judge about what the rule leaves open (MMReason: the judge
+# extracts the answer, then judges equivalence). The others ask it only in their full pipeline.
+JUDGED_PROFILES = frozenset({MMREASON})
 
+
+NEEDS_JUDGE = "need an LLM judge"  # in every such reason: pages show it in full, not only as a tooltip
+
+
+def undecided_reason(undecided: int, n: int, count: int) -> str:
+    """Why an accuracy is not available, with the decided share beside it."""
+    decided = n - undecided
+    share = f"{count} right of the {decided} decided ({100.0 * count / decided:.1f}%)" if decided else "none decided"
+    return f"{undecided} of {n} rows {NEEDS_JUDGE}; {share}"
+
+ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 # VTC-Bench reads the option columns A-G only; an option H or beyond is invisible to its rules.
 _VTC_LETTERS = "abcdefg"
 # VLMEvalKit turns these into spaces before looking for a lone option letter.
@@ -51,6 +79,53 @@ class AuthorGold:
     profile: str
     answer: str
     options: tuple[tuple[str, str], ...]  # (upper-case letter, option text as written)
+
+
+# The cells pandas' ``read_excel`` reads back as empty (its default NA spellings, exactly as written).
+# Both authors' pipelines pass predictions through an .xlsx and read them back so, and an empty cell
+# becomes the text "nan" (``str(NaN)``): reproduced (docs/metrics.md, "The authors' spreadsheet step").
+PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                       "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+
+
+def spreadsheet_read_back(text: str) -> str:
+    """A prediction as the authors' code reads it back from their spreadsheet: an NA spelling is "nan".
+    (Their two other accidents are not reproduced: a cell cut at 32,767 characters, and a prediction
+    starting with ``=`` written as a formula that reads back as 0; docs/metrics.md says why.)"""
+    return "nan" if text in PANDAS_NA else text
+
+
+def author_answer(profile: str, answer: str, response: str) -> str | None:
+    """The text the authors' code scores for one line, or None when section 1's extraction applies."""
+    if profile == VTCBENCH:
+        if answer.strip():
+            # ``agent_answer`` as given; a whole reply put in the answer field is cut as their harness cuts it.
+            return spreadsheet_read_back(
+                vtcbench_cut(answer) if "<answer>" in answer and "</answer>" in answer else answer)
+        return spreadsheet_read_back(vtcbench_cut(response))
+    if profile == VLMEVALKIT:
+        # The ``prediction`` cell as the model wrote it: VLMEvalKit extracts nothing before matching.
+        return spreadsheet_read_back(answer if answer.strip() else response)
+    if profile == MMREASON and answer.strip():
+        # The answer field: their judge's extraction (the ``extract`` column of ``*_extract.xlsx``) or the
+        # final answer; its last <answer> tag when it holds one. The reply is read only without an answer.
+        found = ANSWER_TAG.findall(answer) if "<" in answer else None
+        return found[-1].strip() if found else answer.strip()
+    return None
+
+
+def vtcbench_cut(reply: str) -> str:
+    """``agent_answer`` as VTC-Bench's harness cuts it from a reply: from the first ``<answer>`` to the
+    first ``</answer>`` (case-sensitive; a ``</answer>`` before the first ``<answer>`` gives nothing), or
+    between the first two ``<|answer|>`` marks (InternVL's), which wins when both are there."""
+    cut = ""
+    if "<answer>" in reply and "</answer>" in reply:
+        start = reply.find("<answer>") + len("<answer>")
+        cut = reply[start:max(start, reply.find("</answer>"))].strip()
+    if reply.count("<|answer|>") >= 2:
+        start = reply.find("<|answer|>") + len("<|answer|>")
+        cut = reply[start:reply.find("<|answer|>", start)].strip()
+    return cut
 
 
 def compile_author_gold(sample: Sample, profile: str) -> AuthorGold | None:
@@ -79,7 +154,8 @@ def vtcbench_rule(gold: AuthorGold, prediction: str) -> bool:
     """VTC-Bench's rule pass on one row (its ``_evaluate_single_item``), quirks kept."""
     pred = prediction.strip()
     if not pred:
-        # Their predictions go through a spreadsheet: an empty cell comes back as NaN, read as "nan".
+        # Their predictions go through a spreadsheet: an empty cell comes back as NaN, read as "nan"
+        # (author_answer has already done so for a line; a bare rule call may pass "").
         pred = "nan"
     pred = pred.lower()
     answer = gold.answer.lower()
@@ -127,7 +203,10 @@ def vlmevalkit_rule(gold: AuthorGold, prediction: str) -> int:
         if not letter:
             return OPEN  # VLMEvalKit asks its judge to read the answer (exact_matching: "Z", wrong)
         return RIGHT if letter == gold.answer.upper() else WRONG
-    return RIGHT if prediction.strip() == gold.answer else OPEN
+    # VLMEvalKit has no judge-free rule for a custom free-text row (its ImageShortQADataset asks only
+    # its judge); this is its nearest one, ``process_line(method='accuracy')``: equal once stripped,
+    # ignoring case. What it calls wrong is left to a judge.
+    return RIGHT if prediction.strip().lower() == gold.answer.lower() else OPEN
 
 
 def can_infer(answer: str, choices: dict[str, str]) -> str | None:

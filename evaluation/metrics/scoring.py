@@ -31,7 +31,7 @@ from .answers import extract_answer, rule_is_final, rule_match
 from .memo_keys import args_key
 from .parse import parse_prediction
 from .prepared import PreparedBenchmark, SampleInfo, ScoringError
-from .profiles import GENERIC
+from .profiles import GENERIC, JUDGED_PROFILES, UNDECIDED
 from .process import best_iou, box_from_args, key_step_coverage
 from .questions import (
     make_answer_question,
@@ -108,6 +108,7 @@ def score_submission(
     on_records: Callable[[list[PredictionResult]], None] | None = None,
     chunk_size: int = STREAM_CHUNK,
     scoring: str = GENERIC,
+    full_pipeline: bool = False,
 ) -> SubmissionReport:
     """Score one submission. See docs/metrics.md for every figure and its denominator.
 
@@ -125,7 +126,10 @@ def score_submission(
     ``scoring`` is the scoring profile (metrics.md section 13) when ``samples`` is not already a
     ``PreparedBenchmark`` (which carries its own). Under a profile other than generic the offline
     judge is not asked about answers: the authors' code without a judge ("exact matching") lets
-    its rules decide alone.
+    its rules decide alone; but under a profile whose authors always ask their judge about what the
+    rule leaves open (``mmreason``), or any profile with ``full_pipeline`` (the authors' pipeline with its
+    judge, not their exact matching), those rows are undecided: counted neither right nor wrong, and the
+    accuracies they fall in are not available (``Rate.undecided``) until an LLM judge decides them.
     """
     # The cyclic GC would re-walk every live record many times while we allocate hundreds of
     # thousands of acyclic objects; nothing here builds reference cycles, so pause it.
@@ -138,7 +142,8 @@ def score_submission(
                       benchmark_tools=benchmark_tools, prices=prices, resolve_tool=resolve_tool,
                       process_modes=process_modes, judge_answers=judge_answers, seed=seed,
                       resamples=resamples, on_records=on_records,
-                      chunk_size=chunk_size if on_records is not None else 0, scoring=scoring)
+                      chunk_size=chunk_size if on_records is not None else 0, scoring=scoring,
+                      full_pipeline=full_pipeline)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -160,10 +165,14 @@ def _score(
     on_records: Callable[[list[PredictionResult]], None] | None,
     chunk_size: int,
     scoring: str,
+    full_pipeline: bool,
 ) -> SubmissionReport:
     bench = samples if isinstance(samples, PreparedBenchmark) else PreparedBenchmark(
         samples, resolve_tool, scoring=scoring)
-    if bench.scoring != GENERIC and judge.name == OFFLINE_JUDGE:
+    profile = bench.scoring
+    leave_open = False  # rows the authors' rule leaves to their judge stay undecided
+    if profile != GENERIC and judge.name == OFFLINE_JUDGE:
+        leave_open = judge_answers and (profile in JUDGED_PROFILES or full_pipeline)
         judge_answers = False
     infos_get = bench.infos.get
     resolve = bench.resolve
@@ -259,7 +268,7 @@ def _score(
             row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
         records = [new(PredictionResult, row) for row in rows]
         for slot, row in zip(row_slots, rows):
-            seen[slot] = _slot_state(row[R_CORRECT], row[R_N_CALLS])
+            seen[slot] = _slot_state(row[R_CORRECT], row[R_N_CALLS], row[R_DECIDED_BY] == UNDECIDED)
         n = len(records)
         for pending in (rows, row_slots, q_answer, q_calls, q_call_questions, q_ks, call_rows,
                         proc_call_rows):
@@ -371,11 +380,11 @@ def _score(
             rule_state: int | None = 2
         else:
             if response:
-                extracted = extract_answer(answer, response)
+                extracted = extract_answer(answer, response, profile)
             else:
                 memo = extract_memo.get(answer)
                 if memo is None:
-                    memo = extract_memo[answer] = extract_answer(answer)
+                    memo = extract_memo[answer] = extract_answer(answer, "", profile)
                 extracted = memo
             # 1: right; 0: wrong, a judge may decide; 2: wrong, and final (a number or choice rule)
             rkey = (info.gold_id, extracted)
@@ -480,16 +489,25 @@ def _score(
             call_rows.append(row)
 
         # ---- judge questions, and the rule-decided figures folded in now
-        if not rule_state and judge_answers:
-            q_answer.append((row, info))
+        undecided = False
+        if not rule_state:
+            if judge_answers:
+                q_answer.append((row, info))
+            elif leave_open:
+                undecided = True
+                row[R_DECIDED_BY] = UNDECIDED
         acc.n_rows += 1
         if aux:
             if correct:
                 acc.aux_correct += 1
+            elif undecided:
+                acc.aux_undecided += 1
         else:  # fold the rule-decided figures in now (see aggregate.mode_report)
             acc.n_main += 1
             if correct:
                 acc.correct[info.group] += 1
+            elif undecided:
+                acc.undecided[info.group] += 1
             if failure is not None:
                 acc.failures[_FAILURE_INDEX[failure]] += 1
             elif extracted:

@@ -198,14 +198,23 @@ class Rate:
     # Why there is no value, when nothing in the file carries what the figure needs (metrics.md
     # section 14): "no tool calls in this file". None otherwise.
     reason: str | None = None
+    # Rows of ``n`` no rule decided and only an LLM judge may (metrics.md section 13): counted neither
+    # right nor wrong, and while there are any the share is not available (``reason`` says how many).
+    undecided: int = 0
 
     @property
     def value(self) -> float | None:
-        return self.count / self.n if self.n else None
+        return self.count / self.n if self.n and not self.undecided else None
 
     @property
     def percent(self) -> float | None:
-        return 100.0 * self.count / self.n if self.n else None
+        return 100.0 * self.count / self.n if self.n and not self.undecided else None
+
+    @property
+    def decided_value(self) -> float | None:
+        """The share right among the decided rows (beside a figure some rows of which need a judge)."""
+        decided = self.n - self.undecided
+        return self.count / decided if decided else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,7 @@ def _score(submission_id: int, token: str) -> None:
                              progress, sub.n_predictions),
                     judge=judge, tool_validator=validate, benchmark_tools=tools, prices=sub.prices,
                     resolve_tool=resolve, on_records=writer.write, chunk_size=finishing.SCORE_CHUNK,
+                    full_pipeline=sub.full_pipeline,
                 )
                 agentx = _agentx_judged(sub, inner, judge)
                 writer.finish(mark_done)

@@ -173,6 +173,7 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
                     scored = score_submission(
                         prepared, good(), judge=scoring_judge, tool_validator=validate, benchmark_tools=tools,
                         prices=sub.prices, resolve_tool=resolve, on_records=writer.write, chunk_size=finishing.SCORE_CHUNK,
+                        full_pipeline=sub.full_pipeline,
                     )
                     writer.finish(mark_done)
                 return None

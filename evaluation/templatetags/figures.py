@@ -14,6 +14,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from evaluation.metrics.profiles import NEEDS_JUDGE
 from evaluation.metrics.types import FAILURE_CLASSES
 
 register = template.Library()
@@ -91,6 +92,8 @@ def failures(mode: Any) -> str:
 def _reason_dash(node: Any) -> SafeString | None:
     """The dash for a figure the file carries nothing for, its title saying why (metrics.md section 14)."""
     reason = node.get("reason") if isinstance(node, dict) else None
+    if reason and NEEDS_JUDGE in reason:  # rows no rule decided: said in words (metrics.md section 13)
+        return format_html('<span class="na undecided">not available: {}</span>', reason)
     return format_html('<span class="na" title="not available: {}">{}</span>', reason, NA) if reason else None
 
 

@@ -262,3 +262,19 @@ def test_the_api_says_the_same_and_ids_of_no_benchmark_keep_their_line_errors(
     nowhere = "".join(json.dumps({"sample_id": f"x{i}", "mode": "text", "answer": "1"}) + "\n" for i in range(3))
     sub = submit(bench, owner, nowhere.encode(), django_capture_on_commit_callbacks, "p.jsonl")
     assert [e["line"] for e in sub.errors] == [1, 2, 3]
+
+
+def test_a_repeated_vtcbench_item_is_scored_by_its_last_line_and_the_page_and_api_say_so(
+        bench, owner, client, django_capture_on_commit_callbacks) -> None:
+    lines = [{"item_id": "11", "agent_answer": "wrong"}, {"item_id": "12", "agent_answer": ANSWERS["12"]},
+             {"item_id": "11", "agent_answer": ANSWERS["11"]}]
+    content = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+    sub = submit(bench, owner, content, django_capture_on_commit_callbacks, "results_2.jsonl", "vtcbench")
+    assert sub.status == "done", sub.failure_reason
+    assert dict(PredictionResult.objects.filter(submission=sub).values_list("sample__uid", "correct")) == {
+        "11": True, "12": True}
+    warning = "line 3: item '11' is also on line 1; the last line is kept, as VTC-Bench's evaluation keeps it"
+    assert sub.conversion_warnings == [warning]
+    client.force_login(owner)
+    assert warning.replace("'", "&#x27;") in client.get(f"/submissions/{sub.pk}/").content.decode()
+    assert client.get(f"/api/v1/submissions/{sub.pk}/").json()["conversion_warnings"] == [warning]

@@ -337,3 +337,52 @@ def test_a_zip_without_a_results_file_is_named_for_what_it_holds() -> None:
     assert not got and len(report.errors) == 1
     assert "does not look like a VTC-Bench agent results file" in report.errors[0].message
     assert "zip archive" in report.errors[0].message
+
+
+def test_mmreason_extraction_file_gives_the_extracted_answer_and_keeps_the_reply() -> None:
+    """VLMEvalKit's MMReason writes ``*_extract.xlsx``: the judge's extracted answer in ``extract``
+    beside the reply; the ``mmreason`` profile's exact match reads the extraction (metrics.md section 13)."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.active.append(["index", "question", "answer", "prediction", "extract", "log_extract"])
+    book.active.append([101, "q", "1", "Summing both sides gives 1. The answer is 1.", "1", "Succeed"])
+    book.active.append([102, "q", "2", "I think it is 2.", None, "All 5 retries failed."])
+    buf = io.BytesIO()
+    book.save(buf)
+    report, got = run(buf.getvalue(), "vlmevalkit", "M_MMReason_extract.xlsx")
+    assert report.ok, report.errors
+    assert got == [
+        {"sample_id": "101", "mode": "text", "answer": "1", "response": "Summing both sides gives 1. The answer is 1."},
+        {"sample_id": "102", "mode": "text", "answer": "I think it is 2."},  # no extraction: the reply, as before
+    ]
+
+
+def test_a_repeated_vtcbench_item_keeps_its_last_line_with_a_warning() -> None:
+    """VTC-Bench reads its results into a dict by item id: the last line of a repeated item is scored."""
+    rows = [{"item_id": "101", "agent_answer": "A"}, {"item_id": "102", "agent_answer": "B"},
+            {"item_id": "101", "agent_answer": "C"}]
+    report, got = run(b"".join(json.dumps(r).encode() + b"\n" for r in rows), "vtcbench", "results_1.jsonl")
+    assert report.ok, report.errors
+    assert [(g["sample_id"], g["answer"]) for g in got] == [("101", "C"), ("102", "B")]
+    assert report.warnings == ["line 3: item '101' is also on line 1; the last line is kept, "
+                               "as VTC-Bench's evaluation keeps it"]
+
+
+@pytest.mark.parametrize("filename,dataset", [("MyVLM_b_MCQ.xlsx", "b_MCQ"), ("MyVLM_b_OpenEnded_extract.xlsx",
+                                                                             "b_OpenEnded")])
+def test_a_result_file_of_one_of_several_tsvs_is_matched_by_its_file_name_and_index(filename, dataset) -> None:
+    """Imported from two VLMEvalKit TSVs, the benchmark's uids are "<dataset>:<index>"; VLMEvalKit's own
+    result file for one dataset names the dataset in the file name and numbers its rows by index."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.active.append(["index", "question", "answer", "prediction"])
+    book.active.append([1, "q", "A", "A"])
+    book.active.append([2, "q", "B", "C"])
+    buf = io.BytesIO()
+    book.save(buf)
+    uids = ("b_MCQ:1", "b_MCQ:2", "b_OpenEnded:1", "b_OpenEnded:2", "MCQ:1")
+    report, got = run(buf.getvalue(), "vlmevalkit", filename, sample_ids=uids)
+    assert report.ok, report.errors
+    assert [g["sample_id"] for g in got] == [f"{dataset}:1", f"{dataset}:2"]

@@ -131,7 +131,12 @@ VLM_ROWS: list[tuple[str, str, dict | None, str, int]] = [
     ("m12", "B", ANIMALS, "a cat and a dog", 0),           # two option texts: undecided
     ("m13", "1800", None, "1800", 1),                      # not a choice: exact match
     ("m14", "1800", None, "18007", 0),                     # no substring rule
-    ("m15", "Paris", None, "paris", 0),                    # exact means exact (case)
+    ("m15", "Paris", None, "paris", 1),                    # free text: its nearest rule ignores case
+    ("m16", "Paris", None, " Paris \n", 1),                # ... and surrounding white space
+    ("m17", "Paris", None, "It is Paris", 0),              # ... and nothing else: left to the judge
+    ("m18", "B", ANIMALS, "<answer>B</answer>", 0),        # tags are not separators: no letter, undecided
+    ("m19", "B", ANIMALS, "<answer> B </answer>", 1),      # ... unless spaces set the letter apart
+    ("m20", "Paris", None, "<answer>Paris</answer>", 0),   # free text: the tags are part of the text
 ]
 
 
@@ -146,6 +151,71 @@ def test_vlmevalkit_rule_row_by_row(row: tuple) -> None:
     assert got == verdict
 
 
+# ---- Which text the authors' code reads ------------------------------------------------------------
+
+TEMPLATE = "<answer>Your final answer to the user's question goes here.</answer>"
+# (id, gold, answer field (VTC-Bench's agent_answer), response field (full_response), VTC-Bench's verdict)
+VTC_CUT_ROWS: list[tuple[str, str, str, str, bool]] = [
+    ("c01", "B", "", "<answer></answer> I looked again. <answer>B</answer>", False),  # first tag: empty
+    ("c02", "B", "", f"Reply in the form {TEMPLATE}. <answer>B</answer>", False),   # their template echoed first
+    ("c03", "B", "", "<answer>B</answer> wait, no: <answer>A</answer>", True),       # revised away: first counts
+    ("c04", "B", "", "<answer>A</answer> wait, no: <answer>B</answer>", False),      # revised to B: first counts
+    ("c05", "B", "A", "<answer>A</answer> ... <answer>B</answer>", False),           # agent_answer as given
+    ("c06", "B", "B", "<answer>A</answer> ... <answer>B</answer>", True),            # ... whatever the reply says
+    ("c07", "B", "", "</answer> stray, then <answer>B</answer>", False),             # a close before the open: nothing
+    ("c08", "B", "", "<ANSWER>B</ANSWER>", False),                                   # their cut is case-sensitive
+    ("c09", "B", "", "<|answer|>B<|answer|>", True),                                 # InternVL's marks
+    ("c10", "B", "<answer>B</answer> and <answer>A</answer>", "", True),             # a reply in the answer field: cut
+]
+
+
+@pytest.mark.parametrize("row", VTC_CUT_ROWS, ids=[r[0] for r in VTC_CUT_ROWS])
+def test_vtcbench_scores_the_answer_their_harness_cut_from_the_first_tag(row: tuple) -> None:
+    uid, gold, answer, response, verdict = row
+    samples = [Sample(uid=uid, category="chart", answer=gold, answer_type="choice", options=ANIMALS)]
+    pred = {"sample_id": uid, "mode": "adaptive", "answer": answer, "response": response}
+    report = score_submission(samples, [pred], judge=OfflineJudge(), scoring="vtcbench", resamples=10)
+    assert report.records[0].correct is verdict
+
+
+def test_vlmevalkit_matches_the_whole_prediction_tags_and_all() -> None:
+    rows = [("t01", "B", "<answer>B</answer>", False), ("t02", "B", "The answer is B.", True),
+            ("t03", "B", "", True)]  # an empty answer field: the reply is VLMEvalKit's prediction
+    samples = [Sample(uid=u, answer=g, answer_type="choice", options=ANIMALS) for u, g, _, _ in rows]
+    preds = [{"sample_id": u, "mode": "text", "answer": a, "response": "Final: B"} for u, _, a, _ in rows]
+    report = score_submission(samples, preds, judge=OfflineJudge(), scoring="vlmevalkit", resamples=10)
+    assert {r.sample_id: r.correct for r in report.records} == {u: v for u, _, _, v in rows}
+    assert report.records[0].extracted == "<answer>B</answer>"
+
+
+# ---- The authors' spreadsheet step (docs/metrics.md, "The authors' spreadsheet step") ---------------------
+
+LONG = "x" * 32_767  # Excel's cell limit: their spreadsheet cuts a prediction here
+
+# (id, profile, gold, options, answer, verdict here, their code's verdict: equal where we reproduce)
+SHEET_ROWS: list[tuple[str, str, str, dict | None, str, int, int]] = [
+    # reproduced: pandas reads these cells back as empty, and str(NaN) is "nan", which holds the gold "an"
+    ("s01", "vtcbench", "an", None, "N/A", 1, 1),
+    ("s02", "vtcbench", "an", None, "None", 1, 1),
+    ("s03", "vtcbench", "an", None, "NA", 1, 1),
+    ("s04", "vtcbench", "an", None, "n/a ", 0, 0),       # not an NA spelling as written (the trailing space)
+    ("s05", "vlmevalkit", "B", ANIMALS, "None", 0, 0),  # VLMEvalKit reads "nan": no option named, undecided
+    # departures: the cut at 32,767 characters and a leading "=" read back as 0 are file-format accidents
+    ("s07", "vtcbench", "Paris", None, LONG + " Paris", 1, 0),
+    ("s08", "vtcbench", "12", None, "=12", 1, 0),
+    ("s09", "vtcbench", "0", None, "=12", 0, 1),
+]
+
+
+@pytest.mark.parametrize("row", SHEET_ROWS, ids=[r[0] for r in SHEET_ROWS])
+def test_the_authors_spreadsheet_step_reproduced_or_departed_from_as_documented(row: tuple) -> None:
+    uid, profile, gold, options, answer, ours, _theirs = row
+    samples = [Sample(uid=uid, answer=gold, answer_type="choice" if options else "text", options=options)]
+    report = score_submission(samples, [{"sample_id": uid, "mode": "text", "answer": answer}],
+                              judge=OfflineJudge(), scoring=profile, resamples=10)
+    assert report.records[0].correct is bool(ours)
+
+
 # ---- MMReason ----------------------------------------------------------------------------------
 
 MMR_ROWS = [
@@ -157,15 +227,63 @@ MMR_ROWS = [
 ]
 
 
-def test_mmreason_profile_with_the_offline_judge_is_exact_match_of_the_extracted_answer() -> None:
+def test_mmreason_with_the_offline_judge_decides_only_what_exact_match_decides() -> None:
     samples = [Sample(uid=u, domain="Math", category="Math", answer=g) for u, g, _, _ in MMR_ROWS]
     preds = [{"sample_id": u, "mode": "text", "answer": p} for u, _, p, _ in MMR_ROWS]
     report = score_submission(samples, preds, judge=OfflineJudge(), scoring="mmreason", resamples=10)
     assert {r.sample_id: r.correct for r in report.records} == {u: v for u, _, _, v in MMR_ROWS}
-    assert {r.decided_by for r in report.records} == {"rule"}
+    # What their exact match does not accept only their judge may decide: undecided, not wrong.
+    assert {r.sample_id: r.decided_by for r in report.records} == {
+        u: "rule" if v else "undecided" for u, _, _, v in MMR_ROWS}
+    overall = report.modes["text"].accuracy.overall
+    assert overall.value is None and overall.percent is None and overall.interval is None
+    assert overall.reason == "2 of 5 rows need an LLM judge; 3 right of the 3 decided (100.0%)"
+    assert (overall.count, overall.n, overall.undecided, overall.decided_value) == (3, 5, 2, 1.0)
     judge = _YesJudge()
     report = score_submission(samples, preds, judge=judge, scoring="mmreason", resamples=10)
     assert sorted(judge.asked) == sorted(p for _, _, p, v in MMR_ROWS if not v)
+    overall = report.modes["text"].accuracy.overall
+    assert overall.reason is None and overall.value == 1.0  # a judge decided every row
+
+
+def test_mode_selection_leaves_out_samples_whose_text_answer_is_undecided() -> None:
+    samples = [Sample(uid=f"q{i}", domain="Math", category="Math", answer="7") for i in range(4)]
+    text = ["7", "7", "It is 8", "It is 8"]  # right, right, undecided, undecided (not wrong)
+    preds = [{"sample_id": f"q{i}", "mode": "text", "answer": a} for i, a in enumerate(text)]
+    preds += [{"sample_id": f"q{i}", "mode": "adaptive", "answer": "7"} for i in range(4)]
+    report = score_submission(samples, preds, judge=OfflineJudge(), scoring="mmreason", resamples=10)
+    confusion = report.mode_selection
+    assert confusion is not None and confusion.tp + confusion.fp + confusion.tn + confusion.fn == 2
+
+
+def test_a_vlmevalkit_mmreason_reply_without_its_extraction_is_undecided_never_zero() -> None:
+    samples = [Sample(uid=f"q{i}", domain="Math", category="Math", answer="7") for i in range(4)]
+    replies = [{"sample_id": f"q{i}", "mode": "text", "answer": "Adding the two sides... The answer is 7."}
+               for i in range(4)]
+    overall = score_submission(samples, replies, judge=OfflineJudge(), scoring="mmreason",
+                               resamples=10).modes["text"].accuracy.overall
+    assert overall.value is None and overall.reason == "4 of 4 rows need an LLM judge; none decided"
+    # Their extraction file: the extracted answer in the answer field, the reply as the response.
+    extracted = ["7", " 7 ", "7.0", "seven"]
+    preds = [dict(r, answer=e, response=r["answer"]) for r, e in zip(replies, extracted)]
+    report = score_submission(samples, preds, judge=OfflineJudge(), scoring="mmreason", resamples=10)
+    assert [r.correct for r in report.records] == [True, True, False, False]
+    assert [r.decided_by for r in report.records] == ["rule", "rule", "undecided", "undecided"]
+
+
+def test_vtcbench_and_vlmevalkit_leave_their_judges_rows_undecided_only_in_the_full_pipeline() -> None:
+    samples = [Sample(uid="a", answer="B", answer_type="choice", options=ANIMALS),
+               Sample(uid="b", answer="B", answer_type="choice", options=ANIMALS)]
+    preds = [{"sample_id": "a", "mode": "text", "answer": "B"},
+             {"sample_id": "b", "mode": "text", "answer": "A or B"}]
+    for profile in ("vtcbench", "vlmevalkit"):
+        exact = score_submission(samples, preds, judge=OfflineJudge(), scoring=profile, resamples=10)
+        assert exact.modes["text"].accuracy.overall.value == 0.5, profile  # their exact matching: wrong
+        full = score_submission(samples, preds, judge=OfflineJudge(), scoring=profile, resamples=10,
+                                full_pipeline=True)
+        assert full.records[1].decided_by == "undecided" and not full.records[1].correct
+        assert full.modes["text"].accuracy.overall.reason == (
+            "1 of 2 rows need an LLM judge; 1 right of the 1 decided (100.0%)"), profile
 
 
 def test_an_unknown_profile_is_refused() -> None:

@@ -276,7 +276,7 @@ def test_rescore_keeps_the_old_results_until_replaced(bench, researcher,
 # ------------------------------------------------------------------ commands and admin
 
 
-def test_submit_sync_prints_the_id_and_metrics_and_score_rescores(bench, researcher, tmp_path) -> None:
+def test_submit_sync_prints_the_id_and_metrics_and_score_rescores(bench, researcher, tmp_path, client) -> None:
     import json
     from io import StringIO
 
@@ -292,6 +292,10 @@ def test_submit_sync_prints_the_id_and_metrics_and_score_rescores(bench, researc
     assert first == f"submission {sub.pk}"
     assert json.loads(rest)["modes"]["text"]["accuracy"]["overall"]["count"] == 4
     assert sub.is_public and sub.prices == (1.0, 2.0)
+    # No worker ran: the command built the board itself, so the row is on it when the command returns.
+    board = client.get("/b/tiny/leaderboard.json").json()
+    assert [r["submission_id"] for r in board["rows"]] == [sub.pk]
+    assert 'id="board-updating"' not in client.get("/b/tiny/").content.decode()
     Submission.objects.filter(pk=sub.pk).update(scorer_version="metrics-old")
     out = StringIO()
     call_command("score", str(sub.pk), "--sync", stdout=out)
@@ -325,6 +329,21 @@ def test_rescore_all_requeues_every_done_submission_of_a_benchmark(
         call_command("rescore_all", "--benchmark", "tiny", stdout=out)
     assert "re-scoring 2 submissions" in out.getvalue()
     assert sorted(c.kwargs["args"][0] for c in sent.call_args_list) == sorted(s.pk for s in done)
+
+
+def test_rescore_all_sync_leaves_every_board_it_touched_built(bench, researcher, tmp_path, client) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(good_file())
+    call_command("submit", "tiny", str(path), "--model", "m", "--user", "ada", "--public", "--sync", stdout=StringIO())
+    Submission.objects.update(scorer_version="metrics-old")
+    call_command("rescore_all", "--benchmark", "tiny", "--sync", stdout=StringIO())
+    # The re-score moved the benchmark's results version; the command rebuilt the board at once (no worker).
+    assert 'id="board-updating"' not in client.get("/b/tiny/").content.decode()
+    assert Submission.objects.get().scorer_version != "metrics-old"
 
 
 def test_the_admin_action_rescores(bench, researcher, django_capture_on_commit_callbacks, admin_client) -> None:

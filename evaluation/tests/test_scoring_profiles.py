@@ -106,3 +106,31 @@ def test_staff_change_the_profile_in_the_admin_and_every_result_is_rescored_by_i
     assert sub.scorer_version.endswith("+vtcbench")
     assert PredictionResult.objects.get(submission=sub, sample__uid="s1").correct  # their substring rule
     assert sub.results["modes"]["text"]["accuracy"]["overall"]["count"] == 2
+
+
+def test_a_submission_asking_for_the_authors_full_pipeline_leaves_their_judges_rows_undecided(
+        tmp_path: Path) -> None:
+    """`submit --full-pipeline` under vtcbench with the offline judge: what VTC-Bench's rule calls wrong goes
+    to their judge, so it is undecided, not wrong; without the flag (their exact matching) it is wrong."""
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    repo = write_repo(tmp_path, [vtc_row(1, "ocr_001", "ocr"), vtc_row(2, "ocr_002", "ocr")])
+    release_files.run_import(repo / "data" / "VTC-Bench_GTToolChain.tsv", slug="vtc")
+    get_user_model().objects.create_user("vera", "v@example.org", "pw")
+    preds = tmp_path / "p.jsonl"
+    preds.write_bytes(jsonl([{"sample_id": "ocr_001", "mode": "text", "answer": "A"},
+                             {"sample_id": "ocr_002", "mode": "text", "answer": "(A)"}]))
+    overall = {}
+    for flag in ((), ("--full-pipeline",)):
+        out = StringIO()
+        call_command("submit", "vtc", str(preds), "--model", f"m{len(flag)}", "--user", "vera", "--sync", *flag,
+                     stdout=out)
+        overall[bool(flag)] = json.loads(out.getvalue().split("\n", 1)[1])["modes"]["text"]["accuracy"]["overall"]
+    assert (overall[False]["value"], overall[False].get("reason")) == (0.5, None)
+    assert overall[True]["value"] is None
+    assert overall[True]["reason"] == "1 of 2 rows need an LLM judge; 1 right of the 1 decided (100.0%)"
+    assert list(PredictionResult.objects.filter(submission__full_pipeline=True).order_by("sample__uid")
+                .values_list("decided_by", flat=True)) == ["rule", "undecided"]

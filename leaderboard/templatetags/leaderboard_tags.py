@@ -11,6 +11,7 @@ from django.conf import settings
 from django.utils.timezone import get_current_timezone, is_aware
 from django.utils.safestring import mark_safe
 
+from evaluation.metrics import NEEDS_JUDGE
 from evaluation.provenance import FILE_LABEL, RUN_LABEL, mismatch_text, run_title
 from evaluation.templatetags.figures import usd
 from leaderboard.figures import Fig, p_text
@@ -29,6 +30,8 @@ def not_available(reason: str | None) -> str:
     """A dash; its title says why when the file carries nothing for the figure (metrics.md section 14)."""
     if not reason:
         return NA
+    if NEEDS_JUDGE in reason:  # rows no rule decided: said in words, with the decided share (metrics.md section 13)
+        return mark_safe(f'<span class="na undecided">not available: {escape(reason)}</span>')  # noqa: S308 - escaped
     return mark_safe(f'<span class="na" title="not available: {escape(reason)}">–</span>')  # noqa: S308 - escaped
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -46,9 +45,11 @@ def _how_to_run(path: Path) -> str:
     """How VLMEvalKit runs and scores the file (docs/formats.md, "Export as a VLMEvalKit dataset TSV")."""
     name = path.stem
     if name.lower().endswith("openended"):
-        config = json.dumps({name: {"class": "ImageShortQADataset", "dataset": name}})
-        return (f"{path.name}: free-text rows. Put it in LMUData and run VLMEvalKit with --data-config '{config}' and a "
-                "judge model (its exact matching cannot score them); or submit the result file here "
-                f"(submit SLUG FILE --format vlmevalkit).")
+        # VLMEvalKit has no judge-free scorer for custom free-text rows: a custom VQA dataset's evaluate
+        # raises NotImplementedError, and ImageShortQADataset cannot load a dataset it does not list.
+        return (f"{path.name}: free-text rows. Put it in LMUData and run VLMEvalKit with --data {name} --mode infer "
+                "(a custom VQA dataset: VLMEvalKit runs the model on it but has no scorer for custom free-text rows); "
+                "then submit its result file here (submit SLUG FILE --format vlmevalkit): the benchmark's scoring "
+                "profile scores it (docs/metrics.md, 'vlmevalkit').")
     return (f"{path.name}: multiple-choice rows. Put it in LMUData and run VLMEvalKit with --data {name} "
             "(a custom MCQ dataset, scored by option letter).")

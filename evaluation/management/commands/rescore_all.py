@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from django.db.models import Q
 
-from evaluation import pipeline, services
+from evaluation import pipeline, queueing, services
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.metrics import PROFILES
 from evaluation.reports import scorer_version
@@ -30,10 +30,14 @@ class Command(BaseCommand):
                 current |= Q(benchmark__scoring=profile, scorer_version=scorer_version(profile))
             subs = subs.exclude(current)
         count = 0
+        touched: set[int] = set()
         for sub in subs.iterator():
             if services.submission_rescore(submission=sub, enqueue=not opts["sync"]):
                 count += 1
                 if opts["sync"]:
                     pipeline.submission_process_sync(submission=sub)
+                    touched.add(sub.benchmark_id)
+        for benchmark_id in sorted(touched):  # each board rebuilt once, here (submit.py)
+            queueing.results_changed_run(benchmark_id=benchmark_id)
         self.stdout.write(f"re-scoring {count} submission{'s' if count != 1 else ''}"
                           f"{' (done)' if opts['sync'] else ' (queued)'}")

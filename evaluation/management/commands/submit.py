@@ -10,7 +10,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Benchmark
-from evaluation import pipeline, services
+from evaluation import pipeline, queueing, services
 from evaluation.converters import FORMATS
 from evaluation.model_meta import parse_parameters
 from evaluation.models import Weights
@@ -67,6 +67,9 @@ class Command(BaseCommand):
                             help="the file's shape: our JSON Lines (default), or an author's, converted on the "
                                  "way in: vlmevalkit (.xlsx/.tsv/.csv/.json result file), vtcbench (agent "
                                  "results_*.jsonl), agentx (output list .json)")
+        parser.add_argument("--full-pipeline", dest="full_pipeline", action="store_true",
+                            help="under a scoring profile, the authors' full pipeline: rows their rule leaves to "
+                                 "their LLM judge are undecided until one decides them (docs/metrics.md)")
         parser.add_argument("--public", action="store_true", help="publish it once scored")
         parser.add_argument("--sync", action="store_true", help="score in this process and print the metrics")
 
@@ -88,7 +91,7 @@ class Command(BaseCommand):
                     benchmark=benchmark, owner=user, file=File(fh, name=path.name), model_name=opts["model"],
                     organisation=opts["organisation"], is_public=opts["public"], enqueue=not opts["sync"],
                     price_input_per_mtok=prices[0], price_output_per_mtok=prices[1],
-                    file_format=opts["file_format"], **details,
+                    file_format=opts["file_format"], full_pipeline=bool(opts["full_pipeline"]), **details,
                 )
         except services.SubmissionRejected as exc:
             raise CommandError(exc.message) from exc
@@ -104,4 +107,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"{where}, field '{e['field']}': {e['message']}" if e["field"]
                                   else f"{where}: {e['message']}")
             raise CommandError(f"submission {sub.pk} failed: {sub.failure_reason}")
+        # The derived figures (board, tabs, exports) built here, as load_demo does: the row is on the board
+        # when the command returns, with no worker running (the queued refreshes find nothing left to do).
+        queueing.results_changed_run(benchmark_id=sub.benchmark_id)
         self.stdout.write(json.dumps(sub.results, indent=2))

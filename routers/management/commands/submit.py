@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 
 from annotation.models import Benchmark
 from evaluation.management.commands.submit import Command as PredictionSubmit
+from evaluation.queueing import results_changed_run
 from routers import services
 from routers.models import RouterStatus
 
@@ -62,6 +63,7 @@ class Command(PredictionSubmit):
         if sub.status != RouterStatus.DONE:
             print_errors(self, sub.errors)
             raise CommandError(f"router submission {sub.pk} failed: {sub.failure_reason}")
+        results_changed_run(benchmark_id=benchmark.pk)  # the board and its tabs hold it on return (evaluation's submit)
         summary = {k: sub.results[k] for k in SYNC_KEYS} | {"n": sub.results["n"], "pool_version": sub.pool["version"]}
         self.stdout.write(json.dumps(summary, indent=2))
         return None
