@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0016_hostedrun_enqueue_failed'),
+        ('evaluation', '0017_submission_conversion_warnings_full_pipeline'),
     ]
 
     operations = [
