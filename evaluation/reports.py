@@ -48,6 +48,7 @@ def report_to_json(report: SubmissionReport) -> dict[str, Any]:
         "n_predictions": report.n_predictions,
         "modes": {mode: _plain(m) for mode, m in report.modes.items()},
         "mode_selection": _plain(report.mode_selection),
+        "tool_effect": _plain(report.tool_effect),
     }
 
 

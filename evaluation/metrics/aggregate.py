@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .mode_selection import cell, mcc
+from .mode_selection import cell, mcc, undefined_reason
 from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_mean, bootstrap_rate
 from .types import (
     FAILURE_CLASSES,
@@ -227,11 +227,12 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
 SEEN = 1  # read, not finished yet
 _CORRECT = 2
 _CALLS = 4
+_VALID_CALL = 8  # at least one call passed its tool's schema and ran (tool_effect, metrics.md section 15)
 
 
-def slot_state(correct: bool, n_calls: int) -> int:
-    """The byte ``mode_selection_from_state`` reads for a finished record."""
-    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0)
+def slot_state(correct: bool, n_calls: int, valid_call: bool = False) -> int:
+    """The byte ``mode_selection_from_state`` and ``tool_effect`` read for a finished record."""
+    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0) | (_VALID_CALL if valid_call else 0)
 
 
 def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
@@ -250,5 +251,8 @@ def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
     if not any(counts):
         return None
     tp, fp, tn, fn = counts
+    reason = undefined_reason(tp, fp, tn, fn)
+    if reason is not None:  # not 0.00 [0.00, 0.00]: undefined (metrics.md section 14)
+        return Confusion(tp, fp, tn, fn, None, None, reason)
     ci = bootstrap_mcc(tp, fp, tn, fn, seed=seed, resamples=resamples)
     return Confusion(tp, fp, tn, fn, mcc(tp, fp, tn, fn), ci)

@@ -40,6 +40,7 @@ from .questions import (
     make_tool_call_question,
 )
 from .stats import RESAMPLES, SEED
+from .tool_effect import outputs_shown, tool_effect
 from .toolchain import effective_chain, input_media, normalized_edit_distance, toolset_prf
 from .types import (
     FAILURE_CLASSES,
@@ -65,6 +66,7 @@ DEFAULT_PROCESS_MODES = frozenset({"adaptive"})
 OFFLINE_JUDGE = "offline"  # the built-in judge's name (evaluation/judges/offline.py)
 STREAM_CHUNK = 4096  # predictions per chunk when records are streamed out (on_records)
 _MODE_INDEX = {m: i for i, m in enumerate(MODES)}
+_ADAPTIVE = _MODE_INDEX["adaptive"]
 _new_tuple = tuple.__new__
 
 # A record is built as a list in PredictionResult's field order, then frozen into the tuple.
@@ -191,6 +193,9 @@ def _score(
     edit_memo: dict[tuple, float] = {}
     price_in, price_out = prices if prices is not None else (0.0, 0.0)
     have_prices = prices is not None
+    # Tool outputs shown (section 15): over the adaptive lines that record the images sent.
+    shown = [0, 0]
+    shown_recorded = False
 
     def flush() -> int:
         """Ask the judge about the pending records, fold its verdicts in, freeze the records and
@@ -259,7 +264,9 @@ def _score(
             row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
         records = [new(PredictionResult, row) for row in rows]
         for slot, row in zip(row_slots, rows):
-            seen[slot] = _slot_state(row[R_CORRECT], row[R_N_CALLS])
+            n_calls = row[R_N_CALLS]
+            seen[slot] = _slot_state(row[R_CORRECT], n_calls,
+                                     n_calls > 0 and any(not e[3] for e in row[R_CALLS]))
         n = len(records)
         for pending in (rows, row_slots, q_answer, q_calls, q_call_questions, q_ks, call_rows,
                         proc_call_rows):
@@ -478,6 +485,12 @@ def _score(
         seen[slot] = SEEN
         if n_calls:
             call_rows.append(row)
+            if mi == _ADAPTIVE and type(obj) is dict and (run := obj.get("run")) is not None:
+                seen_out = outputs_shown(obj.get("steps"), run)
+                if seen_out is not None:
+                    shown_recorded = True
+                    shown[0] += seen_out[0]
+                    shown[1] += seen_out[1]
 
         # ---- judge questions, and the rule-decided figures folded in now
         if not rule_state and judge_answers:
@@ -544,6 +557,8 @@ def _score(
         modes=modes,
         mode_selection=mode_selection_from_state(seen, bench.order, seed=seed,
                                                  resamples=resamples),
+        tool_effect=tool_effect(seen, bench.order, shown=(shown[0], shown[1]) if shown_recorded else None,
+                                any_calls=file_calls, seed=seed, resamples=resamples),
         records=tuple(kept),
         scoring=bench.scoring,
     )

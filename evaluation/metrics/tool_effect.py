@@ -1,0 +1,163 @@
+"""What the tools changed (metrics.md section 15): text -> adaptive, split into what the calls did.
+
+Plain Python. Per non-aux sample the scorer keeps one state byte per mode (``aggregate.slot_state``:
+read, right, called, made a valid call); this module pairs a sample's text and adaptive bytes:
+
+- solved by tools: right in adaptive, wrong in text, and the adaptive line made a valid call;
+  broken by tools: the reverse; tools called, nothing changed: a valid call and the same outcome;
+- tool contribution = (solved - broken) / n, drift without tools = (#(A, not T, no valid call) -
+  #(T, not A, no valid call)) / n; their numerators add up to #A - #T, so the two figures add up to
+  the accuracy difference (the integers are stored beside the values: exact, not up to rounding);
+- tool-only solves: solved by tools and wrong in blind mode (when the file has blind lines);
+- oracle headroom: right in oracle mode and wrong in adaptive mode, over n;
+- tool outputs shown: successful calls whose output image the model was later sent (``run.images_sent``).
+
+A missing line or a failure class is wrong, as everywhere (section 1). Intervals: the paired bootstrap
+over samples of section 8 (each sample's -1/0/+1 value is resampled with its pair: ``bootstrap_mean``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .stats import RESAMPLES, SEED, bootstrap_mean, bootstrap_rate, mcnemar_from_counts
+from .types import N_MODES, NO_IMAGES_SENT, Interval, Mean, Rate, ToolEffect, ToolEffectGroup
+
+if TYPE_CHECKING:
+    from .prepared import SampleInfo
+
+# The state bits (aggregate.slot_state) this module reads.
+RIGHT = 2
+VALID_CALL = 8
+TEXT, ADAPTIVE, ORACLE, BLIND = 0, 1, 2, 3  # MODES order
+
+NO_TEXT = "no text-mode predictions in this file"
+NO_ADAPTIVE = "no adaptive-mode predictions in this file"
+NO_CALLS = "no tool calls in this file"
+NO_VALID_CALLS = "no valid tool call in this file (every call failed its tool's schema or did not run)"
+NO_ORACLE = "no oracle-mode predictions in this file"
+NO_SUCCESSFUL = "no call in this file made an image"
+
+
+class _Counts:
+    __slots__ = ("n", "t", "a", "solved", "broken", "unchanged", "up", "down", "tool_only", "headroom",
+                 "contrib", "drift", "diff")
+
+    def __init__(self) -> None:
+        self.n = self.t = self.a = self.solved = self.broken = self.unchanged = 0
+        self.up = self.down = self.tool_only = self.headroom = 0
+        self.contrib: list[int] = []  # per sample: +1 solved, -1 broken, 0 otherwise
+        self.drift: list[int] = []
+        self.diff: list[int] = []
+
+
+def _paired_mean(values: Sequence[int], n: int, seed: int, resamples: int) -> Mean:
+    """A mean of per-sample -1/0/+1 values with its bootstrap interval (the counts of the three values are
+    drawn, so a pair of modes is resampled together)."""
+    if not n:
+        return Mean(None, 0)
+    iv: Interval | None = bootstrap_mean(values, seed=seed, resamples=resamples)
+    return Mean(sum(values) / n, n, iv)
+
+
+def _group(c: _Counts, has_oracle: bool, seed: int, resamples: int) -> ToolEffectGroup:
+    test = mcnemar_from_counts(c.solved, c.broken, c.n)
+    headroom = (Rate(c.headroom, c.n, bootstrap_rate(c.headroom, c.n, seed=seed, resamples=resamples))
+                if has_oracle else Rate(0, 0, reason=NO_ORACLE))
+    return ToolEffectGroup(
+        n=c.n, text_correct=c.t, adaptive_correct=c.a, solved=c.solved, broken=c.broken,
+        unchanged=c.unchanged, drift_up=c.up, drift_down=c.down,
+        contribution=_paired_mean(c.contrib, c.n, seed, resamples),
+        drift=_paired_mean(c.drift, c.n, seed, resamples),
+        difference=_paired_mean(c.diff, c.n, seed, resamples),
+        tool_only=Rate(c.tool_only, c.solved),
+        oracle_headroom=headroom, p_value=test.p_value, significant=test.significant)
+
+
+def tool_effect(state: bytearray | bytes, order: Sequence[SampleInfo], *, shown: tuple[int, int] | None,
+                any_calls: bool, seed: int = SEED, resamples: int = RESAMPLES) -> ToolEffect:
+    """Section 15 from the scorer's state bytes (``state[N_MODES * i + m]``, 0 where sample i has no line
+    in mode m). ``shown``: (outputs shown, successful calls) over the lines that record the images sent,
+    None when no line does. ``any_calls``: some line of the file has a tool call (valid or not)."""
+    has = [False] * N_MODES
+    for i in range(len(order)):
+        for m in range(N_MODES):
+            if state[N_MODES * i + m]:
+                has[m] = True
+    reason = (NO_TEXT if not has[TEXT] else NO_ADAPTIVE if not has[ADAPTIVE] else None)
+    if reason is None and not any(state[N_MODES * i + ADAPTIVE] & VALID_CALL for i in range(len(order))):
+        reason = NO_VALID_CALLS if any_calls else NO_CALLS
+    shown_rate = _shown(shown, seed, resamples)
+    if reason is not None:
+        return ToolEffect(overall=None, shown=shown_rate, has_blind=has[BLIND], reason=reason)
+    overall = _Counts()
+    domains: dict[str, _Counts] = {}
+    categories: dict[str, _Counts] = {}
+    for i, info in enumerate(order):
+        if info.aux:
+            continue
+        base = N_MODES * i
+        text, adaptive = state[base + TEXT], state[base + ADAPTIVE]
+        t, a, called = bool(text & RIGHT), bool(adaptive & RIGHT), bool(adaptive & VALID_CALL)
+        solved = a and not t and called
+        broken = t and not a and called
+        blind_right = bool(state[base + BLIND] & RIGHT)
+        sample = info.sample
+        for c in (overall, domains.setdefault(sample.domain, _Counts()),
+                  categories.setdefault(sample.category, _Counts())):
+            c.n += 1
+            c.t += t
+            c.a += a
+            c.solved += solved
+            c.broken += broken
+            c.unchanged += called and a == t
+            c.up += a and not t and not called
+            c.down += t and not a and not called
+            c.tool_only += solved and not blind_right
+            c.headroom += bool(state[base + ORACLE] & RIGHT) and not a
+            c.contrib.append(1 if solved else -1 if broken else 0)
+            c.drift.append(0 if called else (a - t))
+            c.diff.append(a - t)
+
+    def groups(found: dict[str, _Counts]) -> dict[str, ToolEffectGroup]:
+        return {k: _group(c, has[ORACLE], seed, resamples) for k, c in sorted(found.items())}
+
+    return ToolEffect(overall=_group(overall, has[ORACLE], seed, resamples), by_domain=groups(domains),
+                      by_category=groups(categories), shown=shown_rate, has_blind=has[BLIND])
+
+
+def _shown(shown: tuple[int, int] | None, seed: int, resamples: int) -> Rate:
+    if shown is None:
+        return Rate(0, 0, reason=NO_IMAGES_SENT)
+    count, n = shown
+    if not n:
+        return Rate(0, 0, reason=NO_SUCCESSFUL)
+    return Rate(count, n, bootstrap_rate(count, n, seed=seed, resamples=resamples))
+
+
+def outputs_shown(steps: Any, run: Any) -> tuple[int, int, tuple[str, ...]] | None:
+    """(outputs shown, successful calls, the refs of those never shown) of one line, from its ``run`` record:
+    ``images_sent`` (per turn, the SHA-256 of every image sent; the first turn is the media) and
+    ``tool_outputs`` (each image a call made, ref -> SHA-256). None when the line does not record both.
+
+    A successful call is one without an error that names its output; its output was shown when that
+    image's SHA-256 is among the images sent after the first turn."""
+    if not isinstance(run, dict):
+        return None
+    sent, made = run.get("images_sent"), run.get("tool_outputs")
+    if not isinstance(sent, list) or not isinstance(made, dict):
+        return None
+    later = {h for turn in sent[1:] if isinstance(turn, list) for h in turn if isinstance(h, str)}
+    shown = total = 0
+    hidden: list[str] = []
+    for step in steps if isinstance(steps, list) else ():
+        tool = step.get("tool") if isinstance(step, dict) else None
+        if not isinstance(tool, dict) or tool.get("error") or not isinstance(tool.get("output"), str):
+            continue
+        total += 1
+        if made.get(tool["output"]) in later:
+            shown += 1
+        else:
+            hidden.append(tool["output"])
+    return shown, total, tuple(hidden)
