@@ -1,4 +1,4 @@
-"""The wide tabs' tables (Accuracy by domain, Mode selection, Reasoning process, Toolchains), paged so that an
+"""The wide tabs' tables (Accuracy by domain, Mode selection, Reasoning process, Toolchains, Tools), paged so that an
 uncached page reads and computes its own rows only, however large the board.
 
 What a page needs of the whole board is computed by the board's refresh (``tables_build``, stored in the
@@ -19,6 +19,7 @@ from annotation.models import Benchmark
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard import selectors
 from leaderboard.paging import page_rows
+from leaderboard.tools_tab import PARTS as TOOLS_PARTS, tools_table
 
 # The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
 TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -26,6 +27,7 @@ TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
     "mode-selection": (("mode_selection",),),
     "process": (("modes", "adaptive", "process"),),
     "toolchains": tuple(("modes", m, "toolchain") for m in ("adaptive", "oracle")),
+    "tools": TOOLS_PARTS,
 }
 INDEXED = tuple(TAB_PARTS)
 
@@ -38,6 +40,8 @@ def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource]) -
         return selectors.mode_selection(sources)
     if tab == "process":
         return selectors.process_table(sources, selectors.process_columns(benchmark.figures))
+    if tab == "tools":
+        return tools_table(sources)
     return selectors.toolchain_table(sources)
 
 
