@@ -443,10 +443,17 @@ def main() -> None:
     parser.add_argument("--worker", choices=("thread", "process"), default="thread",
                         help="where the refresh runs beside the reads after a change (a Celery worker is a process)")
     parser.add_argument("--cache-url", default=None, help="a shared cache (redis://...); default: local memory")
+    parser.add_argument("--without-tab", default="", help="leave this wide tab (tools, ...) out of the board's "
+                        "refresh, to measure what its index costs the refresh (docs/performance.md)")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
+    from leaderboard import wide_tabs
     from leaderboard.services import board_refresh
+
+    if args.without_tab:
+        wide_tabs.INDEXED = tuple(t for t in wide_tabs.INDEXED if t != args.without_tab)
+        print(f"the refresh builds no index for the {args.without_tab} tab")
 
     call_command("migrate", verbosity=0)
     t = time.perf_counter()

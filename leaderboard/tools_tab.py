@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluation.metrics.tool_effect import contribution_values, paired_difference
+from evaluation.models import PredictionResult
 from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
-from leaderboard.selectors import Cell, TableRow, TabSource, mark_column
+from leaderboard.model_page import ModeTest
+from leaderboard.selectors import Cell, TableRow, TabSource, mark_column, tab_sources
 
 PAIR = "text → adaptive"  # the row's "mode": the pair of modes its figures compare
 # The parts of a submission's results the tab reads (selectors.tab_sources); the per-domain and per-category
@@ -75,3 +78,104 @@ def tools_table(sources: list[TabSource]) -> list[TableRow]:
 def _both_modes(reason: Any) -> bool:
     """Whether a not-available tool_effect still had both modes (its reason is about the calls)."""
     return isinstance(reason, str) and "mode predictions" not in reason
+
+
+def tool_figures(benchmark: Any) -> dict[int, dict[str, Any]]:
+    """The Tools tab's figures of every public submission row, for the exports and the API: per column key
+    ``{value, low, high, n}`` (percent, percentage points or counts; null with its ``reason`` when not
+    available), and ``reason`` for the whole row when its file lacks a mode or a valid tool call."""
+    out: dict[int, dict[str, Any]] = {}
+    for src in tab_sources(benchmark, PARTS, domain_table=False):
+        effect = src.results.get("tool_effect")
+        if src.submission_id is None or not isinstance(effect, dict):
+            continue
+        figs = group_figs(effect.get("overall"), effect.get("shown"), effect.get("reason"))
+        row: dict[str, Any] = {key: figs[key].as_dict() for _, key, _, _ in COLUMNS}
+        row["reason"] = effect.get("reason")
+        out[src.submission_id] = row
+    return out
+
+
+CSV_KEYS = tuple(f"tools_{key}" for _, key, _, _ in COLUMNS)
+
+
+def csv_cells(row: dict[str, Any] | None) -> list[Any]:
+    """The tool figures' values in COLUMNS order (the CSV's ``tools_*`` columns); None where not available."""
+    return [((row or {}).get(key) or {}).get("value") for _, key, _, _ in COLUMNS]
+
+
+# ------------------------------------------------------------------------------ the model page
+
+CELLS = ("rr", "rw", "wr", "ww")  # text right/wrong x adaptive right/wrong
+CELL_LABELS = {"rr": "text right, adaptive right", "rw": "text right, adaptive wrong",
+               "wr": "text wrong, adaptive right", "ww": "text wrong, adaptive wrong"}
+
+
+def two_by_two(group: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """{cell: {"called": k, "none": m}}: the samples of each cell of text x adaptive, split by whether the
+    adaptive line made a valid tool call, from a stored group's counts."""
+    n, t = group["n"], group["text_correct"]
+    solved, broken, unchanged, kept = group["solved"], group["broken"], group["unchanged"], group.get("kept_right", 0)
+    up, down = group["drift_up"], group["drift_down"]
+    return {"rr": {"called": kept, "none": t - broken - down - kept},
+            "rw": {"called": broken, "none": down},
+            "wr": {"called": solved, "none": up},
+            "ww": {"called": unchanged - kept, "none": n - t - solved - up - (unchanged - kept)}}
+
+
+def model_tools(effect: Any) -> dict[str, Any] | None:
+    """The model page's Tools section: the tab's figures overall and per domain, and the 2 x 2 table; None for
+    results scored before the figures existed."""
+    if not isinstance(effect, dict):
+        return None
+    shown, reason = effect.get("shown"), effect.get("reason")
+    rows = [("Overall", group_figs(effect.get("overall"), shown, reason))]
+    rows += [(name, group_figs(g, None, reason)) for name, g in sorted((effect.get("by_domain") or {}).items())]
+    overall = effect.get("overall")
+    table = two_by_two(overall) if isinstance(overall, dict) and "kept_right" in overall else None
+    return {"reason": reason, "columns": COLUMNS, "rows": [(label, [figs[k] for _, k, _, _ in COLUMNS])
+                                                           for label, figs in rows],
+            "table": table, "p_value": (overall or {}).get("p_value")}
+
+
+def filter_label(code: str) -> str:
+    """``wr-called`` as words, for the filtered sample list's note."""
+    calls = "a valid tool call" if code.endswith("-called") else "no valid tool call"
+    return f"{CELL_LABELS[code[:2]]}, {calls}"
+
+
+def sample_cells(submission_id: int) -> dict[str, str]:
+    """Each sample's 2 x 2 cell and call split (``"wr-called"``) for the model page's filtered sample list; a
+    missing line is wrong, as in the figures. One query."""
+    return {uid: f"{'r' if t else 'w'}{'r' if a else 'w'}-{'called' if called else 'none'}"
+            for uid, (t, a, called) in _pairs(submission_id).items()}
+
+
+def _pairs(submission_id: int) -> dict[str, tuple[bool, bool, bool]]:
+    """{uid: (right in text, right in adaptive, a valid call)} of the non-aux samples with a text or adaptive
+    line; a missing line is wrong and calls nothing."""
+    lines: dict[str, dict[str, tuple[bool, bool]]] = {}
+    for uid, mode, correct, calls in PredictionResult.objects.filter(
+            submission_id=submission_id, mode__in=("text", "adaptive"), sample__aux_line=False).values_list(
+            "sample__uid", "mode", "correct", "calls"):
+        lines.setdefault(uid, {})[mode] = (correct, any(not c.get("errors") for c in calls or ()))
+    return {uid: (modes.get("text", (False, False))[0], *modes.get("adaptive", (False, False)))
+            for uid, modes in lines.items()}
+
+
+def compare_tools(a: Any, b: Any) -> ModeTest | None:
+    """The compare page's row: tool contribution of A against B (percentage points) with the paired bootstrap
+    over the benchmark's samples (a sample neither has a line for adds 0 to both); None unless both have it."""
+    ga, gb = path(a.results, "tool_effect", "overall"), path(b.results, "tool_effect", "overall")
+    if not isinstance(ga, dict) or not isinstance(gb, dict) or ga.get("n") != gb.get("n"):
+        return None
+    pa, pb = _pairs(a.pk), _pairs(b.pk)
+    uids = sorted(set(pa) | set(pb))
+    none = (False, False, False)
+    va = contribution_values(*zip(*(pa.get(u, none) for u in uids))) if uids else []
+    vb = contribution_values(*zip(*(pb.get(u, none) for u in uids))) if uids else []
+    pad = [0] * (ga["n"] - len(uids))
+    test = paired_difference(va + pad, vb + pad)
+    return ModeTest("tool contribution", mean_fig(ga.get("contribution"), 100.0), mean_fig(gb.get("contribution"), 100.0),
+                    100 * test.statistic, test.p_value, test.significant, None,
+                    f"paired bootstrap on {test.n} samples")

@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .stats import RESAMPLES, SEED, bootstrap_mean, bootstrap_rate, mcnemar_from_counts
+import numpy as np
+
+from .stats import RESAMPLES, SEED, PairedTest, bootstrap_mean, bootstrap_rate, mcnemar_from_counts
 from .types import N_MODES, NO_IMAGES_SENT, Interval, Mean, Rate, ToolEffect, ToolEffectGroup
 
 if TYPE_CHECKING:
@@ -41,11 +43,11 @@ NO_SUCCESSFUL = "no call in this file made an image"
 
 
 class _Counts:
-    __slots__ = ("n", "t", "a", "solved", "broken", "unchanged", "up", "down", "tool_only", "headroom",
+    __slots__ = ("n", "t", "a", "solved", "broken", "unchanged", "kept", "up", "down", "tool_only", "headroom",
                  "contrib", "drift", "diff")
 
     def __init__(self) -> None:
-        self.n = self.t = self.a = self.solved = self.broken = self.unchanged = 0
+        self.n = self.t = self.a = self.solved = self.broken = self.unchanged = self.kept = 0
         self.up = self.down = self.tool_only = self.headroom = 0
         self.contrib: list[int] = []  # per sample: +1 solved, -1 broken, 0 otherwise
         self.drift: list[int] = []
@@ -67,7 +69,7 @@ def _group(c: _Counts, has_oracle: bool, seed: int, resamples: int) -> ToolEffec
                 if has_oracle else Rate(0, 0, reason=NO_ORACLE))
     return ToolEffectGroup(
         n=c.n, text_correct=c.t, adaptive_correct=c.a, solved=c.solved, broken=c.broken,
-        unchanged=c.unchanged, drift_up=c.up, drift_down=c.down,
+        unchanged=c.unchanged, kept_right=c.kept, drift_up=c.up, drift_down=c.down,
         contribution=_paired_mean(c.contrib, c.n, seed, resamples),
         drift=_paired_mean(c.drift, c.n, seed, resamples),
         difference=_paired_mean(c.diff, c.n, seed, resamples),
@@ -112,6 +114,7 @@ def tool_effect(state: bytearray | bytes, order: Sequence[SampleInfo], *, shown:
             c.solved += solved
             c.broken += broken
             c.unchanged += called and a == t
+            c.kept += called and a and t
             c.up += a and not t and not called
             c.down += t and not a and not called
             c.tool_only += solved and not blind_right
@@ -161,3 +164,29 @@ def outputs_shown(steps: Any, run: Any) -> tuple[int, int, tuple[str, ...]] | No
         else:
             hidden.append(tool["output"])
     return shown, total, tuple(hidden)
+
+
+def contribution_values(text: Sequence[bool], adaptive: Sequence[bool], called: Sequence[bool]) -> list[int]:
+    """Each sample's share of the tool contribution: +1 solved by tools, -1 broken by tools, else 0."""
+    return [(1 if a else -1) if c and a != t else 0 for t, a, c in zip(text, adaptive, called)]
+
+
+def paired_difference(a: Sequence[int], b: Sequence[int], *, seed: int = SEED, resamples: int = RESAMPLES,
+                      alpha: float = 0.05) -> PairedTest:
+    """Two submissions' tool contributions on the same samples (``contribution_values`` of each, in one sample
+    order): the mean difference A - B with the paired bootstrap's interval and two-sided p (twice the smaller
+    share of resamples on either side of zero, as ``stats.paired_bootstrap_mcc``)."""
+    if len(a) != len(b):
+        raise ValueError("paired test needs the same samples on both sides")
+    n = len(a)
+    if not n:
+        return PairedTest(statistic=0.0, p_value=1.0, significant=False, n=0)
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    distinct, counts = np.unique(diff, return_counts=True)
+    rng = np.random.default_rng(seed)
+    means = rng.multinomial(n, counts / n, size=resamples) @ distinct / n
+    p = min(1.0, 2.0 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0))))
+    tail = alpha / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return PairedTest(statistic=float(diff.mean()), p_value=p, significant=p < alpha, n=n,
+                      interval=Interval(float(low), float(high), 1 - alpha, resamples, seed))

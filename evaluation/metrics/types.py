@@ -357,6 +357,7 @@ class ToolEffectGroup:
     solved: int  # solved by tools
     broken: int  # broken by tools
     unchanged: int  # tools called, nothing changed
+    kept_right: int  # of those, right in both modes (the rest: wrong in both)
     drift_up: int  # right in adaptive, wrong in text, no valid call
     drift_down: int  # right in text, wrong in adaptive, no valid call
     contribution: Mean  # (solved - broken) / n, a share in [-1, 1]

@@ -16,7 +16,9 @@ from evaluation.metrics.tool_effect import (
     NO_IMAGES_SENT,
     NO_ORACLE,
     NO_VALID_CALLS,
+    contribution_values,
     outputs_shown,
+    paired_difference,
 )
 from evaluation.metrics.types import ToolEffect
 from evaluation.reports import report_to_json
@@ -83,7 +85,7 @@ def test_counts_and_figures_equal_the_hand_computation(effect: ToolEffect) -> No
     g = effect.overall
     assert effect.reason is None and g is not None
     assert g.n == 10 and (g.text_correct, g.adaptive_correct) == (5, 6)
-    assert (g.solved, g.broken, g.unchanged) == (3, 1, 2)
+    assert (g.solved, g.broken, g.unchanged, g.kept_right) == (3, 1, 2, 1)  # s1 right in both, s4 wrong in both
     assert (g.drift_up, g.drift_down) == (1, 2)
     assert g.contribution.value == pytest.approx(0.2) and g.contribution.n == 10
     assert g.drift.value == pytest.approx(-0.1) and g.difference.value == pytest.approx(0.1)
@@ -144,3 +146,14 @@ def test_results_json_keeps_the_figures_and_the_reasons(effect: ToolEffect) -> N
     text_only = report_to_json(score_submission(SAMPLES, [x for x in LINES if x["mode"] == "text"],
                                                 judge=OfflineJudge()))
     assert text_only["tool_effect"]["reason"] == NO_ADAPTIVE and text_only["tool_effect"]["overall"] is None
+
+
+def test_two_submissions_tool_contributions_are_compared_by_a_paired_bootstrap() -> None:
+    a = contribution_values([False] * 40, [True] * 20 + [False] * 20, [True] * 40)  # tools solve half
+    b = contribution_values([False] * 40, [False] * 40, [True] * 40)  # tools change nothing
+    assert sum(a) == 20 and set(b) == {0}
+    test = paired_difference(a, b)
+    assert test.statistic == 0.5 and test.significant and test.interval is not None
+    assert test.interval.low <= 0.5 <= test.interval.high
+    same = paired_difference(b, b)
+    assert same.statistic == 0 and same.p_value == 1.0 and not same.significant
