@@ -424,6 +424,29 @@ def throughput(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     return rates, cpu
 
 
+def refresh_with_and_without(benchmark: Any, tab: str, repeat: int) -> None:
+    """The board's refresh with the index of ``tab`` and without it, alternately ``repeat`` times each in this
+    process (the same database and cache state, so the load of the shared machine falls on both alike)."""
+    from evaluation.services import benchmark_results_bump
+    from leaderboard import wide_tabs
+    from leaderboard.services import board_refresh
+
+    every = tuple(wide_tabs.TAB_PARTS)
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for _ in range(repeat):
+        for label in ("without", "with"):
+            wide_tabs.INDEXED = every if label == "with" else tuple(t for t in every if t != tab)
+            benchmark_results_bump(benchmark_id=benchmark.pk)
+            t = time.perf_counter()
+            board_refresh(benchmark_id=benchmark.pk)
+            times[label].append(time.perf_counter() - t)
+    wide_tabs.INDEXED = every
+    a, b = statistics.median(times["without"]), statistics.median(times["with"])
+    print(f"board refresh per change, median of {repeat}: without the {tab} tab {a:.2f} s, with it {b:.2f} s "
+          f"({100 * (b / a - 1):+.1f} %); each without: " + " ".join(f"{x:.2f}" for x in times["without"])
+          + "; each with: " + " ".join(f"{x:.2f}" for x in times["with"]) + f"; {load_average()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--submissions", type=int, default=1000)
@@ -439,7 +462,8 @@ def main() -> None:
     parser.add_argument("--routers-pool-max", type=int, default=2000,
                         help="build the router pool (a candidate model per entry) up to this many entries")
     parser.add_argument("--only", default="", help="comma-separated parts to run after the build: "
-                        "overview (uncached and cached), after-change, tabs, throughput (default: all)")
+                        "overview (uncached and cached), after-change, tabs, throughput (default: all); refresh-tab (with "
+                        "--without-tab: the refresh alternately with and without that tab's index)")
     parser.add_argument("--worker", choices=("thread", "process"), default="thread",
                         help="where the refresh runs beside the reads after a change (a Celery worker is a process)")
     parser.add_argument("--cache-url", default=None, help="a shared cache (redis://...); default: local memory")
@@ -473,6 +497,8 @@ def main() -> None:
     print(f"board rebuilt after a change (the task's work per finish, entries aside): {rebuild_s:.2f} s")
     print(f"Python {sys.version.split()[0]}, {load_average()}")
     parts = set(args.only.split(",")) if args.only else {"overview", "after-change", "tabs", "throughput"}
+    if "refresh-tab" in parts and args.without_tab:
+        refresh_with_and_without(benchmark, args.without_tab, args.repeat)
     client = Client()
     median_ms(client, 3, uncached=True)  # warm up imports and templates
     uncached, cached = [0.0], [0.0]

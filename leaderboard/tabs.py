@@ -21,7 +21,7 @@ from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
-from leaderboard.tools_tab import COLUMNS as TOOLS_COLUMNS
+from leaderboard.tools_tab import SORT_PARAMS as TOOLS_PARAMS, headers as tools_headers
 from leaderboard.wide_tabs import INDEXED, table_page
 from routers.selectors import router_board
 
@@ -45,7 +45,7 @@ TABS: tuple[Tab, ...] = (
     Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html", params=PAGE),
     Tab("process", "Reasoning process", "leaderboard/tabs/process.html", params=PAGE),
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html", params=PAGE),
-    Tab("tools", "Tools", "leaderboard/tabs/tools.html", params=PAGE),
+    Tab("tools", "Tools", "leaderboard/tabs/tools.html", params=TOOLS_PARAMS),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html", params=COST_PARAMS),
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", params=ROUTERS_PARAMS, kind="routers"),
@@ -245,7 +245,7 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any, overview: board.Pag
     if tab == "toolchains":
         return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
     if tab == "tools":
-        return {"rows": rows, **pager, "columns": TOOLS_COLUMNS}
+        return {"rows": rows, **pager, "headers": tools_headers(params, base)}
     # Cost & Pareto reads every public row's results (the frontier and baselines are the whole board's): its parts
     cost_mode, unit = _cost_choice(params)
     sources = selectors.tab_sources(benchmark, cost_parts(cost_mode), domain_table=False)

@@ -75,6 +75,44 @@ def tools_table(sources: list[TabSource]) -> list[TableRow]:
     return rows
 
 
+SORT_PARAMS = ("sort", "desc", "page")  # what the tab's page reads
+DEFAULT_SORT = "contribution"
+_KEYS = [key for _, key, _, _ in COLUMNS]
+
+
+def sort_choice(params: Any) -> tuple[str, bool]:
+    """(column key, descending) from the query string; a column's default direction is its better one."""
+    key = params.get("sort", DEFAULT_SORT)
+    key = key if key in _KEYS else DEFAULT_SORT
+    better = COLUMNS[_KEYS.index(key)][2]
+    desc = params.get("desc", "0" if better == "lower" else "1") == "1"
+    return key, desc
+
+
+def sorted_positions(values: list[list[float | None]], params: Any) -> list[int]:
+    """The row positions in the chosen order (rows without the value last, in the stored order): the board
+    build stores each row's values beside its id (``wide_tabs.tables_build``), so a page sorts ids, not rows."""
+    key, desc = sort_choice(params)
+    col = _KEYS.index(key)
+    known = [i for i, v in enumerate(values) if v[col] is not None]
+    known.sort(key=lambda i: values[i][col], reverse=desc)  # type: ignore[arg-type, return-value]  # known: not None
+    return known + [i for i, v in enumerate(values) if v[col] is None]
+
+
+def headers(params: Any, base: str) -> list[dict[str, Any]]:
+    """The column headers with their sort links (a second click on the sorted column turns it round)."""
+    key, desc = sort_choice(params)
+    out = []
+    for label, k, better, _ in COLUMNS:
+        active = k == key
+        flip = "0" if desc else "1"
+        default = "0" if better == "lower" else "1"
+        out.append({"label": label, "key": k, "better": better, "active": active, "desc": desc if active else None,
+                    "url": f"{base}?sort={k}&desc={flip if active else default}",
+                    "aria_sort": ("descending" if desc else "ascending") if active else "none"})
+    return out
+
+
 def _both_modes(reason: Any) -> bool:
     """Whether a not-available tool_effect still had both modes (its reason is about the calls)."""
     return isinstance(reason, str) and "mode predictions" not in reason
@@ -123,14 +161,15 @@ def two_by_two(group: dict[str, Any]) -> dict[str, dict[str, int]]:
             "ww": {"called": unchanged - kept, "none": n - t - solved - up - (unchanged - kept)}}
 
 
-def model_tools(effect: Any) -> dict[str, Any] | None:
-    """The model page's Tools section: the tab's figures overall and per domain, and the 2 x 2 table; None for
-    results scored before the figures existed."""
+def model_tools(effect: Any, names: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The model page's Tools section: the tab's figures overall and per domain (``names``: a domain's name by
+    its slug), and the 2 x 2 table; None for results scored before the figures existed."""
     if not isinstance(effect, dict):
         return None
     shown, reason = effect.get("shown"), effect.get("reason")
     rows = [("Overall", group_figs(effect.get("overall"), shown, reason))]
-    rows += [(name, group_figs(g, None, reason)) for name, g in sorted((effect.get("by_domain") or {}).items())]
+    rows += [((names or {}).get(slug, slug), group_figs(g, None, reason))
+             for slug, g in sorted((effect.get("by_domain") or {}).items())]
     overall = effect.get("overall")
     table = two_by_two(overall) if isinstance(overall, dict) and "kept_right" in overall else None
     return {"reason": reason, "columns": COLUMNS, "rows": [(label, [figs[k] for _, k, _, _ in COLUMNS])

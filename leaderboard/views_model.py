@@ -19,7 +19,8 @@ from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.provenance import mismatch_text, run_facts
 from evaluation.records import export_lines
 from evaluation.models import Submission
-from leaderboard import tools_tab, agentx_tab, cache, chain_runs, flipped, model_page
+from evaluation.metrics.tool_effect import outputs_shown
+from leaderboard import agentx_tab, cache, chain_runs, flipped, model_page, selectors, tools_tab
 
 def _benchmark(slug: str):  # noqa: ANN202
     benchmark = cache.benchmark_for_page(slug)
@@ -56,7 +57,7 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "mode_selection": ms, "mcc": model_page.Fig(ms["mcc"], (ms.get("interval") or {}).get("low"),
                                                     (ms.get("interval") or {}).get("high"),
                                                     reason=ms.get("reason")) if ms else None,
-        "tools": tools_tab.model_tools(results.get("tool_effect")),
+        "tools": tools_tab.model_tools(results.get("tool_effect"), dict(selectors.domains_of(benchmark))),
         "standings": model_page.standing_rows(benchmark, submission),
         "categories": model_page.category_rows(benchmark, results, modes),
         "breakdown": model_page.error_breakdown(submission),
@@ -120,6 +121,9 @@ def _steps(line: dict[str, Any], result: Any, key_steps: list[str], run: chain_r
     error = run.error if chain_runs.calls_of(line) else None
     verdicts = list(result.calls) if result else []
     scores = list(result.step_scores or []) if result else []
+    # The calls whose image the model was never sent, where the line records it (docs/metrics.md section 15).
+    seen = outputs_shown(line.get("steps"), line.get("run"))
+    hidden = set(seen[2]) if seen is not None else set()
     out = []
     call_index = 0
     for i, step in enumerate(steps):
@@ -127,7 +131,7 @@ def _steps(line: dict[str, Any], result: Any, key_steps: list[str], run: chain_r
         if isinstance(step.get("tool"), dict):
             tool = step["tool"]
             item["tool"] = {"name": tool.get("name"), "args": tool.get("args"), "input": tool.get("input") or "",
-                            "output": tool.get("output") or ""}
+                            "output": tool.get("output") or "", "never_shown": tool.get("output") in hidden}
             item["verdict"] = verdicts[call_index] if call_index < len(verdicts) else None
             if call_index < len(ran):
                 item["run"] = ran[call_index]

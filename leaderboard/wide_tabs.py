@@ -19,7 +19,7 @@ from annotation.models import Benchmark
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard import selectors
 from leaderboard.paging import page_rows
-from leaderboard.tools_tab import PARTS as TOOLS_PARTS, tools_table
+from leaderboard.tools_tab import PARTS as TOOLS_PARTS, sorted_positions, tools_table
 
 # The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
 TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -30,6 +30,8 @@ TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
     "tools": TOOLS_PARTS,
 }
 INDEXED = tuple(TAB_PARTS)
+# Tabs a visitor sorts by any column: the index keeps each row's values too, and a page sorts the index.
+SORTED = ("tools",)
 
 
 def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource]) -> list[Any]:
@@ -71,6 +73,8 @@ def tables_build(benchmark: Benchmark) -> dict[str, Any]:
     for tab in INDEXED:
         rows = _table(benchmark, tab, sources)
         out[tab] = {"rows": [list(_row_id(r)) for r in rows], "marks": _marks(rows)}
+        if tab in SORTED:
+            out[tab]["values"] = [[c.fig.value for c in r.cells] for r in rows]
     return out
 
 
@@ -82,9 +86,15 @@ def table_page(benchmark: Benchmark, tab: str, params: Any, base: str) -> tuple[
     index = selectors.board_table_index(benchmark, tab)
     if index is None:
         sources = selectors.tab_sources(benchmark, TAB_PARTS[tab], domain_table=tab == "domains")
-        rows, pager = page_rows(_table(benchmark, tab, sources), params, base)
+        table = _table(benchmark, tab, sources)
+        if tab in SORTED:
+            table = [table[i] for i in sorted_positions([[c.fig.value for c in r.cells] for r in table], params)]
+        rows, pager = page_rows(table, params, base)
         return rows, pager, sources
-    keys, pager = page_rows(index["rows"], params, base)
+    order = index["rows"]
+    if tab in SORTED and "values" in index:
+        order = [order[i] for i in sorted_positions(index["values"], params)]
+    keys, pager = page_rows(order, params, base)
     ids = {int(key[1:]) for key, _ in keys if key.startswith("s")}
     sources = selectors.tab_sources(benchmark, TAB_PARTS[tab], domain_table=tab == "domains", submission_ids=ids)
     found = {_row_id(r): r for r in _table(benchmark, tab, sources)}

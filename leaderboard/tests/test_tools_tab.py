@@ -124,3 +124,13 @@ def test_the_compare_page_tests_tool_contribution_of_a_against_b(client, board) 
     row = re.search(r'<tr data-mode="tools">(.*?)</tr>', html, re.S).group(1)
     cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
     assert cells[2] == "62.50" and cells[3] == "paired bootstrap on 8 samples"
+
+
+def test_a_column_header_sorts_the_tab(client, board) -> None:  # noqa: ANN001
+    _, subs = board
+    html = client.get("/b/hand/tools/?sort=drift&desc=1").content.decode()
+    keys = re.findall(r'<tr [^>]*data-key="(s\d+)" data-mode', html)
+    assert keys == [f"s{subs['Beta'].pk}", f"s{subs['Alpha'].pk}", f"s{subs['Always'].pk}"]  # +12.5, 0, 0
+    assert re.search(r'aria-sort="descending"><a href="/b/hand/tools/\?sort=drift&amp;desc=0"', html)
+    html = client.get("/b/hand/tools/?sort=contribution&desc=0").content.decode()
+    assert re.findall(r'<tr [^>]*data-key="(s\d+)" data-mode', html)[0] == f"s{subs['Beta'].pk}"  # lowest first
