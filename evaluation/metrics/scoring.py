@@ -485,8 +485,13 @@ def _score(
         seen[slot] = SEEN
         if n_calls:
             call_rows.append(row)
-            if mi == _ADAPTIVE and type(obj) is dict and (run := obj.get("run")) is not None:
-                seen_out = outputs_shown(obj.get("steps"), run)
+            if mi == _ADAPTIVE:
+                # a decoded line carries its run record; a parsed one (the validation pass) what it says
+                if type(obj) is dict:
+                    found = outputs_shown(obj.get("steps"), obj["run"]) if "run" in obj else None
+                    seen_out = found[:2] if found is not None else None
+                else:
+                    seen_out = getattr(obj, "outputs_shown", None)
                 if seen_out is not None:
                     shown_recorded = True
                     shown[0] += seen_out[0]
@@ -528,7 +533,8 @@ def _score(
                 acc.n_ref += 1
                 acc.mae_total += abs(n_calls - l_gt)
                 acc.mae_eff += abs(l_eff - l_gt)
-                acc.precision.append(prf[0])
+                if n_calls:  # no predicted tool: precision is undefined, not 0 (metrics.md section 14)
+                    acc.precision.append(prf[0])
                 acc.recall.append(prf[1])
                 acc.f1.append(prf[2])
                 acc.edit.append(edit)

@@ -139,6 +139,9 @@ class Prediction:
     latency_ms: float | None = None
     cost_usd: float | None = None
     failure: str | None = None  # one of FAILURE_CLASSES: the attempt ended without an answer
+    # (tool outputs shown, successful calls) from the line's ``run`` record (tool_effect.outputs_shown); None
+    # when the line does not record the images sent
+    outputs_shown: tuple[int, int] | None = None
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evaluation.judges import OfflineJudge
-from evaluation.metrics import score_submission
+from evaluation.metrics import parse_prediction, score_submission
 from evaluation.metrics.tool_effect import (
     NO_ADAPTIVE,
     NO_CALLS,
@@ -157,3 +157,21 @@ def test_two_submissions_tool_contributions_are_compared_by_a_paired_bootstrap()
     assert test.interval.low <= 0.5 <= test.interval.high
     same = paired_difference(b, b)
     assert same.statistic == 0 and same.p_value == 1.0 and not same.significant
+
+
+def test_toolset_precision_leaves_out_a_prediction_that_predicted_no_tool() -> None:
+    """Section 14: a precision with no predicted positive is undefined, not 0; recall still counts it."""
+    chain = [{"tool": "zoom_in", "args": {"bbox": [0, 0, 10, 10]}}]
+    samples = [{"uid": u, "answer": "cat", "toolchain": chain} for u in ("a", "b")]
+    report = score_submission(samples, [_line("a", "adaptive", True, ZOOM), _line("b", "adaptive", True)],
+                              judge=OfflineJudge())
+    chain_report = report.modes["adaptive"].toolchain
+    assert (chain_report.toolset_precision.value, chain_report.toolset_precision.n) == (1.0, 1)
+    assert (chain_report.toolset_recall.value, chain_report.toolset_recall.n) == (0.5, 2)
+
+
+def test_a_parsed_line_keeps_what_its_run_record_says(effect: ToolEffect) -> None:
+    """The pipeline's validation pass hands the scorer parsed Predictions, which have no ``run``: the figure
+    must come out the same."""
+    parsed = score_submission(SAMPLES, map(parse_prediction, LINES), judge=OfflineJudge()).tool_effect
+    assert parsed == effect and (parsed.shown.count, parsed.shown.n) == (1, 2)
