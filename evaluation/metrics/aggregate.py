@@ -148,6 +148,7 @@ def accuracy_table(acc: ModeAccumulator, bench: PreparedBenchmark, *, seed: int 
 NO_CALLS = "no tool calls in this file"
 NO_STEPS = "no steps in this file"
 NO_USAGE = "no token usage or cost in this file"
+NOT_JUDGED = "tool calls in this mode are not judged (only the process modes', adaptive by default)"
 
 
 def _missing(what: str, mode: str, file_has: bool) -> str:
@@ -189,8 +190,10 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
     proc = ProcessReport(
         kcov=_mean_ci(acc.kcov, seed, resamples),
         kcov_any=_mean_ci(acc.kcov_any, seed, resamples),
-        tool_eff=Rate(acc.valid_calls, acc.decided_calls),
-        tool_eff_per_sample=_mean_ci(acc.per_sample_eff, seed, resamples),
+        # calls of a mode outside process_modes are not judged: nothing to divide by (section 14)
+        tool_eff=Rate(acc.valid_calls, acc.decided_calls, reason=None if process or not acc.calls else NOT_JUDGED),
+        tool_eff_per_sample=(_mean_ci(acc.per_sample_eff, seed, resamples) if process or not acc.calls
+                             else Mean(None, 0, reason=NOT_JUDGED)),
         mean_steps=_count_mean(acc.steps, n_main),
         mean_calls=_count_mean(acc.calls, n_main),
         mean_tokens=_count_mean(acc.tokens, acc.n_tokens),

@@ -175,3 +175,11 @@ def test_a_parsed_line_keeps_what_its_run_record_says(effect: ToolEffect) -> Non
     must come out the same."""
     parsed = score_submission(SAMPLES, map(parse_prediction, LINES), judge=OfflineJudge()).tool_effect
     assert parsed == effect and (parsed.shown.count, parsed.shown.n) == (1, 2)
+
+
+def test_tool_effectiveness_of_a_mode_whose_calls_are_not_judged_says_why() -> None:
+    """Oracle calls are not judged (process modes: adaptive): valid calls over 0 judged is not available."""
+    report = score_submission(SAMPLES, [_line("s1", "oracle", True, ZOOM)], judge=OfflineJudge())
+    process = report.modes["oracle"].process
+    assert process.tool_eff.value is None and process.tool_eff.reason is not None
+    assert "not judged" in process.tool_eff.reason and process.tool_eff_per_sample.reason == process.tool_eff.reason

@@ -124,6 +124,9 @@ def test_the_compare_page_tests_tool_contribution_of_a_against_b(client, board) 
     row = re.search(r'<tr data-mode="tools">(.*?)</tr>', html, re.S).group(1)
     cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
     assert cells[2] == "62.50" and cells[3] == "paired bootstrap on 8 samples"
+    assert '<tr data-mode="mcc">' in html  # both MCCs are defined: their paired test
+    undefined = client.get(f"/b/hand/compare/?a={subs['Alpha'].pk}&b={subs['Always'].pk}").content.decode()
+    assert '<tr data-mode="mcc">' not in undefined and '<tr data-mode="tools">' in undefined
 
 
 def test_a_column_header_sorts_the_tab(client, board) -> None:  # noqa: ANN001
