@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evaluation.metrics.tool_effect import stored as tool_effect_stored
 from evaluation.metrics.types import Confusion, CostReport, PredictionResult, Rate, SubmissionReport
 
 RESULTS_FORMAT = 2  # bump when the shape of Submission.results changes (2: answered, failures per mode)
@@ -48,7 +49,7 @@ def report_to_json(report: SubmissionReport) -> dict[str, Any]:
         "n_predictions": report.n_predictions,
         "modes": {mode: _plain(m) for mode, m in report.modes.items()},
         "mode_selection": _plain(report.mode_selection),
-        "tool_effect": _plain(report.tool_effect),
+        "tool_effect": tool_effect_stored(report.tool_effect),  # its integers (metrics.md section 15)
     }
 
 

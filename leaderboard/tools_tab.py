@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluation.metrics.tool_effect import contribution_values, paired_difference
+from evaluation.metrics.tool_effect import contribution_values, group_from_counts, paired_difference, shown_rate
+from evaluation.metrics.types import Mean, Rate
 from evaluation.models import PredictionResult
-from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
+from leaderboard.figures import Fig, count_fig, path
 from leaderboard.model_page import ModeTest
 from leaderboard.selectors import Cell, TableRow, TabSource, mark_column, tab_sources
 
 PAIR = "text → adaptive"  # the row's "mode": the pair of modes its figures compare
 # The parts of a submission's results the tab reads (selectors.tab_sources); the per-domain and per-category
 # groups (most of tool_effect) are the model page's.
-PARTS: tuple[tuple[str, ...], ...] = (("tool_effect", "overall"), ("tool_effect", "shown"), ("tool_effect", "reason"))
+PARTS: tuple[tuple[str, ...], ...] = (("tool_effect", "overall"), ("tool_effect", "shown"), ("tool_effect", "reason"),
+                                      ("tool_effect", "has_oracle"))
 
 # (label, key, better, scale); "pp": percentage points of accuracy.
 COLUMNS: tuple[tuple[str, str, str | None, float], ...] = (
@@ -35,29 +37,45 @@ def _count(value: int | None, n: int | None) -> Fig:
     return Fig(None if value is None else float(value), n=n, digits=0)
 
 
-def group_figs(group: dict[str, Any] | None, shown: Any, reason: str | None) -> dict[str, Fig]:
-    """A stored ToolEffectGroup (overall, a domain's) as the tab's figures, by column key; every figure not
-    available, with the reason, when the group is."""
+def _mean(m: Mean) -> Fig:
+    """A share of samples (a Mean in [-1, 1]) in percentage points, with its interval."""
+    if m.value is None:
+        return Fig(None, n=m.n, reason=m.reason)
+    iv = m.interval
+    return Fig(100 * m.value, 100 * iv.low if iv else None, 100 * iv.high if iv else None, m.n)
+
+
+def _rate(r: Rate) -> Fig:
+    if r.value is None:
+        return Fig(None, n=r.n or None, reason=r.reason)
+    iv = r.interval
+    return Fig(100 * r.value, 100 * iv.low if iv else None, 100 * iv.high if iv else None, r.n)
+
+
+def group_figs(effect: dict[str, Any], group: Any, *, intervals: bool = True, shown: bool = True) -> dict[str, Fig]:
+    """A stored group (``tool_effect.stored``: its integers) as the tab's figures, by column key, its values and
+    (``intervals``) their bootstrap intervals computed by the library; every figure not available, with the
+    effect's reason, when it is. ``shown``: the tool outputs shown (the file's, not a domain's)."""
+    reason = effect.get("reason")
     if not isinstance(group, dict):
         missing = Fig(None, reason=reason)
         return {key: missing for _, key, _, _ in COLUMNS}
-    n = group.get("n")
-    tool_only = group.get("tool_only") or {}
+    g = group_from_counts(group, has_oracle=bool(effect.get("has_oracle")), intervals=intervals)
+    text = count_fig(g.text_correct, g.n) if intervals else Fig(100 * g.text_correct / g.n if g.n else None, n=g.n)
+    adaptive = (count_fig(g.adaptive_correct, g.n) if intervals
+                else Fig(100 * g.adaptive_correct / g.n if g.n else None, n=g.n))
     return {
-        "text": count_fig(group["text_correct"], n) if n else NONE,
-        "adaptive": count_fig(group["adaptive_correct"], n) if n else NONE,
-        "contribution": mean_fig(group.get("contribution"), 100.0),
-        "drift": mean_fig(group.get("drift"), 100.0),
-        "solved": _count(group.get("solved"), n), "broken": _count(group.get("broken"), n),
-        "unchanged": _count(group.get("unchanged"), n), "tool_only": _count(tool_only.get("count"), tool_only.get("n")),
-        "oracle_headroom": rate_fig(group.get("oracle_headroom")),
-        "shown": rate_fig(shown),
+        "text": text, "adaptive": adaptive, "contribution": _mean(g.contribution), "drift": _mean(g.drift),
+        "solved": _count(g.solved, g.n), "broken": _count(g.broken, g.n), "unchanged": _count(g.unchanged, g.n),
+        "tool_only": _count(g.tool_only.count, g.tool_only.n), "oracle_headroom": _rate(g.oracle_headroom),
+        "shown": _rate(shown_rate(effect.get("shown"), intervals=intervals)) if shown else Fig(None),
     }
 
 
-def tools_table(sources: list[TabSource]) -> list[TableRow]:
+def tools_table(sources: list[TabSource], intervals: bool = True) -> list[TableRow]:
     """One row per entry whose file has both text and adaptive lines (with its reason when the figures are not
-    available: no valid tool call), best tool contribution first."""
+    available: no valid tool call), best tool contribution first. ``intervals=False``: the values alone (the
+    board's refresh, which orders and marks the rows, draws no bootstrap; a page draws its 50 rows')."""
     rows = []
     for src in sources:
         effect = path(src.results, "tool_effect")
@@ -65,7 +83,7 @@ def tools_table(sources: list[TabSource]) -> list[TableRow]:
             continue
         if effect.get("overall") is None and not _both_modes(effect.get("reason")):
             continue
-        figs = group_figs(effect.get("overall"), effect.get("shown"), effect.get("reason"))
+        figs = group_figs(effect, effect.get("overall"), intervals=intervals)
         rows.append(TableRow(src, PAIR, [Cell(figs[key]) for _, key, _, _ in COLUMNS]))
     contribution = [key for _, key, _, _ in COLUMNS].index("contribution")
     rows.sort(key=lambda r: (r.cells[contribution].fig.value is None, -(r.cells[contribution].fig.value or 0.0)))
@@ -127,7 +145,7 @@ def tool_figures(benchmark: Any) -> dict[int, dict[str, Any]]:
         effect = src.results.get("tool_effect")
         if src.submission_id is None or not isinstance(effect, dict):
             continue
-        figs = group_figs(effect.get("overall"), effect.get("shown"), effect.get("reason"))
+        figs = group_figs(effect, effect.get("overall"))
         row: dict[str, Any] = {key: figs[key].as_dict() for _, key, _, _ in COLUMNS}
         row["reason"] = effect.get("reason")
         out[src.submission_id] = row
@@ -164,17 +182,17 @@ def two_by_two(group: dict[str, Any]) -> dict[str, dict[str, int]]:
 def model_tools(effect: Any, names: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The model page's Tools section: the tab's figures overall and per domain (``names``: a domain's name by
     its slug), and the 2 x 2 table; None for results scored before the figures existed."""
-    if not isinstance(effect, dict):
+    if not isinstance(effect, dict) or "has_oracle" not in effect:
         return None
-    shown, reason = effect.get("shown"), effect.get("reason")
-    rows = [("Overall", group_figs(effect.get("overall"), shown, reason))]
-    rows += [((names or {}).get(slug, slug), group_figs(g, None, reason))
-             for slug, g in sorted((effect.get("by_domain") or {}).items())]
     overall = effect.get("overall")
-    table = two_by_two(overall) if isinstance(overall, dict) and "kept_right" in overall else None
-    return {"reason": reason, "columns": COLUMNS, "rows": [(label, [figs[k] for _, k, _, _ in COLUMNS])
-                                                           for label, figs in rows],
-            "table": table, "p_value": (overall or {}).get("p_value")}
+    rows = [("Overall", group_figs(effect, overall))]
+    rows += [((names or {}).get(slug, slug), group_figs(effect, g, shown=False))
+             for slug, g in sorted((effect.get("by_domain") or {}).items())]
+    test = group_from_counts(overall, has_oracle=False, intervals=False) if isinstance(overall, dict) else None
+    return {"reason": effect.get("reason"), "columns": COLUMNS,
+            "rows": [(label, [figs[k] for _, k, _, _ in COLUMNS]) for label, figs in rows],
+            "table": two_by_two(overall) if isinstance(overall, dict) else None,
+            "p_value": test.p_value if test else None}
 
 
 def filter_label(code: str) -> str:
@@ -215,6 +233,7 @@ def compare_tools(a: Any, b: Any) -> ModeTest | None:
     vb = contribution_values(*zip(*(pb.get(u, none) for u in uids))) if uids else []
     pad = [0] * (ga["n"] - len(uids))
     test = paired_difference(va + pad, vb + pad)
-    return ModeTest("tool contribution", mean_fig(ga.get("contribution"), 100.0), mean_fig(gb.get("contribution"), 100.0),
+    return ModeTest("tool contribution", group_figs(a.results["tool_effect"], ga)["contribution"],
+                    group_figs(b.results["tool_effect"], gb)["contribution"],
                     100 * test.statistic, test.p_value, test.significant, None,
                     f"paired bootstrap on {test.n} samples")

@@ -34,8 +34,9 @@ INDEXED = tuple(TAB_PARTS)
 SORTED = ("tools",)
 
 
-def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource]) -> list[Any]:
-    """The tab's rows over ``sources`` (all the board's in the refresh, a page's when read)."""
+def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource], intervals: bool = True) -> list[Any]:
+    """The tab's rows over ``sources`` (all the board's in the refresh, a page's when read); ``intervals=False``:
+    the refresh's, which needs the values alone (the Tools tab then draws no bootstrap)."""
     if tab == "domains":
         return selectors.domain_table(benchmark, sources)[1]
     if tab == "mode-selection":
@@ -43,7 +44,7 @@ def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource]) -
     if tab == "process":
         return selectors.process_table(sources, selectors.process_columns(benchmark.figures))
     if tab == "tools":
-        return tools_table(sources)
+        return tools_table(sources, intervals)
     return selectors.toolchain_table(sources)
 
 
@@ -71,7 +72,7 @@ def tables_build(benchmark: Benchmark) -> dict[str, Any]:
     sources = selectors.tab_sources(benchmark, parts, domain_table=True)
     out = {}
     for tab in INDEXED:
-        rows = _table(benchmark, tab, sources)
+        rows = _table(benchmark, tab, sources, intervals=False)
         out[tab] = {"rows": [list(_row_id(r)) for r in rows], "marks": _marks(rows)}
         if tab in SORTED:
             out[tab]["values"] = [[c.fig.value for c in r.cells] for r in rows]

@@ -563,7 +563,7 @@ def _score(
         modes=modes,
         mode_selection=mode_selection_from_state(seen, bench.order, seed=seed,
                                                  resamples=resamples),
-        tool_effect=tool_effect(seen, bench.order, shown=(shown[0], shown[1]) if shown_recorded else None,
+        tool_effect=tool_effect(seen, bench.order, shown_counts=(shown[0], shown[1]) if shown_recorded else None,
                                 any_calls=file_calls, seed=seed, resamples=resamples),
         records=tuple(kept),
         scoring=bench.scoring,

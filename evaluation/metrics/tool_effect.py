@@ -18,7 +18,7 @@ over samples of section 8 (each sample's -1/0/+1 value is resampled with its pai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,45 +42,89 @@ NO_ORACLE = "no oracle-mode predictions in this file"
 NO_SUCCESSFUL = "no call in this file made an image"
 
 
+# A group as stored (Submission.results): its integers alone. Every value, interval and test is a function of
+# them (``group_from_counts``), so the results stay small (a group with its intervals was 900 bytes, and a
+# benchmark has a group per domain and per category) and the board's refresh orders and marks its rows without
+# drawing a bootstrap.
+COUNTS = ("n", "text_correct", "adaptive_correct", "solved", "broken", "unchanged", "kept_right", "drift_up",
+          "drift_down", "tool_only", "headroom")
+
+
 class _Counts:
-    __slots__ = ("n", "t", "a", "solved", "broken", "unchanged", "kept", "up", "down", "tool_only", "headroom",
-                 "contrib", "drift", "diff")
+    __slots__ = ("n", "t", "a", "solved", "broken", "unchanged", "kept", "up", "down", "tool_only", "headroom")
 
     def __init__(self) -> None:
         self.n = self.t = self.a = self.solved = self.broken = self.unchanged = self.kept = 0
         self.up = self.down = self.tool_only = self.headroom = 0
-        self.contrib: list[int] = []  # per sample: +1 solved, -1 broken, 0 otherwise
-        self.drift: list[int] = []
-        self.diff: list[int] = []
+
+    def stored(self) -> dict[str, int]:
+        return dict(zip(COUNTS, (self.n, self.t, self.a, self.solved, self.broken, self.unchanged, self.kept,
+                                 self.up, self.down, self.tool_only, self.headroom)))
 
 
-def _paired_mean(values: Sequence[int], n: int, seed: int, resamples: int) -> Mean:
-    """A mean of per-sample -1/0/+1 values with its bootstrap interval (the counts of the three values are
-    drawn, so a pair of modes is resampled together)."""
+def _paired_mean(up: int, down: int, n: int, seed: int, resamples: int, intervals: bool) -> Mean:
+    """The mean of n per-sample values, ``up`` of them +1, ``down`` -1, the rest 0, with its bootstrap interval
+    (the counts of the three values are drawn, so a sample's pair of modes is resampled together)."""
     if not n:
         return Mean(None, 0)
-    iv: Interval | None = bootstrap_mean(values, seed=seed, resamples=resamples)
-    return Mean(sum(values) / n, n, iv)
+    iv: Interval | None = None
+    if intervals:
+        iv = bootstrap_mean([1] * up + [-1] * down + [0] * (n - up - down), seed=seed, resamples=resamples)
+    return Mean((up - down) / n, n, iv)
 
 
-def _group(c: _Counts, has_oracle: bool, seed: int, resamples: int) -> ToolEffectGroup:
-    test = mcnemar_from_counts(c.solved, c.broken, c.n)
-    headroom = (Rate(c.headroom, c.n, bootstrap_rate(c.headroom, c.n, seed=seed, resamples=resamples))
-                if has_oracle else Rate(0, 0, reason=NO_ORACLE))
+def group_from_counts(counts: Mapping[str, int], *, has_oracle: bool, intervals: bool = True, seed: int = SEED,
+                      resamples: int = RESAMPLES) -> ToolEffectGroup:
+    """A group's figures from its stored integers (``COUNTS``); ``intervals=False``: the values alone (the
+    board's refresh needs only those to order and mark its rows)."""
+    n, t, a = counts["n"], counts["text_correct"], counts["adaptive_correct"]
+    solved, broken, up, down = counts["solved"], counts["broken"], counts["drift_up"], counts["drift_down"]
+    test = mcnemar_from_counts(solved, broken, n)
+    headroom = counts["headroom"]
+    iv = bootstrap_rate(headroom, n, seed=seed, resamples=resamples) if intervals else None
     return ToolEffectGroup(
-        n=c.n, text_correct=c.t, adaptive_correct=c.a, solved=c.solved, broken=c.broken,
-        unchanged=c.unchanged, kept_right=c.kept, drift_up=c.up, drift_down=c.down,
-        contribution=_paired_mean(c.contrib, c.n, seed, resamples),
-        drift=_paired_mean(c.drift, c.n, seed, resamples),
-        difference=_paired_mean(c.diff, c.n, seed, resamples),
-        tool_only=Rate(c.tool_only, c.solved),
-        oracle_headroom=headroom, p_value=test.p_value, significant=test.significant)
+        n=n, text_correct=t, adaptive_correct=a, solved=solved, broken=broken,
+        unchanged=counts["unchanged"], kept_right=counts["kept_right"], drift_up=up, drift_down=down,
+        contribution=_paired_mean(solved, broken, n, seed, resamples, intervals),
+        drift=_paired_mean(up, down, n, seed, resamples, intervals),
+        difference=_paired_mean(solved + up, broken + down, n, seed, resamples, intervals),
+        tool_only=Rate(counts["tool_only"], solved),
+        oracle_headroom=Rate(headroom, n, iv) if has_oracle else Rate(0, 0, reason=NO_ORACLE),
+        p_value=test.p_value, significant=test.significant)
 
 
-def tool_effect(state: bytearray | bytes, order: Sequence[SampleInfo], *, shown: tuple[int, int] | None,
+def stored(effect: ToolEffect | None) -> dict[str, Any] | None:
+    """The figures as Submission.results keeps them: each group's integers (``COUNTS``), the reasons, and the
+    tool outputs shown as count and n; ``from_stored`` gives the figures back, bit for bit."""
+    if effect is None:
+        return None
+
+    def counts(g: ToolEffectGroup) -> dict[str, int]:
+        return {k: (g.tool_only.count if k == "tool_only" else g.oracle_headroom.count if k == "headroom"
+                    else getattr(g, k)) for k in COUNTS}
+
+    shown: dict[str, Any] = {"count": effect.shown.count, "n": effect.shown.n}
+    if effect.shown.reason:
+        shown["reason"] = effect.shown.reason
+    return {"reason": effect.reason, "has_oracle": effect.has_oracle, "has_blind": effect.has_blind,
+            "shown": shown, "overall": counts(effect.overall) if effect.overall else None,
+            "by_domain": {k: counts(g) for k, g in effect.by_domain.items()},
+            "by_category": {k: counts(g) for k, g in effect.by_category.items()}}
+
+
+def shown_rate(node: Mapping[str, Any] | None, *, intervals: bool = True, seed: int = SEED,
+               resamples: int = RESAMPLES) -> Rate:
+    """Tool outputs shown from its stored form (``stored``)."""
+    if not node or node.get("reason"):
+        return Rate(0, 0, reason=(node or {}).get("reason") or NO_IMAGES_SENT)
+    count, n = node["count"], node["n"]
+    return Rate(count, n, bootstrap_rate(count, n, seed=seed, resamples=resamples) if intervals else None)
+
+
+def tool_effect(state: bytearray | bytes, order: Sequence[SampleInfo], *, shown_counts: tuple[int, int] | None,
                 any_calls: bool, seed: int = SEED, resamples: int = RESAMPLES) -> ToolEffect:
     """Section 15 from the scorer's state bytes (``state[N_MODES * i + m]``, 0 where sample i has no line
-    in mode m). ``shown``: (outputs shown, successful calls) over the lines that record the images sent,
+    in mode m). ``shown_counts``: (outputs shown, successful calls) over the lines that record the images sent,
     None when no line does. ``any_calls``: some line of the file has a tool call (valid or not)."""
     has = [False] * N_MODES
     for i in range(len(order)):
@@ -90,9 +134,9 @@ def tool_effect(state: bytearray | bytes, order: Sequence[SampleInfo], *, shown:
     reason = (NO_TEXT if not has[TEXT] else NO_ADAPTIVE if not has[ADAPTIVE] else None)
     if reason is None and not any(state[N_MODES * i + ADAPTIVE] & VALID_CALL for i in range(len(order))):
         reason = NO_VALID_CALLS if any_calls else NO_CALLS
-    shown_rate = _shown(shown, seed, resamples)
+    shown = _shown(shown_counts, seed, resamples)
     if reason is not None:
-        return ToolEffect(overall=None, shown=shown_rate, has_blind=has[BLIND], reason=reason)
+        return ToolEffect(overall=None, shown=shown, has_blind=has[BLIND], has_oracle=has[ORACLE], reason=reason)
     overall = _Counts()
     domains: dict[str, _Counts] = {}
     categories: dict[str, _Counts] = {}
@@ -119,15 +163,13 @@ def tool_effect(state: bytearray | bytes, order: Sequence[SampleInfo], *, shown:
             c.down += t and not a and not called
             c.tool_only += solved and not blind_right
             c.headroom += bool(state[base + ORACLE] & RIGHT) and not a
-            c.contrib.append(1 if solved else -1 if broken else 0)
-            c.drift.append(0 if called else (a - t))
-            c.diff.append(a - t)
 
-    def groups(found: dict[str, _Counts]) -> dict[str, ToolEffectGroup]:
-        return {k: _group(c, has[ORACLE], seed, resamples) for k, c in sorted(found.items())}
+    def group(c: _Counts) -> ToolEffectGroup:
+        return group_from_counts(c.stored(), has_oracle=has[ORACLE], seed=seed, resamples=resamples)
 
-    return ToolEffect(overall=_group(overall, has[ORACLE], seed, resamples), by_domain=groups(domains),
-                      by_category=groups(categories), shown=shown_rate, has_blind=has[BLIND])
+    return ToolEffect(overall=group(overall), by_domain={k: group(c) for k, c in sorted(domains.items())},
+                      by_category={k: group(c) for k, c in sorted(categories.items())}, shown=shown,
+                      has_blind=has[BLIND], has_oracle=has[ORACLE])
 
 
 def _shown(shown: tuple[int, int] | None, seed: int, resamples: int) -> Rate:

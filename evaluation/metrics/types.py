@@ -381,6 +381,7 @@ class ToolEffect:
     by_category: Mapping[str, ToolEffectGroup] = field(default_factory=dict)
     shown: Rate = Rate(0, 0, reason=NO_IMAGES_SENT)  # successful calls whose output image was sent later
     has_blind: bool = False
+    has_oracle: bool = False
     reason: str | None = None
 
 

@@ -16,9 +16,12 @@ from evaluation.metrics.tool_effect import (
     NO_IMAGES_SENT,
     NO_ORACLE,
     NO_VALID_CALLS,
+    COUNTS,
     contribution_values,
+    group_from_counts,
     outputs_shown,
     paired_difference,
+    shown_rate,
 )
 from evaluation.metrics.types import ToolEffect
 from evaluation.reports import report_to_json
@@ -139,13 +142,17 @@ def test_not_available_cases() -> None:
     assert no_run.shown.value is None and no_run.shown.reason == NO_IMAGES_SENT
 
 
-def test_results_json_keeps_the_figures_and_the_reasons(effect: ToolEffect) -> None:
+def test_results_json_keeps_the_integers_and_gives_the_figures_back_bit_for_bit(effect: ToolEffect) -> None:
     stored = report_to_json(score_submission(SAMPLES, LINES, judge=OfflineJudge()))["tool_effect"]
-    assert stored["overall"]["solved"] == 3 and stored["overall"]["contribution"]["value"] == pytest.approx(0.2)
-    assert stored["shown"]["percent"] == 50.0
+    assert stored["overall"]["solved"] == 3 and set(stored["overall"]) == set(COUNTS)
+    for got, want in [(stored["overall"], effect.overall), *((stored["by_domain"][k], g)
+                                                              for k, g in effect.by_domain.items())]:
+        assert group_from_counts(got, has_oracle=stored["has_oracle"]) == want
+    assert shown_rate(stored["shown"]) == effect.shown
     text_only = report_to_json(score_submission(SAMPLES, [x for x in LINES if x["mode"] == "text"],
                                                 judge=OfflineJudge()))
     assert text_only["tool_effect"]["reason"] == NO_ADAPTIVE and text_only["tool_effect"]["overall"] is None
+    assert shown_rate(text_only["tool_effect"]["shown"]).reason == NO_IMAGES_SENT
 
 
 def test_two_submissions_tool_contributions_are_compared_by_a_paired_bootstrap() -> None:
