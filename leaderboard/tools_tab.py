@@ -2,8 +2,8 @@
 
 A wide tab like the toolchains one (leaderboard.wide_tabs): the board's refresh orders its rows (tool
 contribution, highest first; rows without it last) and marks the best values; a page computes its own rows
-from the parts of the results below. The figures are the scorer's (``results["tool_effect"]``); this module
-only reads them.
+from the parts of the results below. The results keep the figures' integers (``results["tool_effect"]``); the
+scoring library turns them into values, intervals and tests (``tool_effect.group_from_counts``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ PAIR = "text → adaptive"  # the row's "mode": the pair of modes its figures co
 PARTS: tuple[tuple[str, ...], ...] = (("tool_effect", "overall"), ("tool_effect", "shown"), ("tool_effect", "reason"),
                                       ("tool_effect", "has_oracle"))
 
-# (label, key, better, scale); "pp": percentage points of accuracy.
+# (label, key, better, scale): the shape of the other wide tabs' columns; "pp": percentage points of accuracy.
 COLUMNS: tuple[tuple[str, str, str | None, float], ...] = (
     ("Text %", "text", "higher", 100.0), ("Adaptive %", "adaptive", "higher", 100.0),
     ("Tool contribution (pp)", "contribution", "higher", 100.0), ("Drift without tools (pp)", "drift", None, 100.0),
