@@ -17,7 +17,8 @@ from typing import Any
 from evaluation.metrics.tool_effect import stored as tool_effect_stored
 from evaluation.metrics.types import Confusion, CostReport, PredictionResult, Rate, SubmissionReport
 
-RESULTS_FORMAT = 2  # bump when the shape of Submission.results changes (2: answered, failures per mode)
+RESULTS_FORMAT = 3  # bump when the shape of Submission.results changes (2: answered, failures per mode;
+# 3: tool_effect, and mode_selection.mcc null with its reason when undefined)
 
 
 def _plain(obj: Any) -> Any:
