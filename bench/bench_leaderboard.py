@@ -424,6 +424,34 @@ def throughput(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     return rates, cpu
 
 
+def refresh_with_and_without(benchmark: Any, tab: str, repeat: int) -> None:
+    """The board's refresh with the index of ``tab`` and without it, alternately ``repeat`` times each in this
+    process (the same database and cache state, so the load of the shared machine falls on both alike)."""
+    from evaluation.services import benchmark_results_bump
+    from leaderboard import wide_tabs
+    from leaderboard.services import board_refresh
+
+    every = tuple(wide_tabs.TAB_PARTS)
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    cpu: dict[str, list[float]] = {"with": [], "without": []}
+    for _ in range(repeat):
+        for label in ("without", "with"):
+            wide_tabs.INDEXED = every if label == "with" else tuple(t for t in every if t != tab)
+            benchmark_results_bump(benchmark_id=benchmark.pk)
+            t, c = time.perf_counter(), time.process_time()
+            board_refresh(benchmark_id=benchmark.pk)
+            times[label].append(time.perf_counter() - t)
+            cpu[label].append(time.process_time() - c)
+    wide_tabs.INDEXED = every
+    # The process's CPU time as well as the wall time: SQLite runs in this process, so the CPU time is the
+    # refresh's whole work, and on a loaded shared machine it varies far less than the wall time.
+    for what, got in (("wall", times), ("CPU", cpu)):
+        a, b = statistics.median(got["without"]), statistics.median(got["with"])
+        print(f"board refresh per change, {what} time, median of {repeat}: without the {tab} tab {a:.2f} s, with it "
+              f"{b:.2f} s ({100 * (b / a - 1):+.1f} %); each without: " + " ".join(f"{x:.2f}" for x in got["without"])
+              + "; each with: " + " ".join(f"{x:.2f}" for x in got["with"]) + f"; {load_average()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--submissions", type=int, default=1000)
@@ -439,14 +467,22 @@ def main() -> None:
     parser.add_argument("--routers-pool-max", type=int, default=2000,
                         help="build the router pool (a candidate model per entry) up to this many entries")
     parser.add_argument("--only", default="", help="comma-separated parts to run after the build: "
-                        "overview (uncached and cached), after-change, tabs, throughput (default: all)")
+                        "overview (uncached and cached), after-change, tabs, throughput (default: all); refresh-tab (with "
+                        "--without-tab: the refresh alternately with and without that tab's index)")
     parser.add_argument("--worker", choices=("thread", "process"), default="thread",
                         help="where the refresh runs beside the reads after a change (a Celery worker is a process)")
     parser.add_argument("--cache-url", default=None, help="a shared cache (redis://...); default: local memory")
+    parser.add_argument("--without-tab", default="", help="leave this wide tab (tools, ...) out of the board's "
+                        "refresh, to measure what its index costs the refresh (docs/performance.md)")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
+    from leaderboard import wide_tabs
     from leaderboard.services import board_refresh
+
+    if args.without_tab:
+        wide_tabs.INDEXED = tuple(t for t in wide_tabs.INDEXED if t != args.without_tab)
+        print(f"the refresh builds no index for the {args.without_tab} tab")
 
     call_command("migrate", verbosity=0)
     t = time.perf_counter()
@@ -466,6 +502,8 @@ def main() -> None:
     print(f"board rebuilt after a change (the task's work per finish, entries aside): {rebuild_s:.2f} s")
     print(f"Python {sys.version.split()[0]}, {load_average()}")
     parts = set(args.only.split(",")) if args.only else {"overview", "after-change", "tabs", "throughput"}
+    if "refresh-tab" in parts and args.without_tab:
+        refresh_with_and_without(benchmark, args.without_tab, args.repeat)
     client = Client()
     median_ms(client, 3, uncached=True)  # warm up imports and templates
     uncached, cached = [0.0], [0.0]

@@ -62,8 +62,10 @@ DEMO_MODELS = (
     DemoModel("Sim-Mini (simulated)", Profile(text_accuracy=0.5, tool_accuracy=0.66, oracle_accuracy=0.75,
                                               selection=0.75, input_tokens=900, seed=2,
                                               modes=("text", "adaptive")), prices=(0.15, 0.6)),
+    # Its tools mislead it on OCR (the Tools tab shows a negative contribution there, positive elsewhere).
     DemoModel("Sim-ToolHappy (simulated)", Profile(text_accuracy=0.6, tool_accuracy=0.7, selection=0.05,
-                                                   tokens_per_call=1500, seed=3, modes=("text", "adaptive")),
+                                                   tokens_per_call=1500, seed=3, modes=("text", "adaptive"),
+                                                   tools_hurt_domain="ocr"),
               prices=(1.0, 4.0), weights="open", parameters_billions=32),
     DemoModel("Sim-TextOnly-7B (simulated)", Profile(text_accuracy=0.45, seed=4, modes=("text",)),
               prices=(0.05, 0.1), weights="open", parameters_billions=7),
@@ -188,7 +190,9 @@ HARNESS_DEMO_MODES = BOARD_MODES
 HARNESS_NOTE = ("Run by the platform's harness (docs/runs.md: text, adaptive and oracle on the benchmark's own "
                 "protocol, its tools executed by the registry) against a simulated model: a small local server that "
                 "answers by a fixed policy (evaluation/harness/simulated.py), not a real model. Its traces are the "
-                "harness's own: steps, tool calls and the images they made.")
+                "harness's own: steps, tool calls and the images they made. Its run sends the model no tool image "
+                "(as a gateway that drops images after the first turn would) and the simulated model answers as in "
+                "text mode whatever its tools made: tools called, nothing shown, nothing changed (the Tools tab).")
 
 
 def demo_harness_submission_load(*, slug: str) -> Submission | None:
@@ -204,10 +208,10 @@ def demo_harness_submission_load(*, slug: str) -> Submission | None:
         with tempfile.TemporaryDirectory(prefix="harness-demo-") as folder:
             key = write_simulated_key(benchmark, Path(folder) / "key.jsonl")
             out = Path(folder) / "predictions.jsonl"
-            with serving(key, "--tool-calls", "2") as url:
+            with serving(key, "--tool-calls", "2", "--ignore-tool-images") as url:
                 settings = Settings(model="sim-harness-vl", base_url=url, price_input=0.3, price_output=1.2)
                 run_benchmark(benchmark=benchmark, settings=settings, modes=list(HARNESS_DEMO_MODES), concurrency=8,
-                              cache=MemoryRequestCache(), out=out)
+                              cache=MemoryRequestCache(), out=out, tool_images=False)
             sub = services.submission_create(
                 benchmark=benchmark, owner=owner, file=ContentFile(out.read_bytes(), name="harness-run.jsonl"),
                 model_name=HARNESS_MODEL, organisation="Demo (simulated model)", weights="open",

@@ -14,9 +14,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evaluation.metrics.tool_effect import stored as tool_effect_stored
 from evaluation.metrics.types import Confusion, CostReport, PredictionResult, Rate, SubmissionReport
 
-RESULTS_FORMAT = 2  # bump when the shape of Submission.results changes (2: answered, failures per mode)
+RESULTS_FORMAT = 3  # bump when the shape of Submission.results changes (2: answered, failures per mode;
+# 3: tool_effect, and mode_selection.mcc null with its reason when undefined)
 
 
 def _plain(obj: Any) -> Any:
@@ -52,6 +54,7 @@ def report_to_json(report: SubmissionReport) -> dict[str, Any]:
         "n_predictions": report.n_predictions,
         "modes": {mode: _plain(m) for mode, m in report.modes.items()},
         "mode_selection": _plain(report.mode_selection),
+        "tool_effect": tool_effect_stored(report.tool_effect),  # its integers (metrics.md section 15)
     }
 
 

@@ -125,7 +125,7 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
                   max_turns: int = 8, concurrency: int = 4, cache: RequestCache | None = None,
                   out: Path | None = None, before: Callable[[Estimate], bool] | None = None,
                   on_progress: Callable[[Progress], None] | None = None,
-                  cancel: threading.Event | None = None,
+                  cancel: threading.Event | None = None, tool_images: bool = True,
                   patience: Patience | None = None) -> tuple[Estimate, RunSummary | None]:
     """The one way a benchmark is run (the command, the demo, later hosted runs): the benchmark's
     samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
@@ -140,7 +140,7 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
         raise RunRefused(f"{benchmark.name} has no samples in the split {split!r}")
     plan = Protocol(family=family, tools=tuple(tools), protocol=protocol, max_turns=max_turns,
                     limits=Limits(max_pixels=django_settings.IMAGE_MAX_PIXELS),
-                    max_pixels=django_settings.IMAGE_MAX_PIXELS)
+                    max_pixels=django_settings.IMAGE_MAX_PIXELS, tool_images=tool_images)
     endpoint = Endpoint(settings, cache=cache)
     try:
         planned = estimate(items, modes, endpoint, plan)

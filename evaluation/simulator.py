@@ -10,6 +10,8 @@ lines, deterministically (the same profile and seed give the same file):
   decides well (tools exactly when its text answer would have been wrong); otherwise it tosses
   a coin. With tools it replays the sample's reference toolchain (thoughts taken from the key
   steps) and is right with probability ``tool_accuracy``; without tools it answers as in text mode.
+  On the domain ``tools_hurt_domain`` the tools mislead it: with tools it keeps a right text answer
+  with probability ``HURT_KEEP`` only, and never mends a wrong one (the Tools tab's "tools hurt here").
 - **oracle** mode (the key region and recovery given): right with probability ``oracle_accuracy``.
 - **blind** mode (the question without the image; MMReason's guessability audit): a fixed share
   of the samples (``GUESSABLE_SHARE``, the same ones for every profile, picked by the uid) can be
@@ -32,6 +34,7 @@ from typing import Any
 from evaluation.metrics.types import BOARD_MODES, MODES
 GUESSABLE_SHARE = 0.3  # blind mode: this share of samples can be answered without the image
 GUESSED = 0.9  # and is, with this probability
+HURT_KEEP = 0.3  # on the tools_hurt_domain, a right text answer survives the tools with this probability
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,7 @@ class Profile:
     blind_accuracy: float = 0.15
     modes: tuple[str, ...] = BOARD_MODES  # "blind" only when asked for
     seed: int = 0
+    tools_hurt_domain: str = ""  # the domain (slug) where tool calls mislead the model
 
 
 def _rng(profile: Profile, uid: str, what: str) -> random.Random:
@@ -124,7 +128,10 @@ def simulate(samples: Iterable[Mapping[str, Any]], profile: Profile) -> Iterator
             else:
                 use_tools = (not text_right) if rng.random() < profile.selection else rng.random() < 0.5
                 if use_tools:
-                    yield _line(s, mode, rng.random() < profile.tool_accuracy, _tool_steps(s), profile, rng)
+                    draw = rng.random()
+                    hurt = bool(profile.tools_hurt_domain) and s.get("domain") == profile.tools_hurt_domain
+                    right = (text_right and draw < HURT_KEEP) if hurt else draw < profile.tool_accuracy
+                    yield _line(s, mode, right, _tool_steps(s), profile, rng)
                 else:
                     yield _line(s, mode, text_right, [{"thought": "No tool needed; read it directly."}],
                                 profile, rng)

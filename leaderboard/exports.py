@@ -18,7 +18,7 @@ from annotation.models import Benchmark
 from config.csv_cells import csv_text_cell
 from evaluation.provenance import mismatch_text
 from evaluation.derived import derived_read
-from leaderboard import agentx_tab, board
+from leaderboard import agentx_tab, board, tools_tab
 
 FIGURES = ("text", "adaptive", "oracle", "mcc", "kcov", "tool_eff")
 CSV_HEADER = (
@@ -118,13 +118,14 @@ def _csv_cell(value: Any) -> Any:
 
 
 def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: dict[int, dict] | None = None,
-             scoring: str | None = None) -> str:
+             scoring: str | None = None, tools: dict[int, dict] | None = None) -> str:
     """``agentx``: Agent-X's figures by submission (``agentx_figures``), as extra columns; ``scoring``: the
-    benchmark's scoring profile (each submission row's ``scoring`` column)."""
+    benchmark's scoring profile (each submission row's ``scoring`` column); ``tools``: the Tools tab's figures
+    by submission (``tools_tab.tool_figures``), as the ``tools_*`` columns."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(CSV_HEADER + ([f"agentx_{k}{s}" for k in AGENTX_KEYS for s in ("", "_low", "_high")]
-                                  if agentx is not None else []))
+                                  if agentx is not None else []) + (list(tools_tab.CSV_KEYS) if tools is not None else []))
     for row in ordered(rows):
         d = row_dict(row, standings, scoring)
         flat = [d["rank"], d["model"], d["organisation"], d["weights"], d["date"], d["submission_id"], d["source"],
@@ -141,6 +142,8 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
         flat.append(" | ".join(f"{k}: {v}" for k, v in sorted((d["not_available"] or {}).items())) or None)
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
+        if tools is not None:
+            flat += tools_tab.csv_cells(tools.get(row.submission_id) if not row.reported else None)
         writer.writerow([_csv_cell(v) for v in flat])
     return buf.getvalue()
 
@@ -167,6 +170,11 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                              "vtcbench, vlmevalkit or mmreason (the authors' released rules; docs/metrics.md); "
                              "null on the authors' reported rows",
                   "intervals": "95 % bootstrap percentile intervals (1,000 resamples)",
+                  "tools": "what the tools changed, text -> adaptive (docs/metrics.md section 15): text and "
+                           "adaptive accuracy, oracle headroom and tool outputs shown in percent; tool contribution "
+                           "and drift without tools in percentage points (they add up to adaptive - text); the "
+                           "counts solved, broken, unchanged and tool_only as numbers; null: not available, why in "
+                           "reason",
                   "ranks": "per ordering (text, adaptive, oracle accuracy; mcc), on the whole board: rank shared by "
                            "neighbours that do not differ significantly (paired test, p < 0.05), the 95 % bootstrap "
                            "interval of the rank (low, high), and the test against the entry above"},
@@ -178,6 +186,9 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
     if agentx is not None:  # the Agent-X tab's figures of each submission row (percent, 95 % intervals)
         for d in out["rows"]:
             d["agentx"] = agentx.get(d["submission_id"]) if d["source"] == "submission" else None
+    tools = tools_tab.tool_figures(benchmark)  # what the tools changed, text -> adaptive (the Tools tab)
+    for d in out["rows"]:
+        d["tools"] = tools.get(d["submission_id"]) if d["source"] == "submission" else None
     return out
 
 

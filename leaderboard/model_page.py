@@ -262,7 +262,9 @@ def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any
                               t.p_value, t.significant, t.discordant, "exact McNemar"))
     mcc_test = None
     ta, tb = ea.correct.get("text", ""), eb.correct.get("text", "")
-    if ta and tb and ea.invoked and eb.invoked and len({len(ta), len(tb), len(ea.invoked), len(eb.invoked)}) == 1:
+    defined = ea.mcc is not None and eb.mcc is not None  # an undefined MCC has no difference to test
+    if defined and ta and tb and ea.invoked and eb.invoked and len({len(ta), len(tb), len(ea.invoked),
+                                                                    len(eb.invoked)}) == 1:
         both = [i for i in range(len(ta)) if "-" not in (ta[i], tb[i], ea.invoked[i], eb.invoked[i])]
         if both:
             t = paired_bootstrap_mcc([cell(ta[i] == "1", ea.invoked[i] == "1") for i in both],

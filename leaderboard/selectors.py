@@ -86,7 +86,7 @@ def _entry_row(v: dict[str, Any], bounds: tuple[float, float] | None) -> board.R
         organisation=v["submission__organisation"], weights=v["submission__weights"],
         date=v["finished_at"], is_demo=v["submission__is_demo"], headline_mode=v["headline_mode"],
         text=fig("text"), adaptive=fig("adaptive"), oracle=fig("oracle"),
-        mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"]),
+        mcc=Fig(v["mcc"], v["mcc_lo"], v["mcc_hi"], reason=(v["reasons"] or {}).get("mcc")),
         kcov=Fig(v["kcov"], v["kcov_lo"], v["kcov_hi"], v["kcov_n"], reason=(v["reasons"] or {}).get("kcov")),
         tool_eff=Fig(v["tool_eff"], v["tool_eff_lo"], v["tool_eff_hi"], reason=(v["reasons"] or {}).get("tool_eff")),
         tokens=v["tokens"], cost=v["cost"], reasons=v["reasons"] or {},
@@ -433,7 +433,7 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
                     node = results
                     for key in p[:-1]:
                         node = node.setdefault(key, {})
-                    node[p[-1]] = orjson.loads(text)
+                    node[p[-1]] = _part(text)
         out.append(TabSource(f"s{pk}", name, org, weights, pk, demo, False, results, _json(table) or {}))
     out += [TabSource(f"r{r.pk}", r.model_name, r.organisation, r.weights, None, False, True, r.figures or {})
             for r in ReportedResult.objects.filter(benchmark=benchmark)]
@@ -442,6 +442,15 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
 
 def _json(text: str | None) -> Any:
     return orjson.loads(text) if text else None
+
+
+def _part(text: str) -> Any:
+    """A part of the results as the database extracted it: JSON, or a string's text (PostgreSQL's ->> and
+    SQLite's json_extract give a JSON string unquoted: the Tools tab's reason)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
 
 
 @dataclass
@@ -518,7 +527,8 @@ def mode_selection(sources: list[TabSource]) -> list[ModeSelectionRow]:
             continue
         iv = ms.get("interval") or {}
         out.append(ModeSelectionRow(src, ms.get("tp"), ms.get("fp"), ms.get("tn"), ms.get("fn"),
-                                    Fig(ms.get("mcc"), iv.get("low"), iv.get("high"), ms.get("n"))))
+                                    Fig(ms.get("mcc"), iv.get("low"), iv.get("high"), ms.get("n"),
+                                        reason=ms.get("reason"))))
     out.sort(key=lambda r: r.mcc.value if r.mcc.value is not None else -2, reverse=True)
     return out
 
@@ -585,6 +595,9 @@ def _mark_column(rows: list[TableRow], col: int, higher: bool) -> None:
             v = r.cells[col].fig.value
             if v is not None:
                 r.cells[col].place = 1 if v == values[0] else 2 if len(values) > 1 and v == values[1] else 0
+
+
+mark_column = _mark_column  # the Tools tab's columns too (leaderboard.tools_tab)
 
 
 def process_table(sources: list[TabSource], columns: tuple = PROCESS_COLUMNS) -> list[TableRow]:

@@ -110,6 +110,7 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     # Why a figure is not available (no calls, steps or usage in the file), never a 0 (metrics.md section 14).
     nodes = {"kcov": kcov, "tool_eff": tool_eff or {}, "tokens": (head.get("process") or {}).get("mean_tokens") or {},
              "cost": (head.get("cost") or {}).get("mean_cost_usd") or {}, **accuracy_nodes}
+    nodes["mcc"] = ms or {}  # undefined on an empty row or column of its confusion matrix
     out["reasons"] = {k: node["reason"] for k, node in nodes.items() if isinstance(node, dict) and node.get("reason")}
     out.update(provenance=submission.provenance, run_info=public_run(submission.run_record),
                digest=submission.digest, digest_dev=submission.digest_dev)

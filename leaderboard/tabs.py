@@ -21,6 +21,7 @@ from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
+from leaderboard.tools_tab import SORT_PARAMS as TOOLS_PARAMS, headers as tools_headers
 from leaderboard.wide_tabs import INDEXED, table_page
 from routers.selectors import router_board
 
@@ -44,6 +45,7 @@ TABS: tuple[Tab, ...] = (
     Tab("mode-selection", "Mode selection", "leaderboard/tabs/mode_selection.html", params=PAGE),
     Tab("process", "Reasoning process", "leaderboard/tabs/process.html", params=PAGE),
     Tab("toolchains", "Toolchains", "leaderboard/tabs/toolchains.html", params=PAGE),
+    Tab("tools", "Tools", "leaderboard/tabs/tools.html", params=TOOLS_PARAMS),
     Tab("cost", "Cost & Pareto", "leaderboard/tabs/cost.html", params=COST_PARAMS),
     Tab("progress", "Progress over time", "leaderboard/tabs/progress.html"),
     Tab("routers", "Routers", "leaderboard/tabs/routers.html", params=ROUTERS_PARAMS, kind="routers"),
@@ -76,6 +78,8 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
             return n["adaptive"] > 0 or n.get("reported_process", 0) > 0
         if slug == "toolchains":  # its figures need tool calls: adaptive ones (tool effectiveness) or the oracle's
             return n["tool_eff"] > 0 or n["oracle"] > 0
+        if slug == "tools":  # an entry with both text and adaptive lines (the refresh's index has its row)
+            return bool((selectors.board_table_index(benchmark, "tools") or {}).get("rows"))
         if slug == "cost":
             return n["cost"] > 0 or n["tokens"] > 0 or n.get("reported_tokens", 0) > 0
         if slug == "progress":  # reported rows carry no date
@@ -240,6 +244,8 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any, overview: board.Pag
                 "step_prompt": f"step_scores {PROMPT_VERSIONS['step_scores']}" if mmreason else None}
     if tab == "toolchains":
         return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
+    if tab == "tools":
+        return {"rows": rows, **pager, "headers": tools_headers(params, base)}
     # Cost & Pareto reads every public row's results (the frontier and baselines are the whole board's): its parts
     cost_mode, unit = _cost_choice(params)
     sources = selectors.tab_sources(benchmark, cost_parts(cost_mode), domain_table=False)

@@ -19,7 +19,8 @@ from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.provenance import mismatch_text, run_facts
 from evaluation.records import export_lines
 from evaluation.models import Submission
-from leaderboard import agentx_tab, cache, chain_runs, flipped, model_page
+from evaluation.metrics.tool_effect import outputs_shown
+from leaderboard import agentx_tab, cache, chain_runs, flipped, model_page, selectors, tools_tab
 
 def _benchmark(slug: str):  # noqa: ANN202
     benchmark = cache.benchmark_for_page(slug)
@@ -42,14 +43,26 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     results = submission.results or {}
     modes, metrics = model_page.metric_rows(results)
     ms = results.get("mode_selection")
+    samples = model_page.dev_samples(submission)
+    # ?tools=wr-called: the samples of one cell of the Tools section's 2 x 2 table (tools_tab.sample_cells)
+    tools_filter = request.GET.get("tools", "")
+    if tools_filter[:2] in tools_tab.CELLS and tools_filter[3:] in ("called", "none"):
+        cells = tools_tab.sample_cells(submission.pk)
+        samples = [s for s in samples if cells.get(s["uid"]) == tools_filter]
+        tools_filter = tools_tab.filter_label(tools_filter)
+    else:
+        tools_filter = ""
     context = {
         "benchmark": benchmark, "submission": submission, "modes": modes, "metrics": metrics,
         "mode_selection": ms, "mcc": model_page.Fig(ms["mcc"], (ms.get("interval") or {}).get("low"),
-                                                    (ms.get("interval") or {}).get("high")) if ms else None,
+                                                    (ms.get("interval") or {}).get("high"),
+                                                    reason=ms.get("reason")) if ms else None,
+        "tools": tools_tab.model_tools(results.get("tool_effect"), dict(selectors.domains_of(benchmark))),
         "standings": model_page.standing_rows(benchmark, submission),
         "categories": model_page.category_rows(benchmark, results, modes),
         "breakdown": model_page.error_breakdown(submission),
-        "samples": model_page.dev_samples(submission),
+        "samples": samples,
+        "tools_filter": tools_filter,
         "others": Submission.objects.on_board().filter(benchmark=benchmark).exclude(pk=pk).only("pk", "model_name")
         .order_by("model_name"),
         "agentx": agentx_tab.model_figures(benchmark, submission),
@@ -108,6 +121,9 @@ def _steps(line: dict[str, Any], result: Any, key_steps: list[str], run: chain_r
     error = run.error if chain_runs.calls_of(line) else None
     verdicts = list(result.calls) if result else []
     scores = list(result.step_scores or []) if result else []
+    # The calls whose image the model was never sent, where the line records it (docs/metrics.md section 15).
+    seen = outputs_shown(line.get("steps"), line.get("run"))
+    hidden = set(seen[2]) if seen is not None else set()
     out = []
     call_index = 0
     for i, step in enumerate(steps):
@@ -115,7 +131,7 @@ def _steps(line: dict[str, Any], result: Any, key_steps: list[str], run: chain_r
         if isinstance(step.get("tool"), dict):
             tool = step["tool"]
             item["tool"] = {"name": tool.get("name"), "args": tool.get("args"), "input": tool.get("input") or "",
-                            "output": tool.get("output") or ""}
+                            "output": tool.get("output") or "", "never_shown": tool.get("output") in hidden}
             item["verdict"] = verdicts[call_index] if call_index < len(verdicts) else None
             if call_index < len(ran):
                 item["run"] = ran[call_index]
@@ -235,6 +251,7 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
         found = model_page.compare(benchmark, a, b)
         context.update(a=a, b=b, **(found or {"updating": True}))
         if found:
+            context["tools_test"] = tools_tab.compare_tools(a, b)
             context["flipped"] = flipped.flipped(
                 benchmark, a, b, mode=request.GET.get("mode", ""), domain=request.GET.get("domain", ""),
                 cell=request.GET.get("cell", ""), page=_int(request.GET.get("page"), 1),

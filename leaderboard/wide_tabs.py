@@ -1,4 +1,4 @@
-"""The wide tabs' tables (Accuracy by domain, Mode selection, Reasoning process, Toolchains), paged so that an
+"""The wide tabs' tables (Accuracy by domain, Mode selection, Reasoning process, Toolchains, Tools), paged so that an
 uncached page reads and computes its own rows only, however large the board.
 
 What a page needs of the whole board is computed by the board's refresh (``tables_build``, stored in the
@@ -19,6 +19,7 @@ from annotation.models import Benchmark
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard import selectors
 from leaderboard.paging import page_rows
+from leaderboard.tools_tab import PARTS as TOOLS_PARTS, sorted_positions, tools_table
 
 # The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
 TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -26,18 +27,24 @@ TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
     "mode-selection": (("mode_selection",),),
     "process": (("modes", "adaptive", "process"),),
     "toolchains": tuple(("modes", m, "toolchain") for m in ("adaptive", "oracle")),
+    "tools": TOOLS_PARTS,
 }
 INDEXED = tuple(TAB_PARTS)
+# Tabs a visitor sorts by any column: the index keeps each row's values too, and a page sorts the index.
+SORTED = ("tools",)
 
 
-def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource]) -> list[Any]:
-    """The tab's rows over ``sources`` (all the board's in the refresh, a page's when read)."""
+def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource], intervals: bool = True) -> list[Any]:
+    """The tab's rows over ``sources`` (all the board's in the refresh, a page's when read); ``intervals=False``:
+    the refresh's, which needs the values alone (the Tools tab then draws no bootstrap)."""
     if tab == "domains":
         return selectors.domain_table(benchmark, sources)[1]
     if tab == "mode-selection":
         return selectors.mode_selection(sources)
     if tab == "process":
         return selectors.process_table(sources, selectors.process_columns(benchmark.figures))
+    if tab == "tools":
+        return tools_table(sources, intervals)
     return selectors.toolchain_table(sources)
 
 
@@ -65,8 +72,10 @@ def tables_build(benchmark: Benchmark) -> dict[str, Any]:
     sources = selectors.tab_sources(benchmark, parts, domain_table=True)
     out = {}
     for tab in INDEXED:
-        rows = _table(benchmark, tab, sources)
+        rows = _table(benchmark, tab, sources, intervals=False)
         out[tab] = {"rows": [list(_row_id(r)) for r in rows], "marks": _marks(rows)}
+        if tab in SORTED:
+            out[tab]["values"] = [[c.fig.value for c in r.cells] for r in rows]
     return out
 
 
@@ -78,9 +87,15 @@ def table_page(benchmark: Benchmark, tab: str, params: Any, base: str) -> tuple[
     index = selectors.board_table_index(benchmark, tab)
     if index is None:
         sources = selectors.tab_sources(benchmark, TAB_PARTS[tab], domain_table=tab == "domains")
-        rows, pager = page_rows(_table(benchmark, tab, sources), params, base)
+        table = _table(benchmark, tab, sources)
+        if tab in SORTED:
+            table = [table[i] for i in sorted_positions([[c.fig.value for c in r.cells] for r in table], params)]
+        rows, pager = page_rows(table, params, base)
         return rows, pager, sources
-    keys, pager = page_rows(index["rows"], params, base)
+    order = index["rows"]
+    if tab in SORTED and "values" in index:
+        order = [order[i] for i in sorted_positions(index["values"], params)]
+    keys, pager = page_rows(order, params, base)
     ids = {int(key[1:]) for key, _ in keys if key.startswith("s")}
     sources = selectors.tab_sources(benchmark, TAB_PARTS[tab], domain_table=tab == "domains", submission_ids=ids)
     found = {_row_id(r): r for r in _table(benchmark, tab, sources)}

@@ -48,6 +48,10 @@ class Protocol:
     max_turns: int = 8
     limits: Limits = field(default_factory=Limits)
     max_pixels: int = 64_000_000
+    # False: a call's image is made and recorded (``run.tool_outputs``) but not sent to the model, only its text
+    # result, as through a gateway that drops images after the first turn (litellm#20403); the line's
+    # ``images_sent`` then shows it, and so does "tool outputs shown" (docs/metrics.md section 15).
+    tool_images: bool = True
 
 
 @dataclass
@@ -121,6 +125,7 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
         "model_ids": [], "response_ids": [], "prompt_version": prompt.name, "harness_version": HARNESS_VERSION,
         "sampling": endpoint.settings.sampling(), "protocol": protocol.protocol if adaptive else "none",
         "images_sent": [[p.sha256 for p in pictures]], "cached_turns": 0,
+        "tool_outputs": {},  # each image a call made: its ref -> SHA-256 (compared with images_sent)
     }
     usage = {"input_tokens": 0, "output_tokens": 0}
     model_ids: set[str] = set()
@@ -181,7 +186,11 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
                     images[output] = done.image
                     latest = output
                     picture = _Picture.of(output, encode_png(done.image), "image/png")
-                    sent.append(picture.sha256)
+                    record["tool_outputs"][output] = picture.sha256
+                    if protocol.tool_images:
+                        sent.append(picture.sha256)
+                    else:
+                        picture = None
                     reply = f"{done.name} made {output} ({done.image.shape[1]} x {done.image.shape[0]} pixels)."
                     if done.measurements:
                         reply += " Measurements: " + json.dumps(done.measurements, ensure_ascii=False)[:4000]

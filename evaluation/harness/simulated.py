@@ -3,7 +3,7 @@ the tests and the bench. It is not a model: it looks the question up in a key fi
 a fixed, documented policy, so the scores a run gets from it are known in advance.
 
     python -m evaluation.harness.simulated --key KEY.jsonl [--port 0] [--delay 0] [--log LOG.jsonl]
-        [--script SCRIPT.json] [--tool-calls 1] [--served-model NAME] [--seed 0]
+        [--script SCRIPT.json] [--tool-calls 1] [--served-model NAME] [--seed 0] [--ignore-tool-images]
 
 It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard library only.
 
@@ -19,7 +19,9 @@ It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard
   17, or "simulated wrong answer"). In adaptive mode it first makes ``--tool-calls`` calls (the sample's
   reference chain where it has one, else a zoom on the middle, then a contrast step), one per turn,
   each on the latest image, and answers only if every tool image reached it; if a tool's image is
-  missing it answers "NO TOOL IMAGE" (wrong).
+  missing it answers "NO TOOL IMAGE" (wrong). With ``--ignore-tool-images`` it makes the same calls, then
+  looks at none of their images (sent or not) and answers as it does in text mode: tools that cannot
+  change anything (the Tools tab's third demo model, docs/metrics.md section 15).
 - ``--script`` maps a uid to a behaviour, to test what a run does with a bad endpoint: ``timeout``
   (answers after ``--slow`` seconds), ``error500``, ``rate429`` (the first request of each mode is
   refused with ``Retry-After: 1``), ``bad_arguments``, ``truncated_arguments``, ``huge_arguments`` (2 MB)
@@ -131,6 +133,7 @@ class Simulated(ThreadingHTTPServer):
         self.slow = args.slow
         self.seed = args.seed
         self.tool_calls = args.tool_calls
+        self.ignore_tool_images = bool(getattr(args, "ignore_tool_images", False))
         self.served_model = args.served_model
         self.script: dict[str, str] = json.loads(Path(args.script).read_text(encoding="utf-8")) if args.script else {}
         self.log_path = args.log
@@ -263,6 +266,9 @@ def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int
         if turn <= calls_wanted:
             call = _next_call(entry, turn, body, system, since, behaviour)
             return 200, _completion(body, server, f"Step {turn}: I will call {call['name']}.", [call], tagged=tagged), {}
+        if server.ignore_tool_images:  # the images change nothing: the text-mode answer
+            answer = answer_for(entry, "text", seed=server.seed)
+            return 200, _completion(body, server, f"The answer is clear. <answer>{answer}</answer>", []), {}
         if len(new_images) < len(made):
             return 200, _completion(body, server, f"<answer>{NO_IMAGE}</answer>", []), {}
     answer = answer_for(entry, mode, seed=server.seed)
@@ -360,6 +366,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tool-calls", type=int, default=1)
     parser.add_argument("--served-model", default="")
+    parser.add_argument("--ignore-tool-images", action="store_true",
+                        help="adaptive mode: call tools, then answer as in text mode whatever they made")
     parser.add_argument("--script")
     parser.add_argument("--log")
     parser.add_argument("--bill", help="appends the usage of every answer sent (what the endpoint bills)")

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .mode_selection import cell, mcc
+from .mode_selection import cell, mcc, undefined_reason
 from .profiles import undecided_reason
 from .stats import RESAMPLES, SEED, bootstrap_mcc, bootstrap_mean, bootstrap_rate
 from .types import (
@@ -150,6 +150,7 @@ def accuracy_table(acc: ModeAccumulator, bench: PreparedBenchmark, *, seed: int 
 NO_CALLS = "no tool calls in this file"
 NO_STEPS = "no steps in this file"
 NO_USAGE = "no token usage or cost in this file"
+NOT_JUDGED = "tool calls in this mode are not judged (only the process modes', adaptive by default)"
 
 
 def _missing(what: str, mode: str, file_has: bool) -> str:
@@ -191,8 +192,10 @@ def mode_report(mode: str, acc: ModeAccumulator, bench: PreparedBenchmark, *, pr
     proc = ProcessReport(
         kcov=_mean_ci(acc.kcov, seed, resamples),
         kcov_any=_mean_ci(acc.kcov_any, seed, resamples),
-        tool_eff=Rate(acc.valid_calls, acc.decided_calls),
-        tool_eff_per_sample=_mean_ci(acc.per_sample_eff, seed, resamples),
+        # calls of a mode outside process_modes are not judged: nothing to divide by (section 14)
+        tool_eff=Rate(acc.valid_calls, acc.decided_calls, reason=None if process or not acc.calls else NOT_JUDGED),
+        tool_eff_per_sample=(_mean_ci(acc.per_sample_eff, seed, resamples) if process or not acc.calls
+                             else Mean(None, 0, reason=NOT_JUDGED)),
         mean_steps=_count_mean(acc.steps, n_main),
         mean_calls=_count_mean(acc.calls, n_main),
         mean_tokens=_count_mean(acc.tokens, acc.n_tokens),
@@ -230,11 +233,13 @@ SEEN = 1  # read, not finished yet
 _CORRECT = 2
 _CALLS = 4
 _UNDECIDED = 8  # the answer needs an LLM judge: neither right nor wrong, so out of the confusion
+_VALID_CALL = 16  # at least one call passed its tool's schema and ran (tool_effect, metrics.md section 15)
 
 
-def slot_state(correct: bool, n_calls: int, undecided: bool = False) -> int:
-    """The byte ``mode_selection_from_state`` reads for a finished record."""
-    return SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0) | (_UNDECIDED if undecided else 0)
+def slot_state(correct: bool, n_calls: int, valid_call: bool = False, undecided: bool = False) -> int:
+    """The byte ``mode_selection_from_state`` and ``tool_effect`` read for a finished record."""
+    return (SEEN | (_CORRECT if correct else 0) | (_CALLS if n_calls > 0 else 0) | (_VALID_CALL if valid_call else 0)
+            | (_UNDECIDED if undecided else 0))
 
 
 def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
@@ -253,5 +258,8 @@ def mode_selection_from_state(state: bytearray, order: Sequence[SampleInfo], *,
     if not any(counts):
         return None
     tp, fp, tn, fn = counts
+    reason = undefined_reason(tp, fp, tn, fn)
+    if reason is not None:  # not 0.00 [0.00, 0.00]: undefined (metrics.md section 14)
+        return Confusion(tp, fp, tn, fn, None, None, reason)
     ci = bootstrap_mcc(tp, fp, tn, fn, seed=seed, resamples=resamples)
     return Confusion(tp, fp, tn, fn, mcc(tp, fp, tn, fn), ci)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .tool_effect import outputs_shown
 from .types import (
     FAILURE_CLASSES,
     MODES,
@@ -161,4 +162,12 @@ def parse_prediction(obj: Any) -> Prediction:
         _opt_num(obj, "latency_ms", "", MAX_LATENCY_MS) if "latency_ms" in obj else None,
         _opt_num(obj, "cost_usd", "", MAX_COST_USD) if "cost_usd" in obj else None,
         failure,
+        _shown(obj) if "run" in obj else None,  # outputs_shown
     )
+
+
+def _shown(obj: dict[str, Any]) -> tuple[int, int] | None:
+    """(tool outputs shown, successful calls) of a line whose ``run`` records the images sent (metrics.md
+    section 15); kept on the Prediction, since the scorer does not see the ``run`` of a parsed line."""
+    found = outputs_shown(obj.get("steps"), obj.get("run"))
+    return None if found is None else found[:2]

@@ -40,6 +40,7 @@ from .questions import (
     make_tool_call_question,
 )
 from .stats import RESAMPLES, SEED
+from .tool_effect import outputs_shown, tool_effect
 from .toolchain import effective_chain, input_media, normalized_edit_distance, toolset_prf
 from .types import (
     FAILURE_CLASSES,
@@ -65,6 +66,7 @@ DEFAULT_PROCESS_MODES = frozenset({"adaptive"})
 OFFLINE_JUDGE = "offline"  # the built-in judge's name (evaluation/judges/offline.py)
 STREAM_CHUNK = 4096  # predictions per chunk when records are streamed out (on_records)
 _MODE_INDEX = {m: i for i, m in enumerate(MODES)}
+_ADAPTIVE = _MODE_INDEX["adaptive"]
 _new_tuple = tuple.__new__
 
 # A record is built as a list in PredictionResult's field order, then frozen into the tuple.
@@ -200,6 +202,9 @@ def _score(
     edit_memo: dict[tuple, float] = {}
     price_in, price_out = prices if prices is not None else (0.0, 0.0)
     have_prices = prices is not None
+    # Tool outputs shown (section 15): over the adaptive lines that record the images sent.
+    shown = [0, 0]
+    shown_recorded = False
 
     def flush() -> int:
         """Ask the judge about the pending records, fold its verdicts in, freeze the records and
@@ -268,7 +273,9 @@ def _score(
             row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
         records = [new(PredictionResult, row) for row in rows]
         for slot, row in zip(row_slots, rows):
-            seen[slot] = _slot_state(row[R_CORRECT], row[R_N_CALLS], row[R_DECIDED_BY] == UNDECIDED)
+            n_calls = row[R_N_CALLS]
+            seen[slot] = _slot_state(row[R_CORRECT], n_calls, n_calls > 0 and any(not e[3] for e in row[R_CALLS]),
+                                     row[R_DECIDED_BY] == UNDECIDED)
         n = len(records)
         for pending in (rows, row_slots, q_answer, q_calls, q_call_questions, q_ks, call_rows,
                         proc_call_rows):
@@ -487,6 +494,17 @@ def _score(
         seen[slot] = SEEN
         if n_calls:
             call_rows.append(row)
+            if mi == _ADAPTIVE:
+                # a decoded line carries its run record; a parsed one (the validation pass) what it says
+                if type(obj) is dict:
+                    found = outputs_shown(obj.get("steps"), obj["run"]) if "run" in obj else None
+                    seen_out = found[:2] if found is not None else None
+                else:
+                    seen_out = getattr(obj, "outputs_shown", None)
+                if seen_out is not None:
+                    shown_recorded = True
+                    shown[0] += seen_out[0]
+                    shown[1] += seen_out[1]
 
         # ---- judge questions, and the rule-decided figures folded in now
         undecided = False
@@ -533,7 +551,8 @@ def _score(
                 acc.n_ref += 1
                 acc.mae_total += abs(n_calls - l_gt)
                 acc.mae_eff += abs(l_eff - l_gt)
-                acc.precision.append(prf[0])
+                if n_calls:  # no predicted tool: precision is undefined, not 0 (metrics.md section 14)
+                    acc.precision.append(prf[0])
                 acc.recall.append(prf[1])
                 acc.f1.append(prf[2])
                 acc.edit.append(edit)
@@ -562,6 +581,8 @@ def _score(
         modes=modes,
         mode_selection=mode_selection_from_state(seen, bench.order, seed=seed,
                                                  resamples=resamples),
+        tool_effect=tool_effect(seen, bench.order, shown_counts=(shown[0], shown[1]) if shown_recorded else None,
+                                any_calls=file_calls, seed=seed, resamples=resamples),
         records=tuple(kept),
         scoring=bench.scoring,
     )

@@ -139,6 +139,9 @@ class Prediction:
     latency_ms: float | None = None
     cost_usd: float | None = None
     failure: str | None = None  # one of FAILURE_CLASSES: the attempt ended without an answer
+    # (tool outputs shown, successful calls) from the line's ``run`` record (tool_effect.outputs_shown); None
+    # when the line does not record the images sent
+    outputs_shown: tuple[int, int] | None = None
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -234,8 +237,9 @@ class Confusion:
     fp: int
     tn: int
     fn: int
-    mcc: float
+    mcc: float | None  # None when undefined: an empty row or column of the matrix (``reason`` says which)
     interval: Interval | None = None
+    reason: str | None = None
 
     @property
     def n(self) -> int:
@@ -351,6 +355,45 @@ class ModeReport:
     failures: Mapping[str, int] = field(default_factory=dict)
 
 
+# What the tools changed (metrics.md section 15; computed by tool_effect.py).
+NO_IMAGES_SENT = "the file does not record the images sent"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEffectGroup:
+    """The figures over ``n`` samples (the benchmark's, a domain's or a category's)."""
+
+    n: int
+    text_correct: int
+    adaptive_correct: int
+    solved: int  # solved by tools
+    broken: int  # broken by tools
+    unchanged: int  # tools called, nothing changed
+    kept_right: int  # of those, right in both modes (the rest: wrong in both)
+    drift_up: int  # right in adaptive, wrong in text, no valid call
+    drift_down: int  # right in text, wrong in adaptive, no valid call
+    contribution: Mean  # (solved - broken) / n, a share in [-1, 1]
+    drift: Mean  # (drift_up - drift_down) / n
+    difference: Mean  # adaptive accuracy - text accuracy = contribution + drift
+    tool_only: Rate  # of the solved by tools, those wrong in blind mode (or all of them without blind lines)
+    oracle_headroom: Rate  # right in oracle, wrong in adaptive, of n
+    p_value: float  # exact McNemar on (solved, broken)
+    significant: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEffect:
+    """Section 15 for one submission; ``reason`` is set (and the groups empty) when it is not available."""
+
+    overall: ToolEffectGroup | None
+    by_domain: Mapping[str, ToolEffectGroup] = field(default_factory=dict)
+    by_category: Mapping[str, ToolEffectGroup] = field(default_factory=dict)
+    shown: Rate = Rate(0, 0, reason=NO_IMAGES_SENT)  # successful calls whose output image was sent later
+    has_blind: bool = False
+    has_oracle: bool = False
+    reason: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class SubmissionReport:
     judge: str
@@ -360,3 +403,4 @@ class SubmissionReport:
     mode_selection: Confusion | None
     records: tuple[PredictionResult, ...]
     scoring: str = "generic"  # the scoring profile that decided the answers (metrics.md section 13)
+    tool_effect: ToolEffect | None = None  # what the tools changed, text -> adaptive (metrics.md section 15)

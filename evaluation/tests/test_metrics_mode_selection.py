@@ -33,11 +33,24 @@ def test_gpt5_row_to_three_decimals_as_the_spec_checks() -> None:
     assert f"{mcc(482, 392, 376, 50):.3f}" == "0.414"
 
 
-def test_no_tool_calls_anywhere_gives_zero_not_nan() -> None:
+def test_no_tool_calls_anywhere_is_not_available_with_the_reason() -> None:
+    """An empty column of the matrix: MCC is undefined, not 0.00 [0.00, 0.00] (metrics.md section 14)."""
     cells = [cell(text_correct=c, invoked=False) for c in (True, False, True)]
     conf = confusion(cells)
     assert (conf.tp, conf.fp, conf.tn, conf.fn) == (0, 0, 2, 1)
-    assert conf.mcc == 0.0 and not math.isnan(conf.mcc)
+    assert conf.mcc is None and conf.interval is None
+    assert conf.reason == "MCC is undefined: the model never called a tool in adaptive mode"
+    assert not math.isnan(mcc(0, 0, 2, 1))  # the bare formula, used inside the bootstrap, stays a number
+
+
+@pytest.mark.parametrize(("cells", "why"), [
+    ([TP, FP], "called a tool on every sample"),
+    ([TN, FP], "right on every sample"),
+    ([TP, FN], "wrong on every sample"),
+])
+def test_every_empty_margin_is_not_available(cells: list[int], why: str) -> None:
+    conf = confusion(cells)
+    assert conf.mcc is None and conf.reason is not None and why in conf.reason
 
 
 def test_cells_follow_the_labels() -> None:

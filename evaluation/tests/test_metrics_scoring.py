@@ -119,14 +119,15 @@ def test_every_chain_length_zero_gives_none_not_nan() -> None:
     assert report.modes["adaptive"].process.tool_eff.value is None
 
 
-def test_no_tool_calls_anywhere_gives_mcc_zero() -> None:
+def test_no_tool_calls_anywhere_gives_mcc_not_available() -> None:
     report = _score([
         {"sample_id": "a", "mode": "text", "answer": "no"},
         {"sample_id": "a", "mode": "adaptive", "answer": "no"},
         {"sample_id": "b", "mode": "text", "answer": "C"},
         {"sample_id": "b", "mode": "adaptive", "answer": "C"},
     ])
-    assert report.mode_selection is not None and report.mode_selection.mcc == 0.0
+    assert report.mode_selection is not None and report.mode_selection.mcc is None
+    assert report.mode_selection.reason == "MCC is undefined: the model never called a tool in adaptive mode"
 
 
 def test_tool_outside_the_benchmark_tool_set_is_invalid_without_a_judge() -> None:

@@ -16,6 +16,7 @@ from django.core.management import call_command
 
 from annotation.models import Benchmark, Category, Domain, Sample, SampleMedia
 from evaluation.demo import HARNESS_MODEL
+from evaluation.metrics.tool_effect import group_from_counts, shown_rate
 from evaluation.models import PredictionResult, Submission
 
 RELEASES = {"vtc-bench-demo": "vtcbench", "mmreason-demo": "vlmevalkit", "agent-x-demo": "agentx"}
@@ -307,3 +308,34 @@ def test_the_home_cards_of_the_reported_boards_show_their_reported_leaders(demo:
         card = home.split(f'id="bench-{slug}"', 1)[1].split("</section>", 1)[0]
         assert "No public results yet" not in card and "0</strong> samples" not in card, card[:600]
         assert card.count('<span class="badge reported">') >= 3, card[:600]  # three leaders, each reported
+
+
+def test_the_tools_tab_tells_the_three_tool_models_apart(demo: Loaded, client) -> None:  # noqa: ANN001
+    """docs/metrics.md section 15: Sim-Adaptive-Pro's tools help; Sim-ToolHappy's hurt on OCR; the harness row calls
+    tools its model is never shown (tool outputs shown 0 %), and its tool contribution's interval holds 0."""
+    subs = {s.model_name: s for s in Submission.objects.filter(benchmark__slug="adaptmm-demo", deleted_at__isnull=True)}
+    pro, happy, harness = (subs[name] for name in ("Sim-Adaptive-Pro (simulated)", "Sim-ToolHappy (simulated)",
+                                                   HARNESS_MODEL))
+
+    def figures(sub: Submission, domain: str | None = None):  # noqa: ANN202 - the library's ToolEffectGroup
+        effect = sub.results["tool_effect"]
+        group = effect["by_domain"][domain] if domain else effect["overall"]
+        return group_from_counts(group, has_oracle=effect["has_oracle"])
+
+    assert figures(pro).contribution.interval.low > 0
+    assert figures(happy, "ocr").contribution.interval.high < 0
+    assert shown_rate(harness.results["tool_effect"]["shown"]).percent == 0.0
+    blind = figures(harness)
+    assert blind.contribution.interval.low <= 0 <= blind.contribution.interval.high
+    assert blind.solved == blind.broken == 0
+    html = client.get("/b/adaptmm-demo/tools/").content.decode()
+    keys = re.findall(r'<tr [^>]*data-key="(s\d+)" data-mode', html)
+    assert keys.index(f"s{pro.pk}") < keys.index(f"s{harness.pk}")  # best tool contribution first
+    row = re.search(rf'<tr [^>]*data-key="s{harness.pk}"[^>]*>(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[-1].startswith("0.00")  # tool outputs shown
+    model = client.get(f"/b/adaptmm-demo/m/{happy.pk}/").content.decode()
+    assert "OCR" in re.search(r'id="model-tools">(.*?)</table>', model, re.S).group(1)
+    trace = PredictionResult.objects.filter(submission=harness, mode="adaptive", n_calls__gt=0,
+                                            sample__split="dev").select_related("sample").first()
+    page = client.get(f"/b/adaptmm-demo/m/{harness.pk}/s/{trace.sample.uid}/").content.decode()
+    assert "output never shown to the model" in page

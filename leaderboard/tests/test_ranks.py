@@ -28,7 +28,9 @@ SPECS = {
 @pytest.fixture
 def ranked(db, tmp_path):  # noqa: ANN201
     benchmark = helpers.make_benchmark(tmp_path / "bench")
-    subs = {name: helpers.submit(benchmark, helpers.ModelSpec(name, {"adaptive": tuple(right), "text": ("s1",)}))
+    # Tools on s1 and s2: a defined MCC (a model that never calls a tool has none, and leaves its ordering).
+    subs = {name: helpers.submit(benchmark, helpers.ModelSpec(name, {"adaptive": tuple(right), "text": ("s1",)},
+                                                              tools=("s1", "s2")))
             for name, right in SPECS.items()}
     return benchmark, subs
 

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db
 
 # (tab, the table whose rows are paged, rows per public submission: one per mode shown)
 WIDE = [("domains", "domain-table", 3), ("mode-selection", "mode-selection-table", 1),
-        ("process", "process-table", 1), ("toolchains", "toolchain-table", 2), ("cost", "pareto-table", 1)]
+        ("process", "process-table", 1), ("toolchains", "toolchain-table", 2), ("cost", "pareto-table", 1),
+        ("tools", "tools-table", 1)]
 
 
 def _table_rows(html: str, table_id: str) -> list[str]:
@@ -81,7 +82,7 @@ def test_page_is_a_known_parameter_with_one_key_per_page(client, hand, tab) -> N
     assert _queries(client, f"/b/hand/{tab}/?page=02") == cached
 
 
-@pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains", "cost"])
+@pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains", "cost", "tools"])
 def test_the_parts_of_the_results_a_tab_reads_give_the_table_of_the_whole_results(hand, tab, monkeypatch) -> None:
     """A wide tab reads only its parts of each submission's results (``wide_tabs.TAB_PARTS``, extracted by the
     database); its table is the one the whole results give, so no figure goes missing from the page."""
@@ -107,7 +108,7 @@ def test_the_parts_of_the_results_a_tab_reads_give_the_table_of_the_whole_result
     assert shown(parts_context)[0]
 
 
-@pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains"])
+@pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains", "tools"])
 def test_an_uncached_page_of_a_wide_tab_reads_its_own_rows_with_the_whole_boards_marks(client, hand, tab,
                                                                                       monkeypatch) -> None:
     """An uncached page reads the results of its own rows' submissions only (leaderboard.wide_tabs: the order
