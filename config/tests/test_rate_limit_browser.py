@@ -16,22 +16,18 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs a
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 LOCAL = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "rate-browser-pages"}
 COUNTS = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "rate-browser-counts"}
 
 
 def test_a_sort_clicked_past_the_limit_says_too_many_requests_and_keeps_the_board(
-        live_server, transactional_db, tmp_path) -> None:
-    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
+        live_server, transactional_db, chromium, tmp_path) -> None:
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     for s in (helpers.ALPHA, helpers.BETA, helpers.GAMMA):
         helpers.submit(benchmark, s)
     with override_settings(CACHES={"default": LOCAL, "throttle": COUNTS}, THROTTLE_CACHE="throttle",
-                           PAGE_RATE_LIMIT_ANON="4/minute"), playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page()
+                           PAGE_RATE_LIMIT_ANON="4/minute"):
+        page = chromium.new_page()
         page.goto(f"{live_server.url}/b/hand/")
         notice = page.locator("#site-notice")
         assert notice.is_hidden()
@@ -47,5 +43,4 @@ def test_a_sort_clicked_past_the_limit_says_too_many_requests_and_keeps_the_boar
         assert text.startswith("Too many requests") and "then try again" in text
         assert " second" in text or " minute" in text  # how long to wait, from Retry-After
         assert page.locator("#overview-table tbody th.model > a").count() == len(models)  # the board is still there
-        browser.close()
         caches["throttle"].clear()
