@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,9 +91,34 @@ def chromium(_chromium_process: _Chromium, monkeypatch: pytest.MonkeyPatch) -> I
         _chromium_process.detach()
 
 
+def _shuffled(items: list[pytest.Item], seed: int) -> list[pytest.Item]:
+    """The files in a random order, and the tests of each file in a random order (a module's fixtures are still
+    built once): the same for one seed, so every pytest-xdist process collects the same order."""
+    rng = random.Random(seed)
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    order = list(modules.values())
+    rng.shuffle(order)
+    for tests in order:
+        rng.shuffle(tests)
+    return [item for tests in order for item in tests]
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:  # noqa: ARG001
+    seed = os.environ.get("TEST_ORDER_SEED")
+    return f"tests in a random order: TEST_ORDER_SEED={seed} repeats it" if seed else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """.ci/run's second path (PostgreSQL and Redis) skips what its first path (SQLite, the embedded broker) already
+    """With TEST_ORDER_SEED set, the tests run in an order drawn from it (a test that passes only after another,
+    or only alone, shows up); unset (CI), in the order of the files.
+
+    .ci/run's second path (PostgreSQL and Redis) skips what its first path (SQLite, the embedded broker) already
     ran exactly as it would run here: tests marked ``same_on_every_path``."""
+    seed = os.environ.get("TEST_ORDER_SEED")
+    if seed:
+        items[:] = _shuffled(items, int(seed))
     if os.environ.get("CI_SECOND_PATH") != "1":
         return
     once = pytest.mark.skip(reason="same on every path: run by .ci/run's first path (SQLite, embedded broker)")
