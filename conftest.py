@@ -8,8 +8,12 @@ A test's own ``page.wait_for_function("expression")`` is eval'd in the page and 
 
 from __future__ import annotations
 
+import asyncio
 import os
+import random
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,9 +23,102 @@ import pytest
 _ROOT = str(Path(__file__).resolve().parent)
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)
 
+# The browser tests' Chromium: one per test process, launched at the first test that asks for it (the
+# ``chromium`` fixture) and closed at the end of the session. Starting Playwright's driver and Chromium
+# takes 2-4 s on the CI machine, once a test before; each test now opens a context of its own (own cookies,
+# storage and viewport) and the fixture closes whatever contexts the test left open.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+class _Chromium:
+    """Playwright's sync API marks its event loop as running in this thread between calls; asyncio (and
+    Django, which keeps a database connection of its own per context while a loop runs) would see it in every
+    later test of the process. So the loop is marked running only inside a browser test."""
+
+    def __init__(self) -> None:
+        from playwright import sync_api  # a missing Playwright must fail, not skip
+
+        self._manager = sync_api.sync_playwright()
+        self._playwright = self._manager.start()
+        self._loop = self._manager._loop  # noqa: SLF001 - the loop the sync API runs its calls on
+        self.browser = self._launch()
+        self.detach()
+
+    def _launch(self) -> Any:  # noqa: ANN401
+        return self._playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+
+    def attach(self) -> Any:  # noqa: ANN401
+        asyncio._set_running_loop(self._loop)  # noqa: SLF001
+        if not self.browser.is_connected():  # crashed in an earlier test: a new one, not a cascade of failures
+            self.browser = self._launch()
+        return self.browser
+
+    def detach(self) -> None:
+        asyncio._set_running_loop(None)  # noqa: SLF001
+
+    def close(self) -> None:
+        self.attach()
+        self.browser.close()
+        self._playwright.stop()
+        self.detach()
+
+
+@pytest.fixture(scope="session")
+def _chromium_process() -> Iterator[_Chromium]:
+    chromium = _Chromium()
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture
+def chromium(_chromium_process: _Chromium, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The process's Chromium (a playwright Browser) for one test: open pages with ``new_context()`` or
+    ``new_page()``; what the test leaves open is closed after it."""
+    from django.db import connections
+
+    # While the loop is marked running, Django's ORM refuses to run unless told that this thread is not async.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    browser = _chromium_process.attach()
+    try:
+        yield browser
+    finally:
+        for context in list(browser.contexts):
+            context.close()
+        # ORM calls made while the loop ran got connections of their own (Django keeps them per context while
+        # a loop runs): close them here, or PostgreSQL could not drop the test database at the end.
+        connections.close_all()
+        _chromium_process.detach()
+
+
+def _shuffled(items: list[pytest.Item], seed: int) -> list[pytest.Item]:
+    """The files in a random order, and the tests of each file in a random order (a module's fixtures are still
+    built once): the same for one seed, so every pytest-xdist process collects the same order."""
+    rng = random.Random(seed)
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    order = list(modules.values())
+    rng.shuffle(order)
+    for tests in order:
+        rng.shuffle(tests)
+    return [item for tests in order for item in tests]
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:  # noqa: ARG001
+    seed = os.environ.get("TEST_ORDER_SEED")
+    return f"tests in a random order: TEST_ORDER_SEED={seed} repeats it" if seed else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """.ci/run's second path (PostgreSQL and Redis) skips what its first path (SQLite, the embedded broker) already
+    """With TEST_ORDER_SEED set, the tests run in an order drawn from it (a test that passes only after another,
+    or only alone, shows up); unset (CI), in the order of the files.
+
+    .ci/run's second path (PostgreSQL and Redis) skips what its first path (SQLite, the embedded broker) already
     ran exactly as it would run here: tests marked ``same_on_every_path``."""
+    seed = os.environ.get("TEST_ORDER_SEED")
+    if seed:
+        items[:] = _shuffled(items, int(seed))
     if os.environ.get("CI_SECOND_PATH") != "1":
         return
     once = pytest.mark.skip(reason="same on every path: run by .ci/run's first path (SQLite, embedded broker)")

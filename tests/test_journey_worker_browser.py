@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 MODEL = "Journey-VL 7B"
 
 
-def test_upload_on_the_form_scored_by_a_worker_then_found_on_the_board(live_server, tmp_path, monkeypatch,
+def test_upload_on_the_form_scored_by_a_worker_then_found_on_the_board(live_server, chromium, tmp_path, monkeypatch,
                                                                       start_worker) -> None:  # noqa: F811
     from playwright import sync_api as playwright
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -24,33 +24,30 @@ def test_upload_on_the_form_scored_by_a_worker_then_found_on_the_board(live_serv
     worker = start_worker()
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_bytes(good_file())
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page()
-        page.goto(f"{live_server.url}/submissions/new/?benchmark=tiny")
-        page.fill('input[name="username"]', "ada")
-        page.fill('input[name="password"]', "pw-ada-1")
-        page.click('button[type="submit"], input[type="submit"]')
-        page.wait_for_url("**/submissions/new/?benchmark=tiny")
-        page.set_input_files('input[type="file"]', str(predictions))
-        page.fill('input[name="model_name"]', MODEL)
-        page.check('input[name="is_public"]')
-        page.click("#submit-button")
-        page.wait_for_url("**/submissions/*/")
-        try:
-            page.wait_for_function("() => document.querySelector('#status-value').textContent === 'Done'",
-                                   timeout=60_000)
-        except playwright.TimeoutError:
-            pytest.fail(f"not done: {page.inner_text('#status-value')}; worker log:\n{worker.output()}")
-        page.reload()  # the live status is a fragment; the full page links the finished one's row
-        page.click("#board-row")
-        page.wait_for_url("**/b/tiny/?q=Journey-VL+7B#row-s*")
-        # The board is rebuilt by the worker after the publish: reload until the row is there.
-        for _ in range(60):
-            if page.locator("[id^=row-s]").count():
-                break
-            page.wait_for_timeout(500)
-            page.reload()
-        assert MODEL in page.locator("[id^=row-s]").first.inner_text()
-        browser.close()
+    page = chromium.new_page()
+    page.goto(f"{live_server.url}/submissions/new/?benchmark=tiny")
+    page.fill('input[name="username"]', "ada")
+    page.fill('input[name="password"]', "pw-ada-1")
+    page.click('button[type="submit"], input[type="submit"]')
+    page.wait_for_url("**/submissions/new/?benchmark=tiny")
+    page.set_input_files('input[type="file"]', str(predictions))
+    page.fill('input[name="model_name"]', MODEL)
+    page.check('input[name="is_public"]')
+    page.click("#submit-button")
+    page.wait_for_url("**/submissions/*/")
+    try:
+        page.wait_for_function("() => document.querySelector('#status-value').textContent === 'Done'",
+                               timeout=60_000)
+    except playwright.TimeoutError:
+        pytest.fail(f"not done: {page.inner_text('#status-value')}; worker log:\n{worker.output()}")
+    page.reload()  # the live status is a fragment; the full page links the finished one's row
+    page.click("#board-row")
+    page.wait_for_url("**/b/tiny/?q=Journey-VL+7B#row-s*")
+    # The board is rebuilt by the worker after the publish: reload until the row is there.
+    for _ in range(60):
+        if page.locator("[id^=row-s]").count():
+            break
+        page.wait_for_timeout(500)
+        page.reload()
+    assert MODEL in page.locator("[id^=row-s]").first.inner_text()
     connections.close_all()

@@ -18,19 +18,14 @@ from annotation.workbench.editing import annotation_save
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM would refuse to run here.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-from playwright import sync_api  # noqa: E402  (a missing Playwright must fail, not skip)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        yield browser
-        browser.close()
+@pytest.fixture
+def browser(chromium):  # noqa: ANN001, ANN201
+    """The process's Chromium (conftest.py); each page below has a context of its own."""
+    return chromium
 
 
 @pytest.fixture

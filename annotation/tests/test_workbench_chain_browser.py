@@ -109,11 +109,16 @@ def test_verification_is_explained_first_and_a_refusal_goes_after_the_chain_runs
 
 
 def test_ctrl_s_saves_and_save_and_next_opens_the_next_item(page, live_server, tmp_path: Path) -> None:
+    page.clock.install()  # the page's timers run on a clock the test can stop
     bench, user, first = _open(page, live_server, tmp_path, "keys")
     second = assignment_create(sample=bench.samples.order_by("position")[1], annotator=user)
+    # Stopped, the 1.2 s autosave the edit schedules cannot fire: only Ctrl+S can send this save, however
+    # long the server takes to answer (the test once raced the autosave with a 900 ms deadline).
+    page.clock.pause_at(page.evaluate("() => Date.now()") + 1)
     page.fill("#qa-answer", "7")
-    with page.expect_response(lambda r: r.url.endswith("/save/"), timeout=900):  # before the 1.2 s autosave
+    with page.expect_response(lambda r: r.url.endswith("/save/")):
         page.keyboard.press("Control+s")
+    page.clock.resume()
     page.wait_for_function("() => document.getElementById('save-status').textContent.startsWith('Saved')")
     page.fill("#qa-answer", "8")
     page.click("#save-next-btn")

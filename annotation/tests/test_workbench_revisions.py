@@ -43,8 +43,7 @@ def test_each_part_is_told_in_words() -> None:
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("width", [1440, 390])
-def test_the_history_page_says_what_changed(live_server, tmp_path, width: int) -> None:
-    from playwright import sync_api
+def test_the_history_page_says_what_changed(live_server, chromium, tmp_path, width: int) -> None:
 
     bench = make_benchmark(tmp_path, n=1)
     user = make_user("writer", bench, Role.ANNOTATOR)
@@ -53,20 +52,17 @@ def test_the_history_page_says_what_changed(live_server, tmp_path, width: int) -
     for data in (payload(), payload(answer="4"), payload(answer="4")):
         annotation.refresh_from_db()
         assert annotation_save(annotation_id=annotation.pk, user=user, base_version=annotation.version, data=data).ok
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("#id_username", "writer")
-        page.fill("#id_password", PASSWORD)
-        page.click("form.card button[type=submit]")
-        page.wait_for_load_state()
-        page.goto(f"{live_server.url}/annotate/a/{assignment.pk}/history/")
-        sections = page.locator("section.revision")
-        newest, middle, first = (sections.nth(i).inner_text() for i in range(3))
-        assert "No change from version" in newest and "saved again as it was" in newest
-        assert "Answer: “3” → “4”" in middle and "Compared with version" in middle
-        assert "Answer added: “3”" in first and "Box 1 added: img0 [10, 20, 50, 60]" in first
-        assert "{" not in page.inner_text("main")  # no JSON
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
-        browser.close()
+    page = chromium.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "writer")
+    page.fill("#id_password", PASSWORD)
+    page.click("form.card button[type=submit]")
+    page.wait_for_load_state()
+    page.goto(f"{live_server.url}/annotate/a/{assignment.pk}/history/")
+    sections = page.locator("section.revision")
+    newest, middle, first = (sections.nth(i).inner_text() for i in range(3))
+    assert "No change from version" in newest and "saved again as it was" in newest
+    assert "Answer: “3” → “4”" in middle and "Compared with version" in middle
+    assert "Answer added: “3”" in first and "Box 1 added: img0 [10, 20, 50, 60]" in first
+    assert "{" not in page.inner_text("main")  # no JSON
+    assert page.evaluate("document.documentElement.scrollWidth") <= width

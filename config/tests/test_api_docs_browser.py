@@ -12,12 +12,9 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 
-def test_api_docs_show_their_operations_with_no_request_leaving_this_machine(live_server) -> None:
-    from playwright import sync_api as playwright
+def test_api_docs_show_their_operations_with_no_request_leaving_this_machine(live_server, chromium) -> None:
     local, remote = [], []
 
     def route(r) -> None:  # noqa: ANN001
@@ -29,15 +26,13 @@ def test_api_docs_show_their_operations_with_no_request_leaving_this_machine(liv
             remote.append(r.request.url)
             r.abort()
 
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        page.route("**/*", route)
-        page.goto(f"{live_server.url}/api/docs/")
-        page.wait_for_selector(".opblock", timeout=20_000)
-        paths = page.locator(".opblock .opblock-summary-path").all_inner_texts()
-        title = page.locator(".info .title").inner_text()
-        browser.close()
+    browser = chromium
+    page = browser.new_page()
+    page.route("**/*", route)
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector(".opblock", timeout=20_000)
+    paths = page.locator(".opblock .opblock-summary-path").all_inner_texts()
+    title = page.locator(".info .title").inner_text()
     assert not remote, f"requests left 127.0.0.1: {remote}"
     assert "Adaptive tool-use VLM benchmark platform API" in title
     assert any(p.startswith("/api/v1/benchmarks/") for p in paths) and any("/submissions/" in p for p in paths)

@@ -11,25 +11,19 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 
-def test_pages_have_an_icon_and_no_request_for_it_is_a_404(live_server) -> None:
-    from playwright import sync_api as playwright
+def test_pages_have_an_icon_and_no_request_for_it_is_a_404(live_server, chromium) -> None:
     missing: list[str] = []
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
-        for path in ("/", "/accounts/login/", "/admin/login/"):
-            page.goto(f"{live_server.url}{path}")
-        page.goto(f"{live_server.url}/")
-        href = page.locator('link[rel="icon"]').get_attribute("href")
-        icon = page.request.get(f"{live_server.url}{href}")
-        assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
-        assert b"<svg" in icon.body()
-        fallback = page.goto(f"{live_server.url}/favicon.ico")  # follows the redirect
-        assert fallback.status == 200 and fallback.url.endswith(href)
-        browser.close()
+    page = chromium.new_page()
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
+    for path in ("/", "/accounts/login/", "/admin/login/"):
+        page.goto(f"{live_server.url}{path}")
+    page.goto(f"{live_server.url}/")
+    href = page.locator('link[rel="icon"]').get_attribute("href")
+    icon = page.request.get(f"{live_server.url}{href}")
+    assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert b"<svg" in icon.body()
+    fallback = page.goto(f"{live_server.url}/favicon.ico")  # follows the redirect
+    assert fallback.status == 200 and fallback.url.endswith(href)
     assert not missing, f"404s: {missing}"

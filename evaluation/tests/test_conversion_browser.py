@@ -13,7 +13,6 @@ from evaluation import pipeline, services
 from evaluation.models import Submission
 from evaluation.tests import author_shapes as shapes
 from evaluation.tests.submission_helpers import UIDS, answer_of, make_benchmark
-from evaluation.tests.test_web import chromium  # noqa: F401 (fixture)
 
 
 @pytest.mark.browser

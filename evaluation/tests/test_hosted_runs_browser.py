@@ -14,7 +14,6 @@ from evaluation.models import HostedRun
 from evaluation.run_inputs import write_simulated_key
 from evaluation.tests.harness_fixtures import simulated_model
 from evaluation.tests.submission_helpers import SLUG, make_benchmark
-from evaluation.tests.test_web import chromium  # noqa: F401 (fixture)
 
 
 @pytest.mark.browser

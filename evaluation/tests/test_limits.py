@@ -256,10 +256,9 @@ def test_an_over_size_upload_is_refused_by_its_declared_length_before_the_body_i
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_the_upload_page_refuses_an_over_size_file_before_sending_it(live_server, tmp_path, monkeypatch,
+def test_the_upload_page_refuses_an_over_size_file_before_sending_it(live_server, chromium, tmp_path, monkeypatch,
                                                                      settings) -> None:
     from django.db import connections
-    from playwright import sync_api as playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     settings.SUBMISSION_MAX_FILE_BYTES = 1000
@@ -268,21 +267,18 @@ def test_the_upload_page_refuses_an_over_size_file_before_sending_it(live_server
     path = tmp_path / "predictions.jsonl"
     path.write_bytes(good_file())  # about 2 KB
     posts: list[str] = []
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page()
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill('input[name="username"]', "ada")
-        page.fill('input[name="password"]', "pw-ada-1")
-        page.click('button[type="submit"]')
-        page.wait_for_load_state()
-        page.goto(f"{live_server.url}/submissions/new/tiny/")
-        page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
-        page.set_input_files('input[type="file"]', str(path))
-        page.fill('input[name="model_name"]', "too-big")
-        page.click("#submit-button")
-        message = page.inner_text("#form-errors")
-        browser.close()
+    page = chromium.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill('input[name="username"]', "ada")
+    page.fill('input[name="password"]', "pw-ada-1")
+    page.click('button[type="submit"]')
+    page.wait_for_load_state()
+    page.goto(f"{live_server.url}/submissions/new/tiny/")
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.set_input_files('input[type="file"]', str(path))
+    page.fill('input[name="model_name"]', "too-big")
+    page.click("#submit-button")
+    message = page.inner_text("#form-errors")
     connections.close_all()
     assert f"The file is too large: {path.stat().st_size:,} bytes, over the limit of 1,000 bytes" in message
     assert posts == []  # nothing was sent

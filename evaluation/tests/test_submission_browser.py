@@ -8,7 +8,6 @@ from contextlib import contextmanager
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connections
 
 from evaluation import services
 from evaluation.tests.submission_helpers import good_file, make_benchmark, upload
@@ -16,59 +15,49 @@ from evaluation.tests.submission_helpers import good_file, make_benchmark, uploa
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_board_link_preselects_and_a_finished_submission_leads_back_to_its_row(live_server, tmp_path,
+def test_board_link_preselects_and_a_finished_submission_leads_back_to_its_row(live_server, chromium, tmp_path,
                                                                                 monkeypatch) -> None:
-    from playwright import sync_api as playwright
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     bench = make_benchmark(tmp_path / "bench")
     ada = get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
     # eager tasks in this process: the upload is scored before it returns
     sub = services.submission_create(benchmark=bench, owner=ada, file=upload(good_file()), model_name="Ada-VL 7B",
                                      is_public=True, enforce_limits=False)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page()
-        page.goto(f"{live_server.url}/b/tiny/")
-        page.click("#submit-predictions")  # signed out: the sign-in page first, then the form
-        page.fill('input[name="username"]', "ada")
-        page.fill('input[name="password"]', "pw-ada-1")
-        page.click('button[type="submit"], input[type="submit"]')
-        page.wait_for_url("**/submissions/new/?benchmark=tiny")
-        assert page.eval_on_selector('select[name="benchmark"]', "s => s.value") == "tiny"
+    page = chromium.new_page()
+    page.goto(f"{live_server.url}/b/tiny/")
+    page.click("#submit-predictions")  # signed out: the sign-in page first, then the form
+    page.fill('input[name="username"]', "ada")
+    page.fill('input[name="password"]', "pw-ada-1")
+    page.click('button[type="submit"], input[type="submit"]')
+    page.wait_for_url("**/submissions/new/?benchmark=tiny")
+    assert page.eval_on_selector('select[name="benchmark"]', "s => s.value") == "tiny"
 
-        page.goto(f"{live_server.url}/submissions/{sub.pk}/")
-        assert page.inner_text("#status-value") == "Done"
-        page.click("#board-row")
-        page.wait_for_url(f"**/b/tiny/?q=Ada-VL+7B#row-s{sub.pk}")
-        row = page.locator(f"#row-s{sub.pk}")
-        assert "Ada-VL 7B" in row.inner_text()
-        assert page.evaluate("() => document.querySelector(':target').id") == f"row-s{sub.pk}"
-        highlight = row.locator("td").first.evaluate("td => getComputedStyle(td).backgroundColor")
-        assert highlight == "rgb(255, 244, 194)"
-        browser.close()
-    connections.close_all()
+    page.goto(f"{live_server.url}/submissions/{sub.pk}/")
+    assert page.inner_text("#status-value") == "Done"
+    page.click("#board-row")
+    page.wait_for_url(f"**/b/tiny/?q=Ada-VL+7B#row-s{sub.pk}")
+    row = page.locator(f"#row-s{sub.pk}")
+    assert "Ada-VL 7B" in row.inner_text()
+    assert page.evaluate("() => document.querySelector(':target').id") == f"row-s{sub.pk}"
+    highlight = row.locator("td").first.evaluate("td => getComputedStyle(td).backgroundColor")
+    assert highlight == "rgb(255, 244, 194)"
 
 
 @contextmanager
-def signed_in_page(live_server, width: int) -> Iterator:
-    """A Chromium page of the given width, signed in as ada."""
-    from playwright import sync_api as playwright
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill('input[name="username"]', "ada")
-        page.fill('input[name="password"]', "pw-ada-1")
-        page.click('button[type="submit"], input[type="submit"]')
-        page.wait_for_load_state()
-        yield page
-        browser.close()
-    connections.close_all()
+def signed_in_page(chromium, live_server, width: int) -> Iterator:  # noqa: ANN001
+    """A page of the process's Chromium (the ``chromium`` fixture) at the given width, signed in as ada."""
+    page = chromium.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill('input[name="username"]', "ada")
+    page.fill('input[name="password"]', "pw-ada-1")
+    page.click('button[type="submit"], input[type="submit"]')
+    page.wait_for_load_state()
+    yield page
 
 
 @pytest.mark.parametrize("width", [1440, 390])
 def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the_top(
-        live_server, tmp_path, monkeypatch, width) -> None:
+        live_server, chromium, tmp_path, monkeypatch, width) -> None:
     """Bad JSON on line 3 says line 3 and a column, never the decoder's own "line 1"; a file made for another
     benchmark fails with one message naming it, at the top of the page, shown as soon as validation fails."""
     from unittest import mock
@@ -91,7 +80,7 @@ def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the
         foreign = services.submission_create(
             benchmark=bench, owner=ada, model_name="Elsewhere", enforce_limits=False,
             file=upload(jsonl([{"sample_id": f"o{i}", "mode": "text", "answer": "1"} for i in range(8)])))
-    with signed_in_page(live_server, width) as page:
+    with signed_in_page(chromium, live_server, width) as page:
 
         page.goto(f"{live_server.url}/submissions/{bad_json.pk}/")
         row = page.locator("#error-table tbody tr").first
@@ -117,7 +106,7 @@ def test_upload_messages_give_our_line_and_a_wrong_benchmark_file_is_told_at_the
 
 
 @pytest.mark.parametrize("width", [1440, 390])
-def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, monkeypatch, width) -> None:
+def test_the_submission_pages_key_columns_are_in_view(live_server, chromium, tmp_path, monkeypatch, width) -> None:
     """Issue 26, item 6: on a phone, "Correct" sits beside the sample and the accuracy beside the mode."""
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -130,7 +119,7 @@ def test_the_submission_pages_key_columns_are_in_view(live_server, tmp_path, mon
     lines = [prediction(u, m, **({"answer": talk} if u == "s1" else {})) for m in ("text", "adaptive") for u in UIDS]
     sub = services.submission_create(benchmark=bench, owner=ada, file=upload(jsonl(lines)), model_name="Ada-VL 7B",
                                      enforce_limits=False)
-    with signed_in_page(live_server, width) as page:
+    with signed_in_page(chromium, live_server, width) as page:
         page.goto(f"{live_server.url}/submissions/{sub.pk}/")
         for table, label in (("#rows-table", "Correct"), ("#results-table", "Accuracy")):
             th = page.locator(f"{table} thead th", has_text=label).first

@@ -7,7 +7,6 @@ from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connections
 
 from evaluation import pipeline, services
 from evaluation.models import Submission
@@ -137,19 +136,6 @@ def test_publish_unpublish_and_delete_from_the_page(web, post) -> None:
 
 
 # ------------------------------------------------------------------ in a real browser
-
-
-@pytest.fixture
-def chromium():
-    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                    args=["--no-sandbox", "--headless", "--disable-gpu"])
-        yield browser
-        browser.close()
-        # ORM calls made while Playwright's loop runs in this thread get a connection of their own
-        # (Django's connections are per context): close it, or PostgreSQL cannot drop the test database.
-        connections.close_all()
 
 
 @pytest.mark.browser

@@ -7,7 +7,6 @@ import json
 import os
 
 import pytest
-from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
@@ -18,7 +17,6 @@ from annotation.tests.test_workbench_browser import login
 from annotation.tests.workbench_helpers import make_benchmark, make_user, payload
 from annotation.workbench.assignments import assignment_claim_next
 from evaluation.demo import demo_release_submissions_load
-from leaderboard.tests.test_browser import CHROMIUM_ARGS
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -26,17 +24,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def browser(live_server):  # noqa: ANN201
-    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-        # These tests write to the database while Playwright's dispatcher is running, which gives them
-        # a connection of that context (Django keeps connections per context). The transactional
-        # teardown runs after this fixture has left it, so it would never close that connection, and
-        # dropping the test database at the end of the run would fail ("being accessed by other users").
-        connections.close_all()
+def browser(live_server, chromium):  # noqa: ANN201
+    """The process's Chromium (conftest.py), which also closes the connections these tests' writes opened
+    while Playwright's loop was marked running."""
+    return chromium
 
 
 def test_the_agentx_tab_on_the_agentx_demo_benchmark(live_server, browser) -> None:

@@ -14,22 +14,16 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
-def page(live_server, transactional_db, tmp_path):  # noqa: ANN201
-    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
+def page(live_server, transactional_db, chromium, tmp_path):  # noqa: ANN201
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     subs = {s.name: helpers.submit(benchmark, s) for s in (helpers.ALPHA, helpers.BETA, helpers.GAMMA)}
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        pg = browser.new_page(accept_downloads=True)
-        pg.base = live_server.url  # type: ignore[attr-defined]
-        pg.subs = subs  # type: ignore[attr-defined]
-        yield pg
-        browser.close()
+    pg = chromium.new_page(accept_downloads=True)
+    pg.base = live_server.url  # type: ignore[attr-defined]
+    pg.subs = subs  # type: ignore[attr-defined]
+    yield pg
 
 
 def _order(page) -> list[str]:  # noqa: ANN001

@@ -58,28 +58,23 @@ def test_markup_in_a_domain_name_is_escaped_in_the_compare_chart(client, marked)
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_markup_in_a_model_name_shows_as_text_in_the_drawn_charts(live_server, tmp_path) -> None:
-    from playwright import sync_api as playwright
+def test_markup_in_a_model_name_shows_as_text_in_the_drawn_charts(live_server, chromium, tmp_path) -> None:
 
-    from leaderboard.tests.test_browser import CHROMIUM_ARGS
 
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     helpers.submit(benchmark, helpers.ALPHA)
     helpers.submit(benchmark, SPEC)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        for tab, chart in (("cost", "#pareto-chart"), ("mode-selection", "#mcc-chart")):
-            page.goto(f"{live_server.url}/b/hand/{tab}/")
-            page.wait_for_selector(f'{chart}[data-rendered="true"]', timeout=20_000)
-            # Plotly turns <a href> in a label into an SVG link; escaped, the name is plain text
-            assert page.locator(f"{chart} svg a").count() == 0
-            assert page.locator(f"{chart} svg b").count() == 0
-            if tab == "mode-selection":  # the y axis' tick labels show the name as typed
-                ticks = page.locator(f"{chart} .ytick text").all_text_contents()
-                assert MARKUP in ticks, ticks
-            else:  # the routing baselines are labelled with model names
-                labels = page.locator(f"{chart} .textpoint text").all_text_contents()
-                assert any(MARKUP in label for label in labels), labels
-        browser.close()
+    page = chromium.new_page()
+    for tab, chart in (("cost", "#pareto-chart"), ("mode-selection", "#mcc-chart")):
+        page.goto(f"{live_server.url}/b/hand/{tab}/")
+        page.wait_for_selector(f'{chart}[data-rendered="true"]', timeout=20_000)
+        # Plotly turns <a href> in a label into an SVG link; escaped, the name is plain text
+        assert page.locator(f"{chart} svg a").count() == 0
+        assert page.locator(f"{chart} svg b").count() == 0
+        if tab == "mode-selection":  # the y axis' tick labels show the name as typed
+            ticks = page.locator(f"{chart} .ytick text").all_text_contents()
+            assert MARKUP in ticks, ticks
+        else:  # the routing baselines are labelled with model names
+            labels = page.locator(f"{chart} .textpoint text").all_text_contents()
+            assert any(MARKUP in label for label in labels), labels

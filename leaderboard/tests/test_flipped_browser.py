@@ -8,23 +8,18 @@ import os
 import pytest
 
 from leaderboard.tests import helpers
-from leaderboard.tests.test_browser import CHROMIUM_ARGS
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def browser(live_server, transactional_db, tmp_path):  # noqa: ANN201
-    from playwright import sync_api as playwright
+def browser(live_server, transactional_db, chromium, tmp_path):  # noqa: ANN201
 
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     subs = {s.name: helpers.submit(benchmark, s) for s in (helpers.ALPHA, helpers.BETA)}
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        chromium.base, chromium.subs = live_server.url, subs  # type: ignore[attr-defined]
-        yield chromium
-        chromium.close()
+    chromium.base, chromium.subs = live_server.url, subs  # type: ignore[attr-defined]
+    yield chromium
 
 
 def _rows(page) -> list[str]:  # noqa: ANN001

@@ -14,22 +14,16 @@ from leaderboard.tests.media_bench import SLUG, make_media_benchmark, submit_med
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls of the fixtures stay synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-from playwright import sync_api  # noqa: E402  (a missing Playwright must fail, not skip)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
-def page(live_server, transactional_db):  # noqa: ANN001, ANN201, ARG001
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        context = browser.new_context(viewport={"width": 1500, "height": 1000})
-        pg = context.new_page()
-        pg.set_default_timeout(15000)
-        yield pg
-        browser.close()
+def page(live_server, transactional_db, chromium):  # noqa: ANN001, ANN201, ARG001
+    context = chromium.new_context(viewport={"width": 1500, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(15000)
+    yield pg
 
 
 def loaded_images(page, selector: str) -> list[dict]:  # noqa: ANN001

@@ -9,7 +9,6 @@ import os
 import pytest
 
 from leaderboard.tests import helpers
-from leaderboard.tests.test_browser import CHROMIUM_ARGS
 from leaderboard.tests.test_ranks import SPECS, _library
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -18,19 +17,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def page(live_server, transactional_db, tmp_path):  # noqa: ANN201
-    from playwright import sync_api as playwright
+def page(live_server, transactional_db, chromium, tmp_path):  # noqa: ANN201
 
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     subs = {name: helpers.submit(benchmark, helpers.ModelSpec(name, {"adaptive": tuple(right), "text": ("s1",)}))
             for name, right in SPECS.items()}
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        pg = browser.new_page()
-        pg.base = live_server.url  # type: ignore[attr-defined]
-        pg.subs = subs  # type: ignore[attr-defined]
-        yield pg
-        browser.close()
+    pg = chromium.new_page()
+    pg.base = live_server.url  # type: ignore[attr-defined]
+    pg.subs = subs  # type: ignore[attr-defined]
+    yield pg
 
 
 def test_ranks_tie_groups_and_intervals_are_shown_as_the_library_computes_them(page) -> None:

@@ -16,24 +16,18 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
-def page(live_server, transactional_db, tmp_path):
-    from playwright import sync_api as playwright  # a missing Playwright must fail, not skip
+def page(live_server, transactional_db, chromium, tmp_path):
     world = make_world(tmp_path / "bench")
     make_user("annotator", world.benchmark, Role.ANNOTATOR)
     # One person per trace, so a single verdict already makes a human majority the judge is compared with.
     services.batch_create(benchmark=world.benchmark, name="Browser batch", size=3, people_per_trace=1,
                           submission=world.alpha)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        pg = browser.new_page()
-        pg.base = live_server.url  # type: ignore[attr-defined]
-        yield pg
-        browser.close()
+    pg = chromium.new_page()
+    pg.base = live_server.url  # type: ignore[attr-defined]
+    yield pg
 
 
 def _units(page, kind: str) -> int:
