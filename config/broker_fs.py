@@ -6,6 +6,10 @@ consumer that lists the folder in between moves and reads an empty (or partial) 
 dies with ``Unrecoverable error: JSONDecodeError`` (seen in the worker tests under load, the flaky
 landings of issue 27 and 40). Here the message is written under a name no consumer reads
 (``.part``), then renamed to its final name, which is atomic on one file system.
+
+``use()`` (called where the Celery app is made, config/celery.py) makes ``filesystem://`` name this
+transport in the process, before any connection is made: a URL chooses the broker as before (a test
+that points the app at Redis gets Redis).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import uuid
 from time import monotonic
 from typing import Any
 
+from kombu import transport as transports
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
@@ -35,3 +40,8 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+def use() -> None:
+    transports.TRANSPORT_ALIASES["filesystem"] = f"{__name__}:Transport"
+    transports._transport_cache.pop("filesystem", None)

@@ -10,6 +10,9 @@ from celery.worker.consumer import Consumer
 # Production-safe by default (a worker started by hand never runs DEBUG settings); scripts/run sets local.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
+from config import broker_fs
+
+broker_fs.use()  # the embedded broker's message files are written whole before a consumer sees them
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

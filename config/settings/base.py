@@ -179,8 +179,6 @@ def celery_broker_options(url: str | None, var_dir: Path) -> dict:
 
 CELERY_BROKER_URL = celery_broker_url(env_str("CELERY_BROKER_URL"), VAR_DIR)
 CELERY_BROKER_TRANSPORT_OPTIONS = celery_broker_options(env_str("CELERY_BROKER_URL"), VAR_DIR)
-# The embedded broker writes each message whole before a consumer can see it (config/broker_fs.py).
-CELERY_BROKER_TRANSPORT = None if env_str("CELERY_BROKER_URL") else "config.broker_fs:Transport"
 CELERY_RESULT_BACKEND = None  # results live in our own tables, not in Celery's backend
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
