@@ -105,6 +105,26 @@ def _shuffled(items: list[pytest.Item], seed: int) -> list[pytest.Item]:
     return [item for tests in order for item in tests]
 
 
+def _weight(item: pytest.Item) -> int:
+    """How early a test's file goes: files with a long test (``slow``), then those that start workers, then those
+    that drive Chromium, then the rest."""
+    for rank, mark in enumerate(("slow", "worker", "browser")):
+        if item.get_closest_marker(mark) is not None:
+            return rank
+    return 3
+
+
+def _long_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The files with the longest tests first, each file's tests together and in their order: pytest-xdist hands
+    out tests in this order, so the long ones start while the short ones fill the other processes, instead of
+    one process running a minute-long test alone at the end. Files of the same weight keep the files' order."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    order = sorted(modules.values(), key=lambda tests: min(_weight(t) for t in tests))
+    return [item for tests in order for item in tests]
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:  # noqa: ARG001
     seed = os.environ.get("TEST_ORDER_SEED")
     return f"tests in a random order: TEST_ORDER_SEED={seed} repeats it" if seed else None
@@ -112,19 +132,43 @@ def pytest_report_header(config: pytest.Config) -> str | None:  # noqa: ARG001
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With TEST_ORDER_SEED set, the tests run in an order drawn from it (a test that passes only after another,
-    or only alone, shows up); unset (CI), in the order of the files.
+    or only alone, shows up); unset (CI), the files with long tests first (``_long_first``).
 
-    .ci/run's second path (PostgreSQL and Redis) skips what its first path (SQLite, the embedded broker) already
-    ran exactly as it would run here: tests marked ``same_on_every_path``."""
+    .ci/run's first path (CI_FIRST_PATH=1: SQLite, the embedded broker) runs what can depend on them
+    (``_depends_on_the_embedded_default``); its second path (CI_SECOND_PATH=1: PostgreSQL and Redis) runs the rest
+    too, but skips what the first already ran exactly as it would run here: tests marked ``same_on_every_path``."""
     seed = os.environ.get("TEST_ORDER_SEED")
     if seed:
         items[:] = _shuffled(items, int(seed))
-    if os.environ.get("CI_SECOND_PATH") != "1":
-        return
-    once = pytest.mark.skip(reason="same on every path: run by .ci/run's first path (SQLite, embedded broker)")
-    for item in items:
-        if item.get_closest_marker("same_on_every_path") is not None:
-            item.add_marker(once)
+    else:
+        items[:] = _long_first(items)
+    if os.environ.get("CI_FIRST_PATH") == "1":
+        elsewhere = pytest.mark.skip(reason="its outcome does not depend on SQLite or the embedded broker: run by "
+                                            ".ci/run's second path (PostgreSQL and Redis)")
+        for item in items:
+            if not _depends_on_the_embedded_default(item):
+                item.add_marker(elsewhere)
+    if os.environ.get("CI_SECOND_PATH") == "1":
+        once = pytest.mark.skip(reason="same on every path: run by .ci/run's first path (SQLite, embedded broker)")
+        for item in items:
+            if item.get_closest_marker("same_on_every_path") is not None:
+                item.add_marker(once)
+
+
+def _depends_on_the_embedded_default(item: pytest.Item) -> bool:
+    """What .ci/run's first path (SQLite and the embedded broker, as on a fresh machine) runs: tests of the embedded
+    default itself (``same_on_every_path``), tests with real workers (the broker, and a database file shared between
+    processes), tests that commit (``django_db(transaction=True)``: SQLite's locking differs from PostgreSQL's)
+    other than the browser tests, and tests marked ``every_path`` (limits, query counts, the whole demo crawled).
+    The rest reads and writes through the ORM inside one transaction, or touches no database: the second path
+    runs all of it, on the production database. ``./scripts/test`` alone (no CI_FIRST_PATH) runs everything."""
+    if any(item.get_closest_marker(m) is not None for m in ("same_on_every_path", "worker", "every_path")):
+        return True
+    if item.get_closest_marker("browser") is not None:
+        return False
+    marker = item.get_closest_marker("django_db")
+    committed = marker is not None and bool(marker.kwargs.get("transaction"))
+    return committed or "transactional_db" in getattr(item, "fixturenames", ())
 
 
 CSP_MARK = "CSP violation:"

@@ -369,6 +369,7 @@ def _status_ok(response, expected: object) -> bool:  # noqa: ANN001
     return response.status_code == expected
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_every_url_answers_each_role_as_the_security_table_says(tmp_path) -> None:
     world = build_world(tmp_path / "bench")

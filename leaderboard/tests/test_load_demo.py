@@ -35,6 +35,10 @@ def _counts() -> dict[str, int]:
     }  # fmt: skip
 
 
+# The demo is loaded (twice) once for the module (~20 s) and crawled (~40 s): on the embedded default too, the
+# database a fresh machine's demo runs on, so every page it serves is read on SQLite as well.
+pytestmark = [pytest.mark.slow, pytest.mark.every_path]
+
 @dataclass
 class Loaded:
     first: str
@@ -202,7 +206,10 @@ def test_three_simulated_blind_submissions_make_the_guessability_audit_flag_samp
 
 WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.I)
 SKIP = ("/admin/", "/static/", "/accounts/logout/", "/media/")
-SAMPLE_PAGE = re.compile(r"^/b/[^/]+/m/\d+/s/")
+LOCKS = re.compile(r"\bFOR (UPDATE|SHARE|NO KEY UPDATE)\b|\bpg_advisory|\bLOCK TABLE\b|\bBEGIN IMMEDIATE\b", re.I)
+# The most queries one page read may make (the largest page of the demo crawl, the home page, makes 22; the bound
+# leaves room for a page that grows, and catches a query per row).
+MAX_QUERIES_PER_PAGE = 40
 
 
 def _links(html: str) -> list[str]:
@@ -212,12 +219,12 @@ def _links(html: str) -> list[str]:
 def test_an_anonymous_crawl_after_an_unpublish_with_no_worker_never_writes_and_never_waits(demo: Loaded,
                                                                                           client) -> None:  # noqa: ANN001
     """docs/architecture.md, "Derived figures": after a change, with no worker to run the refreshes, every
-    public page a visitor can reach from the home page reads the last build: no INSERT, UPDATE or DELETE,
-    no page over 1 s, and the unpublished row gone at once."""
-    import time
+    public page a visitor can reach from the home page reads the last build: no INSERT, UPDATE or DELETE, no
+    lock taken (nothing a read could wait on), a bounded number of queries per page whatever the board holds,
+    and the unpublished row gone at once. (How long a page takes is measured in bench/, not here: a test that
+    timed it failed whenever the machine was busy.)"""
     from typing import Any
 
-    from django.core.cache import cache
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -228,38 +235,29 @@ def test_an_anonymous_crawl_after_an_unpublish_with_no_worker_never_writes_and_n
     services.submission_set_public(submission=gone, public=False)  # its on-commit refresh never runs here
     seen: set[str] = set()
     queue = ["/", "/api/v1/benchmarks/", "/b/adaptmm-demo/routers/", "/b/adaptmm-demo/guessability/"]
-    writes, slow, errors = [], [], []
+    writes, locks, many, errors = [], [], [], []
     while queue and len(seen) < 600:
         url = queue.pop(0)
         if url in seen or url.startswith(SKIP):
             continue
         seen.add(url)
-        def read(url: str = url) -> tuple[Any, bytes, float, list]:
-            with CaptureQueriesContext(connection) as ctx:
-                start = time.perf_counter()
-                response = client.get(url)
-                body = b"".join(response.streaming_content) if response.streaming else response.content
-                return response, body, time.perf_counter() - start, ctx.captured_queries
-
-        response, body, took, queries = read()
-        if took > 1.0:  # read again, uncached, so a moment of another process's load on a shared machine is not
-            cache.clear()  # taken for the page's own cost: a page is slow when it is slow twice
-            response, body, again, more = read()
-            took, queries = min(took, again), queries + more
+        with CaptureQueriesContext(connection) as ctx:
+            response: Any = client.get(url)
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+        queries = ctx.captured_queries
         writes += [f"{url}: {q['sql'][:120]}" for q in queries if WRITES.match(q["sql"])]
-        # A model's sample page re-runs that model's tool calls on the sample the first time it is shown
-        # (leaderboard/chain_runs.py: OpenCV work, cached, bounded by the tools' own limits): timed in
-        # bench/, not here. Every other page only reads.
-        if took > 1.0 and not SAMPLE_PAGE.search(url):
-            slow.append(f"{url}: {took:.2f} s")
+        locks += [f"{url}: {q['sql'][:120]}" for q in queries if LOCKS.search(q["sql"])]
+        if len(queries) > MAX_QUERIES_PER_PAGE:
+            many.append(f"{url}: {len(queries)} queries")
         if response.status_code >= 500:
             errors.append(f"{url}: {response.status_code}")
         if response.status_code == 200 and response.get("Content-Type", "").startswith("text/html"):
             queue += [u for u in _links(body.decode("utf-8", "replace")) if u not in seen]
     assert len(seen) > 100, sorted(seen)  # the crawl reached the boards, their tabs, models and samples
     assert not writes, "\n".join(writes[:20])
+    assert not locks, "\n".join(locks[:20])
     assert not errors, errors
-    assert not slow, slow
+    assert not many, many
     board = client.get("/b/adaptmm-demo/").content.decode()
     assert f'data-key="s{gone.pk}"' not in board and 'id="board-updating"' in board
     assert gone.model_name not in client.get("/api/v1/benchmarks/adaptmm-demo/leaderboard/").content.decode()

@@ -11,7 +11,7 @@ from leaderboard.models import BoardEntry
 from leaderboard.pareto import pareto_view
 from leaderboard.tests import helpers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.every_path]  # query counts: each engine batches its own way
 
 
 @pytest.fixture
