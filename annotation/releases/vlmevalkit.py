@@ -187,7 +187,7 @@ def _line(
     if CYCLE in columns:  # HR-Bench: the task type (single, cross) is the domain, the cycle its category
         data["domain"] = text(row.get("category")) or ONE_LEVEL_DOMAIN
         data["category"] = text(row.get(CYCLE)) or CYCLE
-        meta["category"] = text(row.get("category"))
+        data["meta"]["category"] = text(row.get("category"))
     if TARGETS in columns:  # TreeBench: "Perception/Attributes" is domain/category; the targets are the regions
         task, _, subtask = (text(row.get("category")) or "").partition("/")
         if subtask:
@@ -195,7 +195,6 @@ def _line(
         boxes = _target_boxes(row.get(TARGETS), errors)
         if boxes:
             data["regions"] = boxes
-        meta.pop(TARGETS, None)
     return ReleaseLine(number=number, where=f"row {number} of {file_name}", data=data, errors=errors)
 
 
