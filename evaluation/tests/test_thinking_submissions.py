@@ -117,3 +117,19 @@ def test_vstar_authors_layout_and_their_eval_result(tmp_path: Path, owner) -> No
     accuracy = results["modes"]["adaptive"]["accuracy"]
     # Their rule: right when the chosen option is the first of theirs, whatever letter it is shown under.
     assert accuracy["overall"]["count"] == 2 and accuracy["overall"]["n"] == 3
+
+
+def test_vstar_from_vlmevalkit_tsv_is_scored_with_vlmevalkit_matching(tmp_path: Path, owner) -> None:
+    from annotation.tests.release_files import b64_image, write_tsv
+
+    rows = [{"index": i, "image": b64_image(shade=i), "question": f"What colour is object {i}?", "A": "red",
+             "B": "blue", "C": "green", "D": "white", "answer": "AB"[i % 2],
+             "category": "direct_attributes" if i < 2 else "relative_position"} for i in range(3)]
+    run_import(write_tsv(tmp_path / "VStarBench.tsv", ["index", "image", "question", "A", "B", "C", "D", "answer",
+                                                       "category"], rows), slug="vstar-tsv")
+    assert Benchmark.objects.get(slug="vstar-tsv").scoring == "vlmevalkit"
+    # "(A)" is read; "blue" is option B's text; "a" (lower case) names no option: wrong under exact matching.
+    results = submit("vstar-tsv", result_tsv(tmp_path / "m_VStarBench.tsv", {0: "(A)", 1: "blue", 2: "a"}),
+                     "vlmevalkit")
+    assert results["modes"]["text"]["accuracy"]["overall"]["count"] == 2
+    assert "author_figures" not in results  # VLMEvalKit's report for VStarBench is the plain accuracy
