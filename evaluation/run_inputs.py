@@ -36,11 +36,12 @@ class RunRefused(ValueError):
 
 def benchmark_family(benchmark: Benchmark) -> str:
     """The prompt family: the benchmark's scoring profile names its authors (VTC-Bench's, VLMEvalKit's for
-    VLMEvalKit and MMReason); else VTC-Bench's when the benchmark offers only VTC-Bench's operations; else ours."""
+    VLMEvalKit, MMReason, HR-Bench and TreeBench);
+    else VTC-Bench's when the benchmark offers only VTC-Bench's operations; else ours."""
     profile = benchmark.scoring
     if profile == "vtcbench":
         return "vtcbench"
-    if profile in ("vlmevalkit", "mmreason"):
+    if profile in ("vlmevalkit", "mmreason", "hrbench", "treebench"):  # datasets of VLMEvalKit's
         return "vlmevalkit"
     tools = [REGISTRY[t] for t in benchmark.tools if t in REGISTRY]
     if tools and all(t.module in VTC_MODULES for t in tools):

@@ -1,0 +1,119 @@
+"""One benchmark's run protocol, stated (`/b/<slug>/protocol/`; docs/runs.md, "The protocol page"): what
+`run_model` and a hosted run do on it. The prompt files and their versions, the tools offered with their
+schemas, the image policy, `max_turns`, how the answer is found and which profile scores it, and one
+digest of all of it, the protocol's version. Everything is read from the code the harness runs
+(evaluation/harness, evaluation/run_inputs.py), never restated, so the page cannot drift from a run.
+
+A read: it writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
+
+from annotation.models import Benchmark
+from evaluation.harness import HARNESS_VERSION
+from evaluation.harness.loop import PROTOCOLS, Protocol
+from evaluation.harness.prompts import PROMPTS_DIR, load_prompt
+from evaluation.harness.tools import function_schemas
+from evaluation.hosted_runs import OPTION_DEFAULTS
+from evaluation.metrics.profiles import PROFILE_LABELS, PROFILE_NOTES
+from evaluation.metrics.types import MODES
+from evaluation.run_inputs import RunRefused, benchmark_family, benchmark_tools
+
+ANSWER_RULE = ("the content of the last <answer>...</answer> of the model's last message, else that whole "
+               "message (evaluation/harness/loop.py, final_answer)")
+MODE_SENDS = {
+    "text": "the image(s) and the question block; no tools",
+    "adaptive": "the image(s) and the question block, with the tools below; each call's output image comes "
+                "back in the next message",
+    "oracle": "the oracle image (the recovery transform applied, cut to the regions; PNG) in place of the media",
+    "blind": "the question block alone, no image",
+}
+# The authors' own figure each profile adds (results["author_figures"]; docs/metrics.md).
+AUTHOR_FIGURES = {
+    "hrbench": "HR-Bench's figure: the accuracy of each cycle_category, then averaged over the cycles",
+    "treebench": "TreeBench's figures: accuracy per task and subtask, and the mean IoU of the "
+                 "<box>[x1,y1,x2,y2]</box> boxes of the reasoning against the target instances",
+    "tirbench": "TIR-Bench's score: the mean credit per row (partial for jigsaw and spot-the-difference), "
+                "overall and per task",
+}
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    mode: str
+    name: str  # "vlmevalkit.text.v1"
+    path: str  # relative to the repository
+    sha256: str
+    system: str
+    user: str
+    sends: str
+
+
+@dataclass(frozen=True)
+class StatedProtocol:
+    version: str  # a digest of everything below: two runs under the same version sent the same things
+    harness_version: str
+    family: str
+    prompts: list[PromptFile]
+    tools: list[dict[str, Any]]  # OpenAI function schemas
+    adaptive_refused: str  # why adaptive mode is not run, or ""
+    max_turns: int
+    max_turns_range: tuple[int, int]
+    protocols: tuple[str, ...]
+    max_pixels: int
+    tool_images: bool
+    answer_rule: str
+    scoring: str
+    scoring_label: str
+    scoring_note: str
+    author_figure: str
+    schemas_json: str = field(default="")
+
+
+def stated_protocol(benchmark: Benchmark) -> StatedProtocol:
+    family = benchmark_family(benchmark)
+    defaults = Protocol()
+    prompts = []
+    for mode in MODES:
+        prompt = load_prompt(family, mode)
+        raw = (PROMPTS_DIR / f"{prompt.name}.txt").read_bytes()
+        prompts.append(PromptFile(mode=mode, name=prompt.name, path=f"evaluation/harness/prompts/{prompt.name}.txt",
+                                  sha256=hashlib.sha256(raw).hexdigest(), system=prompt.system, user=prompt.user,
+                                  sends=MODE_SENDS[mode]))
+    refused = ""
+    try:
+        schemas = function_schemas(benchmark_tools(benchmark, family))
+    except RunRefused as exc:
+        schemas, refused = [], str(exc)
+    max_turns = int(OPTION_DEFAULTS["max_turns"])
+    stated: dict[str, Any] = {
+        "harness": HARNESS_VERSION, "family": family, "prompts": {p.name: p.sha256 for p in prompts},
+        "tools": schemas, "adaptive_refused": refused, "max_turns": max_turns,
+        "max_pixels": settings.IMAGE_MAX_PIXELS, "tool_images": defaults.tool_images, "answer": ANSWER_RULE,
+        "scoring": benchmark.scoring,
+    }
+    version = hashlib.sha256(json.dumps(stated, sort_keys=True).encode()).hexdigest()[:12]
+    return StatedProtocol(
+        version=version, harness_version=HARNESS_VERSION, family=family, prompts=prompts, tools=schemas,
+        adaptive_refused=refused, max_turns=max_turns, max_turns_range=(1, 32), protocols=PROTOCOLS,
+        max_pixels=settings.IMAGE_MAX_PIXELS, tool_images=defaults.tool_images, answer_rule=ANSWER_RULE,
+        scoring=benchmark.scoring, scoring_label=PROFILE_LABELS.get(benchmark.scoring, benchmark.scoring),
+        scoring_note=PROFILE_NOTES.get(benchmark.scoring, ""), author_figure=AUTHOR_FIGURES.get(benchmark.scoring, ""),
+        schemas_json=json.dumps(schemas, indent=2),
+    )
+
+
+@require_safe
+def protocol_page(request: HttpRequest, slug: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    return render(request, "leaderboard/protocol.html", {"benchmark": benchmark, "p": stated_protocol(benchmark)})
