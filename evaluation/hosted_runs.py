@@ -37,6 +37,7 @@ from evaluation.harness.runner import CANCELLED, Estimate, Patience, Progress, R
 from evaluation.harness.safe_http import EndpointRefused, check_endpoint
 from evaluation.models import RUN_ACTIVE_STATUSES, HostedRun, RunStatus
 from evaluation.pipeline import new_claim_token
+from evaluation.run_protocol import protocol_facts, protocol_version
 from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, benchmark_tools, run_benchmark
 from evaluation.secrets import decrypt_api_key, encrypt_api_key
 
@@ -371,7 +372,10 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path, spe
               "sampling": _harness_settings(run).sampling(), "protocol": run.options["protocol"],
               "date": timezone.now().isoformat(timespec="seconds"), "model_ids": summary.model_ids,
               "declared_model": run.model, "endpoint_host": urlsplit(run.endpoint).hostname or "",
-              "split": run.split, "modes": run.modes}
+              "split": run.split, "modes": run.modes,
+              # The protocol it ran under (docs/runs.md, "The protocol page"): its version and where it is stated.
+              "protocol_version": protocol_version(protocol_facts(run.benchmark)),
+              "protocol_page": f"/b/{run.benchmark.slug}/protocol/"}
     metadata = {k: details[k] for k in services.METADATA_FIELDS if details.get(k) not in (None, "")}
     try:
         with out.open("rb") as handle:

@@ -9,7 +9,6 @@ A read: it writes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,15 +21,12 @@ from django.views.decorators.http import require_safe
 from annotation.models import Benchmark
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness.loop import PROTOCOLS, Protocol
-from evaluation.harness.prompts import PROMPTS_DIR, load_prompt
-from evaluation.harness.tools import function_schemas
+from evaluation.harness.prompts import load_prompt
 from evaluation.hosted_runs import OPTION_DEFAULTS
 from evaluation.metrics.profiles import PROFILE_LABELS, PROFILE_NOTES
 from evaluation.metrics.types import MODES
-from evaluation.run_inputs import RunRefused, benchmark_family, benchmark_tools
+from evaluation.run_protocol import ANSWER_RULE, protocol_facts, protocol_version
 
-ANSWER_RULE = ("the content of the last <answer>...</answer> of the model's last message, else that whole "
-               "message (evaluation/harness/loop.py, final_answer)")
 MODE_SENDS = {
     "text": "the image(s) and the question block; no tools",
     "adaptive": "the image(s) and the question block, with the tools below; each call's output image comes "
@@ -81,33 +77,21 @@ class StatedProtocol:
 
 
 def stated_protocol(benchmark: Benchmark) -> StatedProtocol:
-    family = benchmark_family(benchmark)
-    defaults = Protocol()
+    facts = protocol_facts(benchmark)
+    family = facts["family"]
     prompts = []
     for mode in MODES:
         prompt = load_prompt(family, mode)
-        raw = (PROMPTS_DIR / f"{prompt.name}.txt").read_bytes()
         prompts.append(PromptFile(mode=mode, name=prompt.name, path=f"evaluation/harness/prompts/{prompt.name}.txt",
-                                  sha256=hashlib.sha256(raw).hexdigest(), system=prompt.system, user=prompt.user,
+                                  sha256=facts["prompts"][mode]["sha256"], system=prompt.system, user=prompt.user,
                                   sends=MODE_SENDS[mode]))
-    refused = ""
-    try:
-        schemas = function_schemas(benchmark_tools(benchmark, family))
-    except RunRefused as exc:
-        schemas, refused = [], str(exc)
-    max_turns = int(OPTION_DEFAULTS["max_turns"])
-    stated: dict[str, Any] = {
-        "harness": HARNESS_VERSION, "family": family, "prompts": {p.name: p.sha256 for p in prompts},
-        "tools": schemas, "adaptive_refused": refused, "max_turns": max_turns,
-        "max_pixels": settings.IMAGE_MAX_PIXELS, "tool_images": defaults.tool_images, "answer": ANSWER_RULE,
-        "scoring": benchmark.scoring,
-    }
-    version = hashlib.sha256(json.dumps(stated, sort_keys=True).encode()).hexdigest()[:12]
+    schemas = facts["tools"]
     return StatedProtocol(
-        version=version, harness_version=HARNESS_VERSION, family=family, prompts=prompts, tools=schemas,
-        adaptive_refused=refused, max_turns=max_turns, max_turns_range=(1, 32), protocols=PROTOCOLS,
-        max_pixels=settings.IMAGE_MAX_PIXELS, tool_images=defaults.tool_images, answer_rule=ANSWER_RULE,
-        scoring=benchmark.scoring, scoring_label=PROFILE_LABELS.get(benchmark.scoring, benchmark.scoring),
+        version=protocol_version(facts), harness_version=HARNESS_VERSION, family=family, prompts=prompts,
+        tools=schemas, adaptive_refused=facts["adaptive_refused"], max_turns=int(OPTION_DEFAULTS["max_turns"]),
+        max_turns_range=(1, 32), protocols=PROTOCOLS, max_pixels=settings.IMAGE_MAX_PIXELS,
+        tool_images=Protocol().tool_images, answer_rule=ANSWER_RULE, scoring=benchmark.scoring,
+        scoring_label=PROFILE_LABELS.get(benchmark.scoring, benchmark.scoring),
         scoring_note=PROFILE_NOTES.get(benchmark.scoring, ""), author_figure=AUTHOR_FIGURES.get(benchmark.scoring, ""),
         schemas_json=json.dumps(schemas, indent=2),
     )
