@@ -22,7 +22,7 @@ from annotation.selectors import approved_annotations_for_export
 from evaluation.harness.cache import RequestCache
 from evaluation.harness.client import Endpoint, Settings
 from evaluation.harness.items import Medium, RunItem
-from evaluation.harness.loop import Protocol, oracle_png
+from evaluation.harness.loop import DEFAULT_MAX_IMAGE_PIXELS, Protocol, oracle_png
 from evaluation.harness.prompts import FAMILIES
 from evaluation.harness.runner import Estimate, Patience, Progress, RunSummary, estimate, run
 from evaluation.harness.tools import VTC_MODULES, family_tools, offered_tools
@@ -127,7 +127,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
                   out: Path | None = None, before: Callable[[Estimate], bool] | None = None,
                   on_progress: Callable[[Progress], None] | None = None,
                   cancel: threading.Event | None = None, tool_images: bool = True,
-                  patience: Patience | None = None) -> tuple[Estimate, RunSummary | None]:
+                  patience: Patience | None = None,
+                  max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> tuple[Estimate, RunSummary | None]:
     """The one way a benchmark is run (the command, the demo, later hosted runs): the benchmark's
     samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
     then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run."""
@@ -141,7 +142,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
         raise RunRefused(f"{benchmark.name} has no samples in the split {split!r}")
     plan = Protocol(family=family, tools=tuple(tools), protocol=protocol, max_turns=max_turns,
                     limits=Limits(max_pixels=django_settings.IMAGE_MAX_PIXELS),
-                    max_pixels=django_settings.IMAGE_MAX_PIXELS, tool_images=tool_images)
+                    max_pixels=django_settings.IMAGE_MAX_PIXELS, tool_images=tool_images,
+                    max_image_pixels=max_image_pixels)
     endpoint = Endpoint(settings, cache=cache)
     try:
         planned = estimate(items, modes, endpoint, plan)
