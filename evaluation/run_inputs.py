@@ -105,7 +105,19 @@ def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | N
                 "answer": sample.answer, "answer_type": sample.answer_type,
                 "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
                "oracle_sha256": hashlib.sha256(oracle).hexdigest(),
-               "width": first.width, "height": first.height, "toolchain": chain}
+               "width": first.width, "height": first.height, "toolchain": chain,
+               **({"detail": detail} if (detail := _detail(sample.meta)) else {})}
+
+
+def _detail(meta: Any) -> list[float] | None:
+    """The box of the one small detail that decides the answer (the HR-Bench-shaped demo's `detail` column)."""
+    value = (meta or {}).get("detail") if isinstance(meta, dict) else None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return list(value) if isinstance(value, list) and len(value) == 4 else None
 
 
 def write_simulated_key(benchmark: Benchmark, path: Path, split: str = "all", limit: int | None = None) -> Path:
