@@ -32,7 +32,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from annotation.imagetools import Limits, encode_jpeg, encode_png, load_image, oracle_image
+from annotation.imagetools import Limits, ToolError, encode_jpeg, encode_png, load_image, oracle_image
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness.client import Endpoint, Failure
 from evaluation.harness.items import RunItem
@@ -112,7 +112,8 @@ def _pictures(item: RunItem, mode: str, protocol: Protocol) -> list[_Picture]:
     if mode == "oracle":
         png = oracle_png(item, protocol)
         return [_Picture.of("img0", png, "image/png", _png_size(png))]
-    return [_medium_view(m.ref, m.path, m.width or 0, m.height or 0, protocol.max_image_pixels) for m in item.media]
+    return [_medium_view(m.ref, m.path, m.width or 0, m.height or 0, protocol.max_image_pixels, protocol.max_pixels)
+            for m in item.media]
 
 
 def _png_size(png: bytes) -> tuple[int, int]:
@@ -125,7 +126,7 @@ def _fit(width: int, height: int, cap: int) -> tuple[int, int]:
     return max(1, int(width * scale)), max(1, int(height * scale))
 
 
-def _medium_view(ref: str, path: str, width: int, height: int, cap: int) -> _Picture:
+def _medium_view(ref: str, path: str, width: int, height: int, cap: int, max_pixels: int) -> _Picture:
     """A medium as sent: the file as stored when it fits ``cap`` (or its size is unknown), else a view
     scaled down to fit. A JPEG is decoded at 1/2, 1/4 or 1/8 scale (libjpeg's own scaling) when that still
     leaves at least ``cap`` pixels, so the full image is never decoded for the view."""
@@ -138,7 +139,7 @@ def _medium_view(ref: str, path: str, width: int, height: int, cap: int) -> _Pic
         if flag is not None:
             image = cv2.imread(path, flag)
     if image is None:
-        image = load_image(path, max_pixels=max(width * height, 1))
+        image = load_image(path, max_pixels=max_pixels)
     return _array_view(ref, image, cap, jpeg=media_type == "image/jpeg")
 
 
@@ -224,7 +225,10 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
                 assistant["tool_calls"] = message.get("tool_calls")
             messages.append(assistant)
             if not images:
-                images = _decoded(item, protocol)
+                try:
+                    images = _decoded(item, protocol)
+                except ToolError as exc:  # over the registry's pixel cap, or unreadable: a message, not a crash
+                    raise Failure("tool_error", f"the original image cannot be given to the tools: {exc}") from None
             new_parts: list[dict[str, Any]] = []
             sent: list[str] = []
             sent_sizes: list[list[int]] = []

@@ -33,7 +33,7 @@ def _large_jpeg(path: Path, width: int, height: int) -> None:
     cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, 85])
 
 
-def test_the_model_sees_a_view_and_the_zoom_crops_the_original(tmp_path: Path) -> None:
+def _big_item(tmp_path: Path) -> tuple[Path, RunItem, Path]:
     path = tmp_path / "big.jpg"
     _large_jpeg(path, 4000, 3000)
     item = RunItem(uid="big", question="What number is on the red tag?", options=None, answer_type="number",
@@ -43,6 +43,22 @@ def test_the_model_sees_a_view_and_the_zoom_crops_the_original(tmp_path: Path) -
                                "answer_type": "number", "img0_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
                                "oracle_sha256": "", "width": 4000, "height": 3000,
                                "toolchain": [{"tool": "zoom_in", "args": {"bbox": DETAIL}}]}) + "\n")
+    return path, item, key
+
+
+def test_an_original_over_the_registry_cap_ends_the_pair_with_a_message(tmp_path: Path) -> None:
+    _, item, key = _big_item(tmp_path)
+    protocol = Protocol(family="generic", tools=("zoom_in",), max_image_pixels=1_000_000, max_pixels=2_000_000)
+    with simulated_model(key, tmp_path / "log.jsonl", "--tool-calls", "1") as url:
+        endpoint = Endpoint(Settings(model="sim-model", base_url=url), cache=MemoryRequestCache())
+        (line,), summary = run([item], ["adaptive"], endpoint, protocol, concurrency=1)
+    # The view was sent (decoded at a reduced scale); the tools' full decode is refused, and the run goes on.
+    assert line["failure"] == "tool_error" and "above the limit of 2,000,000" in line["failure_detail"], line["failure_detail"]
+    assert summary.lines == 1
+
+
+def test_the_model_sees_a_view_and_the_zoom_crops_the_original(tmp_path: Path) -> None:
+    path, item, key = _big_item(tmp_path)
     cap = 1_000_000
     protocol = Protocol(family="generic", tools=("zoom_in",), max_image_pixels=cap)
     with simulated_model(key, tmp_path / "log.jsonl", "--tool-calls", "1") as url:
