@@ -67,6 +67,7 @@ class StatedProtocol:
     max_turns_range: tuple[int, int]
     protocols: tuple[str, ...]
     max_pixels: int
+    max_image_pixels: int  # the run setting's default: a larger image is sent as a view
     tool_images: bool
     answer_rule: str
     scoring: str
@@ -90,6 +91,7 @@ def stated_protocol(benchmark: Benchmark) -> StatedProtocol:
         version=protocol_version(facts), harness_version=HARNESS_VERSION, family=family, prompts=prompts,
         tools=schemas, adaptive_refused=facts["adaptive_refused"], max_turns=int(OPTION_DEFAULTS["max_turns"]),
         max_turns_range=(1, 32), protocols=PROTOCOLS, max_pixels=settings.IMAGE_MAX_PIXELS,
+        max_image_pixels=int(OPTION_DEFAULTS["max_image_pixels"]),
         tool_images=Protocol().tool_images, answer_rule=ANSWER_RULE, scoring=benchmark.scoring,
         scoring_label=PROFILE_LABELS.get(benchmark.scoring, benchmark.scoring),
         scoring_note=PROFILE_NOTES.get(benchmark.scoring, ""), author_figure=AUTHOR_FIGURES.get(benchmark.scoring, ""),

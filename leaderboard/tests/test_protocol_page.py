@@ -38,7 +38,7 @@ def test_the_page_states_prompts_tools_images_turns_and_scoring(treebench: Bench
         assert f"evaluation/harness/prompts/{name}.txt" in page and digest[:16] in page
     assert "<code>zoom_in</code>" in page and "&quot;parameters&quot;" in page  # the tools, with their schemas
     assert "<code>max_turns</code> 8 by default" in page
-    assert "64,000,000 pixels" in page
+    assert "64,000,000 pixels" in page and "over 4,194,304 pixels" in page  # the tools' cap, the view's
     assert "Scoring profile <code>treebench</code>" in page and "mean IoU" in page
     assert "the last &lt;answer&gt;...&lt;/answer&gt;" in page
 
