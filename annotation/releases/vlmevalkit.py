@@ -40,7 +40,7 @@ TARGETS = "target_instances"
 DEV_SPLITS = {"dev", "val", "validation", "minival", "train"}
 # Part of every row's digest (ReleaseLine.digest): change it when this reader reads a row differently, and every
 # row of a re-import is read (its image decoded and checked) in full again.
-READER_VERSION = "vlmevalkit/1"
+READER_VERSION = "vlmevalkit/2"  # 2: HR-Bench's cycle_category and TreeBench's target_instances read
 NO_ROWS: Mapping[str, list[tuple[str, int]]] = {}
 
 
