@@ -45,3 +45,25 @@ def test_only_a_zoom_at_the_tag_reads_it(tmp_path: Path) -> None:
     assert accuracy == {"text": 0, "adaptive": 6, "blind": 0}
     assert results["author_figures"]["adaptive"]["average"]["all"] == 1.0
     assert results["author_figures"]["text"]["average"]["all"] == 0.0
+
+
+def test_a_zoom_in_the_wrong_place_reads_nothing(tmp_path: Path) -> None:
+    """Without the reference zoom the simulated model zooms on the middle half of img0: right exactly on the
+    samples whose tag lies inside that box."""
+    get_user_model().objects.create_user("runner", "runner@example.org", "pw", is_staff=True)
+    size = (2400, 1600)
+    run_import(hrbench_demo.write(tmp_path / "release", n=6, size=size), slug=hrbench_demo.SLUG)
+    benchmark = Benchmark.objects.get(slug=hrbench_demo.SLUG)
+    key = write_simulated_key(benchmark, tmp_path / "key.jsonl")
+    entries = [{**json.loads(x), "toolchain": []} for x in key.read_text().splitlines()]
+    key.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    middle = [size[0] // 4, size[1] // 4, 3 * size[0] // 4, 3 * size[1] // 4]
+    inside = sum(1 for e in entries if middle[0] <= e["detail"][0] and middle[1] <= e["detail"][1]
+                 and e["detail"][2] <= middle[2] and e["detail"][3] <= middle[3])
+    with simulated_model(key, tmp_path / "log.jsonl", "--tool-calls", "1") as url:
+        call_command("run_model", hrbench_demo.SLUG, "--endpoint", url, "--model", "sim", "--modes", "adaptive",
+                     "--out", str(tmp_path / "p.jsonl"), "--cache", str(tmp_path / "c.sqlite3"), "--no-progress",
+                     "--max-image-pixels", str(CAP), "--submit", "--user", "runner", "--sync",
+                     "--model-name", "Sim middle", stdout=StringIO())
+    results = Submission.objects.get(model_name="Sim middle").results
+    assert results["modes"]["adaptive"]["accuracy"]["overall"]["count"] == inside < 6
