@@ -131,7 +131,7 @@ class SampleRecord:
 KNOWN_FIGURES = frozenset({"agentx", "mmreason"})
 # Scoring profiles (metrics.md section 13): whose rules decide answer correctness. The same names as
 # evaluation/metrics/profiles.py PROFILES and annotation.models.ScoringProfile (a test keeps them equal).
-SCORING_PROFILES = ("generic", "vtcbench", "vlmevalkit", "mmreason")
+SCORING_PROFILES = ("generic", "vtcbench", "vlmevalkit", "mmreason", "hrbench", "treebench", "tirbench")
 
 
 @dataclass(slots=True)

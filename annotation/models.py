@@ -23,6 +23,9 @@ class ScoringProfile(models.TextChoices):
     VTCBENCH = "vtcbench", "VTC-Bench's released rules"
     VLMEVALKIT = "vlmevalkit", "VLMEvalKit's matching"
     MMREASON = "mmreason", "MMReason's evaluation (VLMEvalKit)"
+    HRBENCH = "hrbench", "HR-Bench's evaluation (VLMEvalKit, cycles averaged)"
+    TREEBENCH = "treebench", "TreeBench's evaluation (VLMEvalKit, with mean IoU)"
+    TIRBENCH = "tirbench", "TIR-Bench's calculate_score.py"
 
 
 class Benchmark(models.Model):

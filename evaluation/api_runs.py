@@ -63,9 +63,12 @@ class RunCreateInput(ModelDetailsInput):
     concurrency = serializers.IntegerField(required=False, min_value=1, max_value=64, default=4)
     protocol = serializers.ChoiceField(choices=hosted_runs.PROTOCOL_CHOICES, required=False,
                                        default="function_calling")
+    max_image_pixels = serializers.IntegerField(
+        required=False, min_value=0, default=hosted_runs.DEFAULT_MAX_IMAGE_PIXELS,
+        help_text="an image larger than this is sent as a scaled-down view; the tools work on the original (0: as stored)")
 
 
-OPTION_FIELDS = ("budget_usd", "max_turns", "concurrency", "protocol")
+OPTION_FIELDS = ("budget_usd", "max_turns", "concurrency", "protocol", "max_image_pixels")
 RUN_FIELDS = ("endpoint", "model", "api_key", "modes", "split", "keep_endpoint")
 
 

@@ -32,17 +32,20 @@ from evaluation import queueing, services
 from evaluation.harness import HARNESS_VERSION, MODES
 from evaluation.harness.cache import SqliteRequestCache
 from evaluation.harness.client import Settings
+from evaluation.harness.loop import DEFAULT_MAX_IMAGE_PIXELS
 from evaluation.harness.prompts import load_prompt
 from evaluation.harness.runner import CANCELLED, Estimate, Patience, Progress, RunSummary
 from evaluation.harness.safe_http import EndpointRefused, check_endpoint
 from evaluation.models import RUN_ACTIVE_STATUSES, HostedRun, RunStatus
 from evaluation.pipeline import new_claim_token
+from evaluation.run_protocol import protocol_facts, protocol_version
 from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, benchmark_tools, run_benchmark
 from evaluation.secrets import decrypt_api_key, encrypt_api_key
 
 log = logging.getLogger(__name__)
 PROTOCOL_CHOICES = ("function_calling", "tagged_text")
 OPTION_DEFAULTS: dict[str, Any] = {"protocol": "function_calling", "max_turns": 8, "concurrency": 4,
+                                   "max_image_pixels": DEFAULT_MAX_IMAGE_PIXELS,
                                    "max_tokens": 1024, "temperature": 0.0, "seed": 0, "budget_usd": 0.0}
 
 
@@ -56,6 +59,7 @@ def _options(given: dict[str, Any]) -> dict[str, Any]:
         raise RunRejected(f'protocol: "{options["protocol"]}" is not one of {", ".join(PROTOCOL_CHOICES)}')
     options["concurrency"] = max(1, min(int(options["concurrency"]), settings.RUNS_CONCURRENCY_MAX))
     options["max_turns"] = max(1, min(int(options["max_turns"]), 32))
+    options["max_image_pixels"] = max(0, int(options["max_image_pixels"]))
     return options
 
 
@@ -308,6 +312,7 @@ def run_execute(*, run_id: int, token: str = "") -> None:
             _, summary = run_benchmark(
                 benchmark=run.benchmark, settings=harness, modes=run.modes, split=run.split,
                 protocol=run.options["protocol"], max_turns=run.options["max_turns"],
+                max_image_pixels=int(run.options.get("max_image_pixels", DEFAULT_MAX_IMAGE_PIXELS)),
                 concurrency=run.options["concurrency"], cache=cache, out=out, on_progress=lease.report,
                 cancel=lease.cancel, patience=_patience())
         except (RunRefused, ValueError) as exc:
@@ -371,7 +376,10 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path, spe
               "sampling": _harness_settings(run).sampling(), "protocol": run.options["protocol"],
               "date": timezone.now().isoformat(timespec="seconds"), "model_ids": summary.model_ids,
               "declared_model": run.model, "endpoint_host": urlsplit(run.endpoint).hostname or "",
-              "split": run.split, "modes": run.modes}
+              "split": run.split, "modes": run.modes,
+              # The protocol it ran under (docs/runs.md, "The protocol page"): its version and where it is stated.
+              "protocol_version": protocol_version(protocol_facts(run.benchmark)),
+              "protocol_page": f"/b/{run.benchmark.slug}/protocol/"}
     metadata = {k: details[k] for k in services.METADATA_FIELDS if details.get(k) not in (None, "")}
     try:
         with out.open("rb") as handle:

@@ -10,7 +10,7 @@ RUN_LABEL = "run by the platform"
 FILE_LABEL = "submitted file"
 # What of a run's record the public board shows (the endpoint's host is the researcher's business).
 PUBLIC_RUN_KEYS = ("run_id", "harness_version", "prompt_versions", "sampling", "protocol", "date", "model_ids",
-                   "declared_model", "split", "modes")
+                   "declared_model", "split", "modes", "protocol_version", "protocol_page")
 
 
 def public_run(run_record: Any) -> dict[str, Any]:
@@ -55,6 +55,8 @@ def run_facts(run: Any) -> list[tuple[str, str]]:
          else "not recorded"),
         ("Sampling", _sampling_text(run.get("sampling"))),
         ("Protocol", str(run.get("protocol") or "not recorded")),
+        ("Protocol version", f"{run['protocol_version']}, stated at {run.get('protocol_page') or 'the protocol page'}"
+         if run.get("protocol_version") else "not recorded (a run before protocol versions)"),
         ("Date", str(run.get("date") or "not recorded")),
         ("Model asked for", str(run.get("declared_model") or "not recorded")),
         ("Model ids returned", ", ".join(map(str, ids)) if ids else "none recorded"),

@@ -55,6 +55,7 @@ def report_to_json(report: SubmissionReport) -> dict[str, Any]:
         "modes": {mode: _plain(m) for mode, m in report.modes.items()},
         "mode_selection": _plain(report.mode_selection),
         "tool_effect": tool_effect_stored(report.tool_effect),  # its integers (metrics.md section 15)
+        **({"author_figures": _plain(report.author_figures)} if report.author_figures is not None else {}),
     }
 
 

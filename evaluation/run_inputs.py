@@ -22,7 +22,7 @@ from annotation.selectors import approved_annotations_for_export
 from evaluation.harness.cache import RequestCache
 from evaluation.harness.client import Endpoint, Settings
 from evaluation.harness.items import Medium, RunItem
-from evaluation.harness.loop import Protocol, oracle_png
+from evaluation.harness.loop import DEFAULT_MAX_IMAGE_PIXELS, Protocol, oracle_png
 from evaluation.harness.prompts import FAMILIES
 from evaluation.harness.runner import Estimate, Patience, Progress, RunSummary, estimate, run
 from evaluation.harness.tools import VTC_MODULES, family_tools, offered_tools
@@ -36,11 +36,12 @@ class RunRefused(ValueError):
 
 def benchmark_family(benchmark: Benchmark) -> str:
     """The prompt family: the benchmark's scoring profile names its authors (VTC-Bench's, VLMEvalKit's for
-    VLMEvalKit and MMReason); else VTC-Bench's when the benchmark offers only VTC-Bench's operations; else ours."""
+    VLMEvalKit, MMReason, HR-Bench and TreeBench);
+    else VTC-Bench's when the benchmark offers only VTC-Bench's operations; else ours."""
     profile = benchmark.scoring
     if profile == "vtcbench":
         return "vtcbench"
-    if profile in ("vlmevalkit", "mmreason"):
+    if profile in ("vlmevalkit", "mmreason", "hrbench", "treebench"):  # datasets of VLMEvalKit's
         return "vlmevalkit"
     tools = [REGISTRY[t] for t in benchmark.tools if t in REGISTRY]
     if tools and all(t.module in VTC_MODULES for t in tools):
@@ -104,7 +105,19 @@ def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | N
                 "answer": sample.answer, "answer_type": sample.answer_type,
                 "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
                "oracle_sha256": hashlib.sha256(oracle).hexdigest(),
-               "width": first.width, "height": first.height, "toolchain": chain}
+               "width": first.width, "height": first.height, "toolchain": chain,
+               **({"detail": detail} if (detail := _detail(sample.meta)) else {})}
+
+
+def _detail(meta: Any) -> list[float] | None:
+    """The box of the one small detail that decides the answer (the HR-Bench-shaped demo's `detail` column)."""
+    value = (meta or {}).get("detail") if isinstance(meta, dict) else None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return list(value) if isinstance(value, list) and len(value) == 4 else None
 
 
 def write_simulated_key(benchmark: Benchmark, path: Path, split: str = "all", limit: int | None = None) -> Path:
@@ -126,7 +139,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
                   out: Path | None = None, before: Callable[[Estimate], bool] | None = None,
                   on_progress: Callable[[Progress], None] | None = None,
                   cancel: threading.Event | None = None, tool_images: bool = True,
-                  patience: Patience | None = None) -> tuple[Estimate, RunSummary | None]:
+                  patience: Patience | None = None,
+                  max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> tuple[Estimate, RunSummary | None]:
     """The one way a benchmark is run (the command, the demo, later hosted runs): the benchmark's
     samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
     then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run."""
@@ -140,7 +154,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
         raise RunRefused(f"{benchmark.name} has no samples in the split {split!r}")
     plan = Protocol(family=family, tools=tuple(tools), protocol=protocol, max_turns=max_turns,
                     limits=Limits(max_pixels=django_settings.IMAGE_MAX_PIXELS),
-                    max_pixels=django_settings.IMAGE_MAX_PIXELS, tool_images=tool_images)
+                    max_pixels=django_settings.IMAGE_MAX_PIXELS, tool_images=tool_images,
+                    max_image_pixels=max_image_pixels)
     endpoint = Endpoint(settings, cache=cache)
     try:
         planned = estimate(items, modes, endpoint, plan)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard import downloads, views, views_model
+from leaderboard import downloads, protocol, views, views_model
 
 app_name = "leaderboard"
 urlpatterns = [
@@ -9,6 +9,7 @@ urlpatterns = [
     path("b/<slug:slug>/leaderboard.json", views.export, {"fmt": "json"}, name="export_json"),
     path("b/<slug:slug>/", views.board, name="board"),
     path("b/<slug:slug>/data/", downloads.data_page, name="data"),
+    path("b/<slug:slug>/protocol/", protocol.protocol_page, name="protocol"),
     path("b/<slug:slug>/data/<slug:split>.<slug:kind>", downloads.data_file, name="data_file"),
     path("b/<slug:slug>/compare/", views_model.compare, name="compare"),
     path("b/<slug:slug>/compare/<int:a>/<int:b>/s/<str:uid>/", views_model.compare_sample, name="compare_sample"),

@@ -232,6 +232,8 @@ TABLE: dict[str, Row] = {
     "leaderboard:data_file": Row(args=lambda w: {**SLUG, "split": "test", "kind": "tsv"}, expect=PUBLIC,
                                  gold_ok=frozenset()),
     "api-benchmark-downloads": Row(args=lambda w: SLUG, expect=PUBLIC),
+    # The run protocol (prompts, tools, images, scoring): public like the board; no sample, no gold.
+    "leaderboard:protocol": Row(args=lambda w: SLUG, expect=PUBLIC, gold_ok=frozenset()),
     "leaderboard:model": Row(args=lambda w: {**SLUG, "pk": w.public.pk}, expect=PUBLIC),
     # Agent-X per task: a private submission's for its owner and staff (test-split tasks for staff only).
     "leaderboard:agentx_tasks": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),

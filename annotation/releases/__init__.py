@@ -15,7 +15,7 @@ from annotation.releases.base import KnownRows, Release, ReleaseError, ReleaseLi
 
 __all__ = ["FORMATS", "KnownRows", "Release", "ReleaseError", "ReleaseLine", "read_release", "sniff"]
 
-FORMATS = ("jsonl", "adaptmmbench", "vlmevalkit", "vtcbench", "agentx")
+FORMATS = ("jsonl", "adaptmmbench", "vlmevalkit", "vtcbench", "agentx", "vstar", "tirbench")
 
 
 def read_release(paths: list[Path], fmt: str, *, workdir: Path, images_dir: Path | None = None,
@@ -23,13 +23,15 @@ def read_release(paths: list[Path], fmt: str, *, workdir: Path, images_dir: Path
     """Read `paths` (files or folders) as release `fmt`; decoded media are written under `workdir`.
     `known_rows`: the rows the benchmark holds unchanged, whose media a reader that digests its rows (VLMEvalKit's)
     does not decode again."""
-    from annotation.releases import adaptmmbench, agentx, vlmevalkit, vtcbench
+    from annotation.releases import adaptmmbench, agentx, tirbench, vlmevalkit, vstar, vtcbench
 
     readers = {
         "adaptmmbench": adaptmmbench.read,
         "vlmevalkit": functools.partial(vlmevalkit.read, known_rows=known_rows or {}),
         "vtcbench": vtcbench.read,
         "agentx": agentx.read,
+        "vstar": vstar.read,
+        "tirbench": tirbench.read,
     }
     if fmt not in readers:
         raise ReleaseError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -94,7 +94,7 @@ def kind_of_file(path: Path) -> Kind:
             value = None
         if isinstance(value, dict):
             if path.stat().st_size <= len(first.encode()) + 2:  # the whole file on one line (minified JSON)
-                kind = _agentx_kind(value)
+                kind = _agentx_kind(value) or _thinking_kind(value, path)
                 if kind is not None:
                     return kind
             if "sample_id" in value and "uid" not in value:
@@ -136,12 +136,15 @@ def _json_document_kind(path: Path) -> Kind:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return Kind("json-broken", f"a file that starts like JSON but does not parse ({exc})")
     if isinstance(value, dict):
-        kind = _agentx_kind(value)
+        kind = _agentx_kind(value) or _thinking_kind(value, path)
         if kind is not None:
             return kind
         return Kind("json-object", "a JSON object spread over several lines",
                     "our format is JSON Lines: one sample object per line")
     if isinstance(value, list):
+        kind = _thinking_kind(value, path)
+        if kind is not None:
+            return kind
         if value and is_agentx_toolmeta({"tools": value}):
             return Kind("agentx-toolmeta", "Agent-X's toolmeta.json (the tools, no tasks)",
                         "import data.json, or the folder holding both, with --format agentx")
@@ -150,6 +153,51 @@ def _json_document_kind(path: Path) -> Kind:
                         f"submit it with `manage.py submit SLUG {path.name} --format agentx --model NAME --user USER`")
         return Kind("json-array", "a JSON array", "our format is JSON Lines: one sample object per line, not a list")
     return Kind("json", "a JSON value that is not an object", "our format is JSON Lines: one sample object per line")
+
+
+def is_vstar_annotation(value: dict) -> bool:
+    """A V* Bench annotation (one per image): question, options, target_object, bbox."""
+    return {"question", "options", "target_object", "bbox"} <= set(value) and isinstance(value.get("options"), list)
+
+
+def _tir_tasks(value: object) -> list:
+    if isinstance(value, list):
+        return value[:50]
+    if isinstance(value, dict) and value and all(str(k).isdigit() for k in list(value)[:50]):
+        return list(value.values())[:50]
+    return []
+
+
+def _is_tir_task(task: object) -> bool:
+    return isinstance(task, dict) and {"prompt", "answer", "image_1"} <= set(task) and ("task" in task or "category" in task)
+
+
+def is_tirbench_data(value: object) -> bool:
+    """TIR-Bench's tasks: a list (or an object keyed "0", "1", ...) of task, prompt, answer, image_1, and no
+    model_response (which makes it their response file: predictions)."""
+    tasks = _tir_tasks(value)
+    return bool(tasks) and all(_is_tir_task(t) and "model_response" not in t for t in tasks)
+
+
+def is_tirbench_responses(value: object) -> bool:
+    """TIR-Bench's response file: {"0": text, ...}, or its tasks with model_response."""
+    if not isinstance(value, dict) or not value or not all(str(k).isdigit() for k in list(value)[:50]):
+        return False
+    items = list(value.values())[:50]
+    return all(isinstance(t, str) for t in items) or all(isinstance(t, dict) and "model_response" in t for t in items)
+
+
+def _thinking_kind(value: object, path: Path) -> Kind | None:
+    """V* Bench's annotation and TIR-Bench's JSON, and TIR-Bench's response file (predictions)."""
+    if isinstance(value, dict) and is_vstar_annotation(value):
+        return Kind("vstar-annotation", "a V* Bench annotation", format="vstar")
+    if is_tirbench_data(value):
+        return Kind("tirbench-data", "TIR-Bench's JSON", format="tirbench")
+    if is_tirbench_responses(value):
+        return Kind("predictions", "a TIR-Bench response file ({\"0\": response, ...}), a prediction file, not a "
+                    "benchmark", f"submit it with `manage.py submit SLUG {path.name} --format tirbench --model NAME "
+                    "--user USER`")
+    return None
 
 
 def is_agentx_data(value: dict) -> bool:
@@ -229,7 +277,7 @@ def detect_format(paths: list[Path]) -> str:
     files = release_files(paths)
     kinds = [(f, kind_of_file(f)) for f in files if f.suffix.lower() in {".jsonl", ".parquet", ".tsv", ".json"}]
     formats = [k.format for _, k in kinds if k.format is not None]
-    for fmt in ("jsonl", "vtcbench", "agentx", "adaptmmbench", "vlmevalkit"):
+    for fmt in ("jsonl", "vtcbench", "agentx", "tirbench", "vstar", "adaptmmbench", "vlmevalkit"):
         if fmt in formats:
             return fmt
     where = ", ".join(p.name for p in paths)

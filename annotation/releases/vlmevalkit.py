@@ -33,10 +33,14 @@ CONVERTED = {"index", "image", "image_path", "question", "answer", "category", "
 # Columns with our own field names, as `export_benchmark --format vlmevalkit` writes them (our JSON).
 OUR_JSON = ("regions", "transform", "key_steps", "toolchain", "meta")
 OUR_COLUMNS = {*OUR_JSON, "answer_type", "tolerance", "aux_line", "source"}
+# HR-Bench's column: the rotation cycle a row belongs to (its scoring averages the cycles' accuracies).
+CYCLE = "cycle_category"
+# TreeBench's column: the target boxes, a Python list of [x1, y1, x2, y2] in pixels.
+TARGETS = "target_instances"
 DEV_SPLITS = {"dev", "val", "validation", "minival", "train"}
 # Part of every row's digest (ReleaseLine.digest): change it when this reader reads a row differently, and every
 # row of a re-import is read (its image decoded and checked) in full again.
-READER_VERSION = "vlmevalkit/1"
+READER_VERSION = "vlmevalkit/2"  # 2: HR-Bench's cycle_category and TreeBench's target_instances read
 NO_ROWS: Mapping[str, list[tuple[str, int]]] = {}
 
 
@@ -52,8 +56,11 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None, kn
     uids = [line.data.get("uid") for _, _, file_lines in read for line in file_lines if line.data is not None]
     # Our own export's files of one benchmark (one per kind: answer_type column, uids distinct) keep their uids.
     ours = all("answer_type" in columns for _, columns, _ in read) and len(set(uids)) == len(uids)
+    hrbench = treebench = False
     for path, columns, file_lines in read:
         mmreason = mmreason or "discipline" in columns
+        hrbench = hrbench or CYCLE in columns
+        treebench = treebench or TARGETS in columns
         if len(files) > 1 and not ours:
             # Several datasets number their rows alike: the uid is "<dataset>:<index>" (VL-RouterBench
             # writes "<Dataset>/<id>"; a uid has no "/"), and the dataset is the domain when none is given.
@@ -69,6 +76,10 @@ def read(paths: list[Path], *, workdir: Path, images_dir: Path | None = None, kn
     if mmreason:  # MMReason's own column: its step score is labelled as such (docs/metrics.md, section 6)
         manifest["figures"] = ["mmreason"]
         manifest["scoring"] = "mmreason"
+    if hrbench:  # HR-Bench's own columns: its cycle combination (docs/metrics.md, "HR-Bench")
+        manifest["scoring"] = "hrbench"
+    elif treebench:  # TreeBench's target boxes: its letter rule and mean IoU (docs/metrics.md, "TreeBench")
+        manifest["scoring"] = "treebench"
     return Release(format="vlmevalkit", name=name, lines=lines, root=workdir, manifest=manifest, media_hint=MEDIA_HINT)
 
 
@@ -173,7 +184,34 @@ def _line(
         data["images"] = images
     if text(row.get("discipline")) and text(row.get("l2-category")):
         meta["discipline"] = row["discipline"]
+    if CYCLE in columns:  # HR-Bench: the task type (single, cross) is the domain, the cycle its category
+        data["domain"] = text(row.get("category")) or ONE_LEVEL_DOMAIN
+        data["category"] = text(row.get(CYCLE)) or CYCLE
+        data["meta"]["category"] = text(row.get("category"))
+    if TARGETS in columns:  # TreeBench: "Perception/Attributes" is domain/category; the targets are the regions
+        task, _, subtask = (text(row.get("category")) or "").partition("/")
+        if subtask:
+            data["domain"], data["category"] = task, subtask
+        boxes = _target_boxes(row.get(TARGETS), errors)
+        if boxes:
+            data["regions"] = boxes
     return ReleaseLine(number=number, where=f"row {number} of {file_name}", data=data, errors=errors)
+
+
+def _target_boxes(value: str | None, errors: list) -> list[list[float]]:
+    """TreeBench's `target_instances`: a Python (or JSON) list of [x1, y1, x2, y2] boxes; empty: none."""
+    if is_blank(value):
+        return []
+    try:
+        boxes = load_structure(str(value))[0]
+    except Unreadable as exc:
+        errors.append((TARGETS, f"cannot read {str(value)[:60]!r}: {exc}"))
+        return []
+    if not isinstance(boxes, list) or not all(
+            isinstance(b, (list, tuple)) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b) for b in boxes):
+        errors.append((TARGETS, f"expected a list of [x1, y1, x2, y2] boxes, got {str(value)[:60]!r}"))
+        return []
+    return [list(b) for b in boxes]
 
 
 def _our_columns(row: dict, errors: list) -> dict:

@@ -10,6 +10,8 @@ one error saying what it looks like (``sniff``).
 - ``vtcbench``: VTC-Bench agent ``results_*.jsonl``: item_id, agent_answer, conversation; mode adaptive;
   or a zip of it with the ``response_list_<id>.json`` files their harness writes beside it.
 - ``agentx``: Agent-X's output list: {id: {reasoning_steps, final_answer}}; mode adaptive.
+- ``tirbench``: TIR-Bench's response file {"0": reply, ...} (or tasks with model_response, extracted_answer); mode text.
+- ``vstar``: V*'s eval_result.json {subtask: [{image, option_chosen, ...}]}; mode adaptive.
 """
 
 from __future__ import annotations
@@ -17,19 +19,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from . import agentx, vlmevalkit, vtcbench
+from . import agentx, tirbench, vlmevalkit, vstar, vtcbench
 from .common import FILE, ConversionError, ConversionReport, Locate, Sink, TooManyErrors, WrongKind
 from .sniff import HEAD_BYTES, LABELS, Kind, sniff, sniff_zip, wrong_kind_message, zip_names
 
-FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx")
-CONVERTED = ("vlmevalkit", "vtcbench", "agentx")
+FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar")
+CONVERTED = ("vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar")
 FORMAT_CHOICES = (
     ("jsonl", "Our format (JSON Lines)"),
     ("vlmevalkit", "VLMEvalKit result file (.xlsx, .tsv, .csv, .json)"),
     ("vtcbench", "VTC-Bench agent results (results_*.jsonl, or a zip of it with the response_list_<id>.json files)"),
     ("agentx", "Agent-X output list (.json)"),
+    ("tirbench", "TIR-Bench response file ({\"0\": response, ...})"),
+    ("vstar", "V* Bench eval_result.json"),
 )
-_READERS = {"vlmevalkit": vlmevalkit.convert, "vtcbench": vtcbench.convert, "agentx": agentx.convert}
+_READERS = {"vlmevalkit": vlmevalkit.convert, "vtcbench": vtcbench.convert, "agentx": agentx.convert,
+            "tirbench": tirbench.convert, "vstar": vstar.convert}
 
 __all__ = ["CONVERTED", "FORMATS", "FORMAT_CHOICES", "LABELS", "ConversionError", "ConversionReport", "Kind",
            "check_kind", "convert", "sniff"]

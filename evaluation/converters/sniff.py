@@ -22,7 +22,10 @@ LABELS = {
     "vlmevalkit": "a VLMEvalKit result file (.xlsx, .tsv, .csv or .json with index and prediction)",
     "vtcbench": "a VTC-Bench agent results file (results_*.jsonl with item_id and agent_answer)",
     "agentx": "an Agent-X output list (a JSON list of {\"<id>\": {reasoning_steps, final_answer}})",
+    "tirbench": "a TIR-Bench response file (a JSON object {\"0\": response, ...})",
+    "vstar": "V* Bench's eval_result.json ({\"direct_attributes\": [{image, option_chosen, ...}], ...})",
 }
+_TIR_KEY = re.compile(r'^\{\s*"\d+"\s*:')
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,13 @@ def _json_document(text: str, container: str) -> Kind:
     if container == "object" and (_key(text, "file_path") or _key(text, "tool_metadata") or _key(text, "query_type")):
         return Kind("agentx_data", "Agent-X's benchmark (data.json: query, file_path, tool_metadata): import it "
                                    "with import_benchmark --format agentx; it is not model outputs")
+    if container == "object" and _key(text, "option_chosen"):
+        return Kind("vstar", "V* Bench's eval_result.json (option_chosen)", "vstar")
+    if container == "object" and _TIR_KEY.match(text) and not (_key(text, "prediction") and _key(text, "index")):
+        if _key(text, "image_1") and not _key(text, "model_response"):
+            return Kind("tirbench_data", "TIR-Bench's tasks (prompt, answer, image_1): import them with "
+                                         "import_benchmark; they hold no model responses")
+        return Kind("tirbench", "a TIR-Bench response file ({\"0\": response, ...})", "tirbench")
     if _key(text, "reasoning_steps") or _key(text, "final_answer"):
         return Kind("agentx", "an Agent-X output list (reasoning_steps, final_answer)", "agentx")
     if _key(text, "prediction") and _key(text, "index"):
@@ -105,6 +115,10 @@ def _json_object(text: str) -> Kind:
                 "reasoning_steps" in next(iter(obj.values())) or "final_answer" in next(iter(obj.values()))):
             return Kind("agentx_line", "Agent-X outputs written one object per line; Agent-X's output is one "
                                        "JSON list of them")
+        if obj and all(str(k).isdigit() for k in obj):
+            return _json_document(text, "object")  # TIR-Bench's response file, minified
+        if "option_chosen" in first:
+            return _json_document(text, "object")
         fields = ", ".join(list(obj)[:6])
         return Kind("jsonl_other", f"JSON Lines whose first line has the fields {fields}")
     return _json_document(text, "object")

@@ -8,8 +8,13 @@ answer is the last ``<answer>...</answer>`` of the last message, else that whole
 The line records, beside formats.md's fields: the steps (the assistant's text as ``thought``, each
 call with its arguments, input, output and error), ``usage``, ``latency_ms``, ``turns``, and
 ``run``: the model ids and response ids the endpoint returned, the prompt and harness versions, the
-sampling settings, the protocol, how the answer was found, and the SHA-256 of every image sent at
-each turn. An attempt that ends without an answer has ``failure`` (its class) and ``failure_detail``.
+sampling settings, the protocol, how the answer was found, and the SHA-256 and size of every image sent
+at each turn (``images_sent``, ``images_sent_sizes``).
+
+Full resolution (docs/runs.md, "Full resolution"): an image over ``max_image_pixels`` is sent as a view
+scaled down to fit it (a JPEG decoded at a reduced scale, so an 8K photo is never held whole for it), while
+the tools work on the original: a zoom crops the full-resolution image, and its output is sent whole when
+it fits, else as a view of it too. An attempt that ends without an answer has ``failure`` (its class) and ``failure_detail``.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 
-from annotation.imagetools import Limits, encode_png, load_image, oracle_image
+from annotation.imagetools import Limits, ToolError, encode_jpeg, encode_png, load_image, oracle_image
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness.client import Endpoint, Failure
 from evaluation.harness.items import RunItem
@@ -36,6 +42,9 @@ from evaluation.harness.tools import (Call, execute, function_schemas, parse_arg
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 PROTOCOLS = ("function_calling", "tagged_text")
+# The largest image a run sends as it is (2048 x 2048 pixels); 0 sends every image as stored.
+DEFAULT_MAX_IMAGE_PIXELS = 2048 * 2048
+_REDUCED = ((8, cv2.IMREAD_REDUCED_COLOR_8), (4, cv2.IMREAD_REDUCED_COLOR_4), (2, cv2.IMREAD_REDUCED_COLOR_2))
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,9 @@ class Protocol:
     max_turns: int = 8
     limits: Limits = field(default_factory=Limits)
     max_pixels: int = 64_000_000
+    # The largest image sent to the model as it is; a larger one is sent as a scaled-down view (the tools
+    # still work on the original). 0: every image as stored.
+    max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
     # False: a call's image is made and recorded (``run.tool_outputs``) but not sent to the model, only its text
     # result, as through a gateway that drops images after the first turn (litellm#20403); the line's
     # ``images_sent`` then shows it, and so does "tool outputs shown" (docs/metrics.md section 15).
@@ -60,10 +72,14 @@ class _Picture:
     data: bytes
     media_type: str
     sha256: str
+    size: tuple[int, int] = (0, 0)  # width, height of what is sent (0, 0: not known)
+    scaled: bool = False  # a view scaled down to max_image_pixels
 
     @classmethod
-    def of(cls, ref: str, data: bytes, media_type: str) -> _Picture:
-        return cls(ref=ref, data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest())
+    def of(cls, ref: str, data: bytes, media_type: str, size: tuple[int, int] = (0, 0),
+           scaled: bool = False) -> _Picture:
+        return cls(ref=ref, data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest(), size=size,
+                   scaled=scaled)
 
     def part(self) -> dict[str, Any]:
         url = f"data:{self.media_type};base64,{base64.b64encode(self.data).decode()}"
@@ -94,8 +110,49 @@ def _pictures(item: RunItem, mode: str, protocol: Protocol) -> list[_Picture]:
     if mode == "blind":
         return []
     if mode == "oracle":
-        return [_Picture.of("img0", oracle_png(item, protocol), "image/png")]
-    return [_Picture.of(m.ref, Path(m.path).read_bytes(), _media_type(m.path)) for m in item.media]
+        png = oracle_png(item, protocol)
+        return [_Picture.of("img0", png, "image/png", _png_size(png))]
+    return [_medium_view(m.ref, m.path, m.width or 0, m.height or 0, protocol.max_image_pixels, protocol.max_pixels)
+            for m in item.media]
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    return (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) if png[:4] == b"\x89PNG" else (0, 0)
+
+
+def _fit(width: int, height: int, cap: int) -> tuple[int, int]:
+    """The largest size of the same shape with at most ``cap`` pixels."""
+    scale = (cap / (width * height)) ** 0.5
+    return max(1, int(width * scale)), max(1, int(height * scale))
+
+
+def _medium_view(ref: str, path: str, width: int, height: int, cap: int, max_pixels: int) -> _Picture:
+    """A medium as sent: the file as stored when it fits ``cap`` (or its size is unknown), else a view
+    scaled down to fit. A JPEG is decoded at 1/2, 1/4 or 1/8 scale (libjpeg's own scaling) when that still
+    leaves at least ``cap`` pixels, so the full image is never decoded for the view."""
+    media_type = _media_type(path)
+    if not cap or not width or not height or width * height <= cap:
+        return _Picture.of(ref, Path(path).read_bytes(), media_type, (width, height))
+    image = None
+    if media_type == "image/jpeg":
+        flag = next((f for k, f in _REDUCED if (width // k) * (height // k) >= cap), None)
+        if flag is not None:
+            image = cv2.imread(path, flag)
+    if image is None:
+        image = load_image(path, max_pixels=max_pixels)
+    return _array_view(ref, image, cap, jpeg=media_type == "image/jpeg")
+
+
+def _array_view(ref: str, image: np.ndarray, cap: int, *, jpeg: bool = False) -> _Picture:
+    """An image as sent: PNG, whole when it fits ``cap``, else scaled down (INTER_AREA) to fit; a photo's
+    view as JPEG (quality 90), as it came."""
+    height, width = image.shape[:2]
+    if not cap or width * height <= cap:
+        return _Picture.of(ref, encode_png(image), "image/png", (width, height))
+    size = _fit(width, height, cap)
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    data = encode_jpeg(small) if jpeg else encode_png(small)
+    return _Picture.of(ref, data, "image/jpeg" if jpeg else "image/png", size, scaled=True)
 
 
 def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) -> dict[str, Any]:
@@ -124,7 +181,8 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
     record: dict[str, Any] = {
         "model_ids": [], "response_ids": [], "prompt_version": prompt.name, "harness_version": HARNESS_VERSION,
         "sampling": endpoint.settings.sampling(), "protocol": protocol.protocol if adaptive else "none",
-        "images_sent": [[p.sha256 for p in pictures]], "cached_turns": 0,
+        "images_sent": [[p.sha256 for p in pictures]], "images_sent_sizes": [[list(p.size) for p in pictures]],
+        "cached_turns": 0,
         "tool_outputs": {},  # each image a call made: its ref -> SHA-256 (compared with images_sent)
     }
     usage = {"input_tokens": 0, "output_tokens": 0}
@@ -167,9 +225,13 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
                 assistant["tool_calls"] = message.get("tool_calls")
             messages.append(assistant)
             if not images:
-                images = _decoded(item, protocol)
+                try:
+                    images = _decoded(item, protocol)
+                except ToolError as exc:  # over the registry's pixel cap, or unreadable: a message, not a crash
+                    raise Failure("tool_error", f"the original image cannot be given to the tools: {exc}") from None
             new_parts: list[dict[str, Any]] = []
             sent: list[str] = []
+            sent_sizes: list[list[int]] = []
             for index, call in enumerate(calls):
                 output = f"img{next_number}"
                 next_number += 1
@@ -185,13 +247,17 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
                     assert done.image is not None
                     images[output] = done.image
                     latest = output
-                    picture = _Picture.of(output, encode_png(done.image), "image/png")
+                    picture = _array_view(output, done.image, protocol.max_image_pixels)
                     record["tool_outputs"][output] = picture.sha256
+                    reply = f"{done.name} made {output} ({done.image.shape[1]} x {done.image.shape[0]} pixels)."
+                    if picture.scaled:
+                        reply = (reply[:-1] + f"; it is sent to you as a {picture.size[0]} x {picture.size[1]} view, and "
+                                 f"coordinates stay in {output}'s own pixels.")
                     if protocol.tool_images:
                         sent.append(picture.sha256)
+                        sent_sizes.append(list(picture.size))
                     else:
                         picture = None
-                    reply = f"{done.name} made {output} ({done.image.shape[1]} x {done.image.shape[0]} pixels)."
                     if done.measurements:
                         reply += " Measurements: " + json.dumps(done.measurements, ensure_ascii=False)[:4000]
                 if tagged:
@@ -207,6 +273,7 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
                 messages.append({"role": "user", "content": [
                     {"type": "text", "text": "The images the tools made, in order:"}, *new_parts]})
             record["images_sent"].append(sent)
+            record["images_sent_sizes"].append(sent_sizes)
     except Failure as exc:
         failure = exc
     record["model_ids"] = sorted(model_ids)

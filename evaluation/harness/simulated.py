@@ -22,6 +22,10 @@ It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard
   missing it answers "NO TOOL IMAGE" (wrong). With ``--ignore-tool-images`` it makes the same calls, then
   looks at none of their images (sent or not) and answers as it does in text mode: tools that cannot
   change anything (the Tools tab's third demo model, docs/metrics.md section 15).
+- A key entry with ``detail`` (a box ``[x1, y1, x2, y2]`` in the original's pixels: the HR-Bench-shaped demo)
+  holds a detail too small to read in the image as sent: text and blind modes answer it wrong, oracle (the
+  image cut to the regions) right, and adaptive right only when one of its ``zoom_in`` calls on img0 cropped a
+  box containing the detail and the image reached it (docs/runs.md, "Full resolution").
 - ``--script`` maps a uid to a behaviour, to test what a run does with a bad endpoint: ``timeout``
   (answers after ``--slow`` seconds), ``error500``, ``rate429`` (the first request of each mode is
   refused with ``Retry-After: 1``), ``bad_arguments``, ``truncated_arguments``, ``huge_arguments`` (2 MB)
@@ -82,8 +86,37 @@ def wrong_answer(entry: dict[str, Any]) -> str:
         return WRONG_TEXT
 
 
-def answer_for(entry: dict[str, Any], mode: str, *, seed: int = 0) -> str:
+def answer_for(entry: dict[str, Any], mode: str, *, seed: int = 0, zoomed: list[list[float]] | None = None) -> str:
+    """``zoomed``: the boxes of the zoom_in calls the model made on img0 (a sample with a ``detail``)."""
+    detail = entry.get("detail")
+    if detail:
+        readable = mode == "oracle" or (mode == "adaptive" and any(_contains(box, detail) for box in zoomed or []))
+        return str(entry["answer"]) if readable else wrong_answer(entry)
     return str(entry["answer"]) if correct(entry["uid"], mode, seed=seed) else wrong_answer(entry)
+
+
+def _contains(box: list[float], detail: list[float]) -> bool:
+    return box[0] <= detail[0] and box[1] <= detail[1] and box[2] >= detail[2] and box[3] >= detail[3]
+
+
+def _zooms(messages: list[dict[str, Any]]) -> list[list[float]]:
+    """The boxes of the zoom_in calls on img0 in the conversation so far (function calls or tagged text)."""
+    boxes = []
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        found = [((c.get("function") or {}).get("name"), _loads((c.get("function") or {}).get("arguments") or ""))
+                 for c in m.get("tool_calls") or []]
+        for raw in re.findall(r"<tool_call>(.*?)</tool_call>", m.get("content") or "", re.S):
+            call = _loads(raw)
+            if isinstance(call, dict):
+                found.append((call.get("name"), call.get("arguments")))
+        for name, args in found:
+            if name == "zoom_in" and isinstance(args, dict) and args.get("image", "img0") == "img0":
+                box = args.get("bbox")
+                if isinstance(box, list) and len(box) == 4:
+                    boxes.append(box)
+    return boxes
 
 
 class Key:
@@ -267,11 +300,11 @@ def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int
             call = _next_call(entry, turn, body, system, since, behaviour)
             return 200, _completion(body, server, f"Step {turn}: I will call {call['name']}.", [call], tagged=tagged), {}
         if server.ignore_tool_images:  # the images change nothing: the text-mode answer
-            answer = answer_for(entry, "text", seed=server.seed)
+            answer = answer_for(entry, "text", seed=server.seed, zoomed=[])
             return 200, _completion(body, server, f"The answer is clear. <answer>{answer}</answer>", []), {}
         if len(new_images) < len(made):
             return 200, _completion(body, server, f"<answer>{NO_IMAGE}</answer>", []), {}
-    answer = answer_for(entry, mode, seed=server.seed)
+    answer = answer_for(entry, mode, seed=server.seed, zoomed=_zooms(messages))
     return 200, _completion(body, server, f"Looking at it, the answer is clear. <answer>{answer}</answer>", []), {}
 
 

@@ -34,10 +34,11 @@ _DIGIT = re.compile(r"\d")
 _ARTICLES = frozenset({"a", "an", "the"})
 
 
-def extract_answer(answer: str, response: str = "", profile: str = GENERIC) -> str:
+def extract_answer(answer: str, response: str = "", profile: str = GENERIC, category: str = "") -> str:
     """The last <answer>...</answer> of ``answer``, else of ``response``, else ``answer``; under a
-    scoring profile whose authors read another text, that text (``profiles.author_answer``)."""
-    if profile != GENERIC and (author := author_answer(profile, answer, response)) is not None:
+    scoring profile whose authors read another text, that text (``profiles.author_answer``; ``category``
+    is the sample's, which TIR-Bench's rule reads)."""
+    if profile != GENERIC and (author := author_answer(profile, answer, response, category)) is not None:
         return author
     if "<" in answer:
         found: list[str] = _ANSWER_TAG.findall(answer)

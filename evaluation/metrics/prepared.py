@@ -97,3 +97,7 @@ class PreparedBenchmark:
             info.group = g
         self.order = list(self.infos.values())
         self.n_main = len(self.order) - self.n_aux
+
+    def order_samples(self) -> list[Sample]:
+        """The samples in benchmark order."""
+        return [info.sample for info in self.order]

@@ -9,6 +9,13 @@ every quirk it keeps on purpose, with the row that shows it (evaluation/tests/te
 - ``vlmevalkit``: VLMEvalKit's multiple-choice answer inference (option letters, then option texts),
   exact match for anything else.
 - ``mmreason``: VLMEvalKit's MMReason evaluation: the extracted answer equal to the gold, else the judge.
+- ``hrbench``: VLMEvalKit's ``HRBenchDataset``: its matching per row (as ``vlmevalkit``), and the
+  cycle combination of ``report_acc_hrbench`` as the authors' figure (author_figures.py).
+- ``treebench``: VLMEvalKit's ``TreeBench``: the letter of ``extract_characters_regex`` per row, and the
+  mean IoU of the reasoning's boxes as the authors' figure.
+- ``tirbench``: TIR-Bench's ``calculate_score.py``: per task, on their LLM's extracted answer (a row with
+  only a reply is left to a judge); a row is right when its credit is 1, and the credit (partial for
+  jigsaw and spot-the-difference) makes the authors' score.
 
 A verdict is 1 (right), 0 (wrong, and a judge may still decide) or 2 (wrong, and final: the
 authors' code asks no judge about it).
@@ -23,24 +30,38 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .author_figures import NOT_EXTRACTED, tirbench_credit, treebench_letter
 from .types import Sample
 
 GENERIC = "generic"
 VTCBENCH = "vtcbench"
 VLMEVALKIT = "vlmevalkit"
 MMREASON = "mmreason"
-PROFILES: tuple[str, ...] = (GENERIC, VTCBENCH, VLMEVALKIT, MMREASON)
+HRBENCH = "hrbench"
+TREEBENCH = "treebench"
+TIRBENCH = "tirbench"
+PROFILES: tuple[str, ...] = (GENERIC, VTCBENCH, VLMEVALKIT, MMREASON, HRBENCH, TREEBENCH, TIRBENCH)
 PROFILE_LABELS: dict[str, str] = {
     GENERIC: "platform rules",
     VTCBENCH: "VTC-Bench's rules",
     VLMEVALKIT: "VLMEvalKit's rules",
     MMREASON: "MMReason's rules",
+    HRBENCH: "HR-Bench's rules (VLMEvalKit)",
+    TREEBENCH: "TreeBench's rules (VLMEvalKit)",
+    TIRBENCH: "TIR-Bench's rules",
 }
 # What a reader of the board must know about a profile's rule beyond its name (shown in the board's header).
 PROFILE_NOTES: dict[str, str] = {
     VLMEVALKIT: ("VLMEvalKit has no judge-free rule for free-text rows (it scores them only with its LLM judge); "
                  "the platform uses its nearest judge-free rule instead: the answer equal to the gold once both "
                  "are stripped, ignoring case (its process_line 'accuracy')."),
+    HRBENCH: ("Accuracy per row is VLMEvalKit's matching; HR-Bench's own figure averages the accuracy of each "
+              "cycle_category (results['author_figures'])."),
+    TREEBENCH: ("The letter is read as TreeBench's code reads it; its mean IoU of the <box>[x1,y1,x2,y2]</box> "
+                "boxes against the target instances is in results['author_figures']."),
+    TIRBENCH: ("A row is right when TIR-Bench's credit is 1; the authors' score (partial credit for jigsaw and "
+               "spot-the-difference) is in results['author_figures']. Their answers are extracted by an LLM: "
+               "a row with only a reply needs one."),
 }
 
 RIGHT, OPEN, WRONG = 1, 0, 2
@@ -49,7 +70,7 @@ RIGHT, OPEN, WRONG = 1, 0, 2
 UNDECIDED = "undecided"
 # Profiles whose authors always ask their judge about what the rule leaves open (MMReason: the judge
 # extracts the answer, then judges equivalence). The others ask it only in their full pipeline.
-JUDGED_PROFILES = frozenset({MMREASON})
+JUDGED_PROFILES = frozenset({MMREASON, TIRBENCH})
 
 
 NEEDS_JUDGE = "need an LLM judge"  # in every such reason: pages show it in full, not only as a tooltip
@@ -79,6 +100,8 @@ class AuthorGold:
     profile: str
     answer: str
     options: tuple[tuple[str, str], ...]  # (upper-case letter, option text as written)
+    category: str = ""  # TIR-Bench's task
+    question: str = ""  # TIR-Bench's prompt (its choice rule looks options up in it)
 
 
 # The cells pandas' ``read_excel`` reads back as empty (its default NA spellings, exactly as written).
@@ -95,8 +118,17 @@ def spreadsheet_read_back(text: str) -> str:
     return "nan" if text in PANDAS_NA else text
 
 
-def author_answer(profile: str, answer: str, response: str) -> str | None:
-    """The text the authors' code scores for one line, or None when section 1's extraction applies."""
+def author_answer(profile: str, answer: str, response: str, category: str = "") -> str | None:
+    """The text the authors' code scores for one line, or None when section 1's extraction applies.
+    ``category``: the sample's (TIR-Bench reads another text for its ``ocr`` task)."""
+    if profile in (HRBENCH, TREEBENCH):  # VLMEvalKit's ``prediction`` cell, as written
+        return spreadsheet_read_back(answer if answer.strip() else response)
+    if profile == TIRBENCH:
+        if category == "ocr":  # their ``model_response``: the whole reply
+            return response if response.strip() else answer
+        if answer.strip() or not response.strip():
+            return answer  # their ``extracted_answer``
+        return NOT_EXTRACTED + response[:200]
     if profile == VTCBENCH:
         if answer.strip():
             # ``agent_answer`` as given; a whole reply put in the answer field is cut as their harness cuts it.
@@ -135,6 +167,8 @@ def compile_author_gold(sample: Sample, profile: str) -> AuthorGold | None:
     if profile not in PROFILES:
         raise ValueError(f"unknown scoring profile {profile!r} (known: {', '.join(PROFILES)})")
     options = tuple((str(k).strip().upper(), str(v)) for k, v in (sample.options or {}).items())
+    if profile == TIRBENCH:  # their gold is ``str(item['answer'])``, unstripped
+        return AuthorGold(profile, str(sample.answer), options, sample.category, sample.question)
     return AuthorGold(profile, str(sample.answer).strip(), options)
 
 
@@ -142,8 +176,14 @@ def author_verdict(gold: AuthorGold, prediction: str) -> int:
     """RIGHT, OPEN (a judge may decide) or WRONG (final) for one extracted answer."""
     if gold.profile == VTCBENCH:
         return RIGHT if vtcbench_rule(gold, prediction) else OPEN
-    if gold.profile == VLMEVALKIT:
+    if gold.profile in (VLMEVALKIT, HRBENCH):
         return vlmevalkit_rule(gold, prediction)
+    if gold.profile == TREEBENCH:
+        # A letter read that is not the gold's, or none at all, scores 0 in their code: final.
+        return RIGHT if treebench_letter(prediction) == gold.answer else WRONG
+    if gold.profile == TIRBENCH:
+        credit = tirbench_credit(gold.category, gold.answer, prediction, gold.question)
+        return OPEN if credit is None else RIGHT if credit == 1 else WRONG
     # mmreason: VLMEvalKit's post_check_score, the extracted answer equal to the gold once stripped
     return RIGHT if prediction.strip() == gold.answer else OPEN
 

@@ -28,6 +28,7 @@ from .aggregate import (
     slot_state as _slot_state,
 )
 from .answers import extract_answer, rule_is_final, rule_match
+from .author_figures import FIGURE_PROFILES, Collector
 from .memo_keys import args_key
 from .parse import parse_prediction
 from .prepared import PreparedBenchmark, SampleInfo, ScoringError
@@ -202,6 +203,8 @@ def _score(
     edit_memo: dict[tuple, float] = {}
     price_in, price_out = prices if prices is not None else (0.0, 0.0)
     have_prices = prices is not None
+    # The authors' own figures (HR-Bench's cycles, TreeBench's mean IoU, TIR-Bench's credit).
+    figures = Collector(profile) if profile in FIGURE_PROFILES else None
     # Tool outputs shown (section 15): over the adaptive lines that record the images sent.
     shown = [0, 0]
     shown_recorded = False
@@ -273,6 +276,8 @@ def _score(
             row[R_CALLS] = tuple([new(CallResult, e) for e in row[R_CALLS]])
         records = [new(PredictionResult, row) for row in rows]
         for slot, row in zip(row_slots, rows):
+            if figures is not None:
+                figures.decided(slot, row[R_CORRECT], row[R_DECIDED_BY] == UNDECIDED)
             n_calls = row[R_N_CALLS]
             seen[slot] = _slot_state(row[R_CORRECT], n_calls, n_calls > 0 and any(not e[3] for e in row[R_CALLS]),
                                      row[R_DECIDED_BY] == UNDECIDED)
@@ -387,7 +392,7 @@ def _score(
             rule_state: int | None = 2
         else:
             if response:
-                extracted = extract_answer(answer, response, profile)
+                extracted = extract_answer(answer, response, profile, info.sample.category)
             else:
                 memo = extract_memo.get(answer)
                 if memo is None:
@@ -400,6 +405,10 @@ def _score(
                 rule_state = rule_memo[rkey] = (1 if rule_match(info.gold, extracted)
                                              else 2 if rule_is_final(info.gold, extracted) else 0)
         correct = rule_state == 1
+        if figures is not None:
+            fs = info.sample
+            figures.read(slot, mode, fs.regions, fs.category, str(fs.answer), fs.question, extracted,
+                         response if response.strip() else answer, failure is not None)
 
         # ---- usage and cost
         if in_tok is None and out_tok is None:
@@ -585,4 +594,5 @@ def _score(
                                 any_calls=file_calls, seed=seed, resamples=resamples),
         records=tuple(kept),
         scoring=bench.scoring,
+        author_figures=figures.report(bench.order_samples(), N_MODES, _MODE_INDEX) if figures is not None else None,
     )

@@ -404,3 +404,5 @@ class SubmissionReport:
     records: tuple[PredictionResult, ...]
     scoring: str = "generic"  # the scoring profile that decided the answers (metrics.md section 13)
     tool_effect: ToolEffect | None = None  # what the tools changed, text -> adaptive (metrics.md section 15)
+    # The authors' own figures under the hrbench, treebench and tirbench profiles (author_figures.py)
+    author_figures: Mapping[str, Any] | None = None

@@ -69,6 +69,12 @@ def test_a_run_posted_through_the_api_reaches_done_as_a_submission_marked_run(
     assert record["model_ids"] == ["sim-hosted-v2"] and record["declared_model"] == "sim-hosted"
     assert record["prompt_versions"] == {"text": "generic.text.v1", "adaptive": "generic.adaptive.v1"}
     assert record["sampling"] == {"temperature": 0.0, "max_tokens": 1024, "seed": 0}
+    # The protocol it ran under: the version the protocol page states, and where (docs/runs.md).
+    page = client.get(record["protocol_page"]).content.decode()
+    assert record["protocol_page"] == f"/b/{SLUG}/protocol/"
+    assert f"Protocol version <code>{record['protocol_version']}</code>" in page
+    model_page = client.get(f"/b/{SLUG}/m/{sub.pk}/").content.decode()
+    assert f"{record['protocol_version']}, stated at /b/{SLUG}/protocol/" in model_page
     detail = client.get(f"/api/v1/runs/{run.pk}/").json()
     assert detail["status"] == "done" and detail["submission"]["id"] == sub.pk
     assert detail["model_ids"] == ["sim-hosted-v2"]

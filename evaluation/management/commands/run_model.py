@@ -21,7 +21,7 @@ from annotation.models import Benchmark
 from evaluation.harness import MODES
 from evaluation.harness.cache import SqliteRequestCache
 from evaluation.harness.client import Settings
-from evaluation.harness.loop import PROTOCOLS
+from evaluation.harness.loop import DEFAULT_MAX_IMAGE_PIXELS, PROTOCOLS
 from evaluation.harness.prompts import FAMILIES
 from evaluation.harness.runner import Estimate, Patience, Progress
 from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, run_benchmark
@@ -63,6 +63,9 @@ class Command(BaseCommand):
         parser.add_argument("--split", choices=SPLITS, default="all")
         parser.add_argument("--limit", type=int, default=None, help="only the first N samples")
         parser.add_argument("--max-turns", dest="max_turns", type=int, default=8)
+        parser.add_argument("--max-image-pixels", dest="max_image_pixels", type=int, default=DEFAULT_MAX_IMAGE_PIXELS,
+                            help="an image larger than this is sent as a scaled-down view; the tools work on the "
+                                 f"original (default {DEFAULT_MAX_IMAGE_PIXELS:,}: 2048 x 2048; 0: as stored)")
         parser.add_argument("--concurrency", type=int, default=4, help="(sample, mode) pairs in flight")
         parser.add_argument("--out", type=Path, default=None, help="the prediction file (JSON Lines)")
         parser.add_argument("--family", choices=FAMILIES, default=None,
@@ -140,6 +143,7 @@ class Command(BaseCommand):
             _, summary = run_benchmark(
                 benchmark=benchmark, settings=run_settings, modes=modes, split=opts["split"], limit=opts["limit"],
                 family=family, protocol=opts["protocol"], max_turns=opts["max_turns"],
+                max_image_pixels=opts["max_image_pixels"],
                 concurrency=opts["concurrency"], out=out, before=before, on_progress=progress,
                 patience=Patience(seconds=opts["patience"]),
                 cache=SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3", owner=owner))
