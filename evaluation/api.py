@@ -25,7 +25,7 @@ from evaluation import selectors, services
 from evaluation.converters import FORMAT_CHOICES
 from evaluation.model_meta import (LICENSE_TOO_LONG, PARAMETERS_HELP, WEIGHTS_INVALID, parse_parameters,
                                    validate_http_url, validate_release_date)
-from evaluation.models import Submission, SubmissionStatus, Weights
+from evaluation.models import FULL_PIPELINE_HELP, Submission, SubmissionStatus, Weights
 
 log = logging.getLogger(__name__)
 # multipart boundaries and the metadata fields ride on top of the file itself
@@ -97,10 +97,7 @@ class SubmissionCreateInput(ModelDetailsInput):
     is_public = serializers.BooleanField(required=False, default=False)
     format = serializers.ChoiceField(choices=FORMAT_CHOICES, required=False, default="jsonl",
                                      help_text="the file's shape; an author's format is converted on the way in")
-    full_pipeline = serializers.BooleanField(
-        required=False, default=False,
-        help_text="under a scoring profile, the authors' full pipeline: rows their rule leaves to their LLM judge "
-                  "are undecided (not wrong) until an LLM judge decides them")
+    full_pipeline = serializers.BooleanField(required=False, default=False, help_text=FULL_PIPELINE_HELP)
 
 
 class SubmissionCreated(serializers.Serializer):
