@@ -130,6 +130,16 @@ def test_the_model_page_keeps_undecided_answers_apart_from_the_wrong_ones(client
     listed = client.get(f"/b/hand/m/{alpha.pk}/?tools=wr-called").content.decode()
     assert 'data-uid="s1"' not in listed and 'data-uid="s8"' not in listed
     assert "No dev-split predictions." in listed
+    # the sample's own page: s8's text verdict in words, adaptive right
+    sample = client.get(f"/b/hand/m/{alpha.pk}/s/s8/").content.decode()
+    text = re.search(r'data-mode="text">\s*<h3>(.*?)</h3>', sample, re.S).group(1)
+    assert '<span class="verdict-undecided">undecided: needs an LLM judge</span>' in text and "wrong" not in text
+    # and the submission's own page, to its owner: the row reads undecided, not "no"
+    client.force_login(helpers.owner())
+    own = client.get(f"/submissions/{alpha.pk}/").content.decode()
+    rows = re.findall(r"<tr><td>(s\d)</td><td class=\"verdict ([a-z]+)\"[^>]*>([a-z]+)</td><td>text</td>", own)
+    assert ("s8", "undecided", "undecided") in rows and ("s2", "yes", "yes") in rows
+    assert not [r for r in rows if r[2] == "no"]  # nothing under MMReason's rules is wrong without a judge
 
 
 def test_the_exports_rank_no_accuracy_with_undecided_rows(client, judged_board) -> None:
