@@ -187,3 +187,9 @@ def test_an_mmreason_result_file_with_no_worker_reads_needs_an_llm_judge_and_its
         "sample__uid", "decided_by"))
     assert decided == {"1": "rule", "2": "rule", "3": "undecided", "4": "undecided"}
     assert json.loads(json.dumps(extracted["not_available"]))["text_acc"] == extracted["text"]["reason"]
+    # the API's rows (to staff: the import put these samples on the test split): undecided is neither right nor wrong
+    client.force_login(get_user_model().objects.create_user("stan", "s@example.org", "pw", is_staff=True))
+    sub_id = PredictionResult.objects.filter(submission__model_name="M-ex").values_list("submission_id", flat=True)[0]
+    api_rows = client.get(f"/api/v1/submissions/{sub_id}/predictions/").json()["results"]
+    assert {r["sample_id"]: (r["correct"], r["decided_by"]) for r in api_rows if r["sample_id"] in ("1", "3")} == {
+        "1": (True, "rule"), "3": (None, "undecided")}
