@@ -23,9 +23,10 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark
 from evaluation import selectors, services
 from evaluation.converters import FORMAT_CHOICES
+from evaluation.metrics.profiles import UNDECIDED
 from evaluation.model_meta import (LICENSE_TOO_LONG, PARAMETERS_HELP, WEIGHTS_INVALID, parse_parameters,
                                    validate_http_url, validate_release_date)
-from evaluation.models import Submission, SubmissionStatus, Weights
+from evaluation.models import FULL_PIPELINE_HELP, Submission, SubmissionStatus, Weights
 
 log = logging.getLogger(__name__)
 # multipart boundaries and the metadata fields ride on top of the file itself
@@ -97,10 +98,7 @@ class SubmissionCreateInput(ModelDetailsInput):
     is_public = serializers.BooleanField(required=False, default=False)
     format = serializers.ChoiceField(choices=FORMAT_CHOICES, required=False, default="jsonl",
                                      help_text="the file's shape; an author's format is converted on the way in")
-    full_pipeline = serializers.BooleanField(
-        required=False, default=False,
-        help_text="under a scoring profile, the authors' full pipeline: rows their rule leaves to their LLM judge "
-                  "are undecided (not wrong) until an LLM judge decides them")
+    full_pipeline = serializers.BooleanField(required=False, default=False, help_text=FULL_PIPELINE_HELP)
 
 
 class SubmissionCreated(serializers.Serializer):
@@ -296,7 +294,8 @@ class StrictLimitOffsetPagination(LimitOffsetPagination):
 class PredictionRowOutput(serializers.Serializer):
     sample_id = serializers.CharField(source="sample.uid")
     mode = serializers.CharField()
-    correct = serializers.BooleanField()
+    # null: undecided (decided_by "undecided"), a row only an LLM judge may decide: neither right nor wrong
+    correct = serializers.SerializerMethodField()
     decided_by = serializers.CharField()
     extracted = serializers.CharField()
     answer = serializers.CharField(source="sample.answer")
@@ -311,6 +310,10 @@ class PredictionRowOutput(serializers.Serializer):
     iou = serializers.FloatField(allow_null=True)
     tokens = serializers.IntegerField(allow_null=True)
     cost_usd = serializers.FloatField(allow_null=True)
+
+    @extend_schema_field(serializers.BooleanField(allow_null=True))
+    def get_correct(self, row: Any) -> bool | None:
+        return None if row.decided_by == UNDECIDED else row.correct
 
 
 class SubmissionPredictionsApi(APIView):

@@ -11,7 +11,7 @@ from evaluation.converters import FORMAT_CHOICES
 from evaluation.model_meta import (LICENSE_TOO_LONG, PARAMETERS_HELP, WEIGHTS_INVALID, parse_parameters,
                                    validate_http_url, validate_release_date)
 from evaluation.metrics.types import MODES
-from evaluation.models import Weights
+from evaluation.models import FULL_PIPELINE_HELP, Weights
 
 
 class ParametersField(forms.Field):
@@ -56,10 +56,14 @@ class SubmissionForm(ModelDetailsForm):
     price_input_per_mtok = forms.FloatField(required=False, min_value=0.0, label="Price per 1M input tokens (USD)")
     price_output_per_mtok = forms.FloatField(required=False, min_value=0.0,
                                              label="Price per 1M output tokens (USD)")
+    # submit --full-pipeline and the API's full_pipeline: MMReason's, or VTC-Bench's and VLMEvalKit's with their judge
+    full_pipeline = forms.BooleanField(required=False, label="The authors' full pipeline",
+                                       help_text=FULL_PIPELINE_HELP,
+                                       widget=forms.CheckboxInput(attrs={"aria-describedby": "id_full_pipeline_help"}))
     is_public = forms.BooleanField(required=False, label="Publish on the leaderboard once scored")
     field_order = ["benchmark", "file", "format", "model_name", "organisation", "model_url", "paper_url", "weights",
                    "parameters_billions", "license", "release_date", "price_input_per_mtok",
-                   "price_output_per_mtok", "description", "is_public"]
+                   "price_output_per_mtok", "description", "full_pipeline", "is_public"]
 
 
 class RunForm(forms.Form):

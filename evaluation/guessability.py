@@ -22,6 +22,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from annotation.models import Sample
 from evaluation.derived import derived_refresh
 from evaluation.metrics.guessability import Guessability, guessability
+from evaluation.metrics.profiles import UNDECIDED, undecided_reason
 from evaluation.metrics.types import MODES
 from evaluation.models import PredictionResult, Submission
 
@@ -71,7 +72,8 @@ def _domain_shares(benchmark_id: int) -> list[dict[str, Any]]:
 
 def _accuracy_rows(benchmark_id: int) -> list[dict[str, Any]]:
     """Per public submission and mode: accuracy in % over every non-aux sample and over the non-aux samples
-    not flagged guessable (MMReason reports the latter); a missing line is wrong."""
+    not flagged guessable (MMReason reports the latter); a missing line is wrong. Over a row no rule decided
+    (it needs an LLM judge) the accuracy is not available, with the reason beside it (metrics.md section 13)."""
     samples = Sample.objects.filter(benchmark_id=benchmark_id, aux_line=False)
     n_all = samples.count()
     n_kept = samples.exclude(guessable=True).count()
@@ -79,11 +81,22 @@ def _accuracy_rows(benchmark_id: int) -> list[dict[str, Any]]:
     counts = (PredictionResult.objects.filter(submission_id__in=subs, sample__aux_line=False)
               .values("submission_id", "mode")
               .annotate(right=Count("pk", filter=Q(correct=True)),
-                        kept=Count("pk", filter=Q(correct=True) & ~Q(sample__guessable=True))))
+                        kept=Count("pk", filter=Q(correct=True) & ~Q(sample__guessable=True)),
+                        open_all=Count("pk", filter=Q(decided_by=UNDECIDED)),
+                        open_kept=Count("pk", filter=Q(decided_by=UNDECIDED) & ~Q(sample__guessable=True))))
     order = {m: i for i, m in enumerate(MODES)}
-    rows = [{"model_name": subs[c["submission_id"]], "submission_id": c["submission_id"], "mode": c["mode"],
-             "all_pct": 100 * c["right"] / n_all if n_all else None,
-             "kept_pct": 100 * c["kept"] / n_kept if n_kept else None} for c in counts]
+
+    def pct(right: int, n: int, undecided: int) -> tuple[float | None, str]:
+        if undecided:
+            return None, undecided_reason(undecided, n, right)
+        return (100 * right / n if n else None), ""
+
+    rows = []
+    for c in counts:
+        (all_pct, all_reason), (kept_pct, kept_reason) = (pct(c["right"], n_all, c["open_all"]),
+                                                          pct(c["kept"], n_kept, c["open_kept"]))
+        rows.append({"model_name": subs[c["submission_id"]], "submission_id": c["submission_id"], "mode": c["mode"],
+                     "all_pct": all_pct, "kept_pct": kept_pct, "all_reason": all_reason, "kept_reason": kept_reason})
     return sorted(rows, key=lambda r: (order.get(r["mode"], len(order)), -(r["kept_pct"] or 0), r["submission_id"]))
 
 

@@ -95,6 +95,12 @@ class SubmissionQuerySet(models.QuerySet):
         return self.filter(on_board_q())
 
 
+# What asking for the authors' full pipeline does, in the same words wherever it is asked (submit
+# --full-pipeline, the upload API's full_pipeline, the upload form): docs/metrics.md section 13.
+FULL_PIPELINE_HELP = ("under a scoring profile, the authors' full pipeline: rows their rule leaves to their LLM judge "
+                      "are undecided (not wrong) until an LLM judge decides them (docs/metrics.md)")
+
+
 class Submission(models.Model):
     """One prediction file and the model it came from; its scores once the pipeline is done.
 
@@ -157,6 +163,7 @@ class Submission(models.Model):
     # (a repeated VTC-Bench item: the last line kept); shown on the submission page and in the API.
     conversion_warnings = models.JSONField(default=list, blank=True)
     # Under a scoring profile: the authors' full pipeline (with their LLM judge) rather than their exact
+    # matching (FULL_PIPELINE_HELP says it the same way in the command, the API and the upload form):
     # matching, so rows their rule leaves to the judge are undecided until an LLM judge decides them
     # (docs/metrics.md, "Undecided is not wrong").
     full_pipeline = models.BooleanField(default=False)

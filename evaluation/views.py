@@ -22,7 +22,7 @@ from evaluation.api import REJECTION_STATUS, upload_too_large
 from evaluation.forms import ModelDetailsForm, SubmissionForm
 from evaluation.metrics.types import MODES
 from evaluation.model_meta import format_parameters
-from evaluation.models import Submission, SubmissionStatus
+from evaluation.models import FULL_PIPELINE_HELP, Submission, SubmissionStatus
 
 DETAIL_ROWS = 200  # dev-split rows shown on the page; the API pages through all of them
 
@@ -126,7 +126,8 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
                "file_problems": [e for e in errors if _of_the_file(e)],
                "line_errors": [e for e in errors if not _of_the_file(e)], "polled": polled,
                # No worker on the pipeline's queue for a while: nothing can move it on (read only).
-               "silence": None if sub.is_final else selectors.pipeline_silence()}
+               "silence": None if sub.is_final else selectors.pipeline_silence(),
+               "full_pipeline_help": FULL_PIPELINE_HELP}
     # htmx polls the status fragment; the full page is for a first visit or a browser without JS.
     template = "evaluation/_status.html" if polled else "evaluation/submission_detail.html"
     response = render(request, template, context)

@@ -230,6 +230,12 @@ def ranked(rows: Sequence[Row], start: int = 1) -> list[Row]:
     return [replace(r, rank=i) for i, r in enumerate(rows, start)]
 
 
+# In a stored correctness string (services.entry_fields): a row no rule decided, which only an LLM judge may
+# (metrics.md section 13). Neither right nor wrong: left out of the mode-selection cells, and a mode's vector
+# with one has no paired test (its accuracy is not available either).
+UNDECIDED_BIT = "?"
+
+
 @dataclass(frozen=True, slots=True)
 class Vectors:
     correct: dict[str, str] = field(default_factory=dict)
@@ -242,11 +248,12 @@ def _bools(bits: str) -> list[bool]:
 
 def mcc_cells(v: Vectors) -> list[int]:
     """Per sample, the mode-selection cell of the text answer and the adaptive tool use; -1 where either
-    is missing (or the vectors do not line up)."""
+    is missing, or the text answer is undecided (whether it needed a tool is unknown until judged, as in
+    ``aggregate.mode_selection_from_state``); [] when the vectors do not line up."""
     text, invoked = v.correct.get("text", ""), v.invoked
     if not text or len(text) != len(invoked):
         return []
-    return [-1 if "-" in (t, i) else cell(t == "1", i == "1") for t, i in zip(text, invoked)]
+    return [-1 if "-" in (t, i) or t == UNDECIDED_BIT else cell(t == "1", i == "1") for t, i in zip(text, invoked)]
 
 
 def mcc_pair_test(ca: list[int], cb: list[int]) -> PairedTest | None:
@@ -268,7 +275,7 @@ def paired_test(sort: str, upper: Vectors, lower: Vectors) -> PairedTest | None:
     if sort == "mcc":
         return mcc_pair_test(mcc_cells(upper), mcc_cells(lower))
     a, b = upper.correct.get(sort, ""), lower.correct.get(sort, "")
-    if not a or not b or len(a) != len(b):
+    if not a or not b or len(a) != len(b) or UNDECIDED_BIT in a or UNDECIDED_BIT in b:
         return None
     return mcnemar_exact(_bools(a), _bools(b))
 

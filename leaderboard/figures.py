@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from evaluation.metrics import bootstrap_rate
+from evaluation.metrics.profiles import undecided_reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,16 @@ def count_fig(count: int, n: int) -> Fig:
         return Fig(None, n=0)
     pair = rate_interval(count, n)
     return Fig(100.0 * count / n, pair[0] * 100 if pair else None, pair[1] * 100 if pair else None, n)
+
+
+def cell_fig(cell: Any) -> Fig:
+    """A board entry's stored count ``[right, n]`` or ``[right, n, undecided]`` (services.entry_fields) as a Fig:
+    with rows no rule decided, not available with the reason and the decided share (metrics.md section 13),
+    as the overview's accuracy is, never a share that counts them wrong."""
+    right, n, undecided = (list(cell) + [0])[:3] if isinstance(cell, (list, tuple)) and len(cell) >= 2 else (0, 0, 0)
+    if undecided:
+        return Fig(None, n=n, reason=undecided_reason(undecided, n, right))
+    return count_fig(right, n)
 
 
 def mean_fig(node: Any, scale: float = 1.0) -> Fig:

@@ -3,7 +3,8 @@
 Read from the board's last build: each ``BoardEntry`` stores a mode's correctness as a ``1``/``0``/``-``
 string over the benchmark's non-aux samples in primary-key order (``services.sample_frame``), the same
 vectors the paired tests use, so the counts here are the test's discordant counts (a missing prediction
-counts as wrong, as in accuracy). One query reads the entries, one the samples' uids, splits and domains;
+counts as wrong, as in accuracy; a sample either answered undecided, ``?``, is neither right nor wrong and left
+out, counted apart). One query reads the entries, one the samples' uids, splits and domains;
 nothing else, so two submissions of 30,540 samples take well under a second (bench/bench_flipped.py).
 
 Who sees what: test-split correctness is never public (docs/security.md), so the list shows the dev
@@ -19,6 +20,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from annotation.models import Benchmark, Sample, Split
 from evaluation.metrics.types import BOARD_MODES
 from evaluation.models import Submission
+from leaderboard.board import UNDECIDED_BIT
 from leaderboard.models import BoardEntry
 
 PAGE = 100  # rows a page
@@ -50,6 +52,7 @@ class Flipped:
     cell: str  # "a", "b" or "" for both
     counts: dict[str, int]  # per cell, with the filters (domain, splits shown)
     hidden: int  # discordant samples of the test split not shown to this visitor (all domains)
+    undecided: int  # samples left out because either answer is undecided (needs an LLM judge), with the filters
     every_split: bool
     rows: list[Flip]
     page: int
@@ -87,9 +90,12 @@ def flipped(benchmark: Benchmark, a: Submission, b: Submission, *, mode: str = "
     if mode and len(va) != len(samples):
         return None  # samples were added or removed since the board's last build
     counts = {"a": 0, "b": 0}
-    hidden = 0
+    hidden = undecided = 0
     rows: list[Flip] = []
     for (uid, split, dslug, _, category), x, y in zip(samples, va, vb, strict=False):
+        if UNDECIDED_BIT in (x, y):  # neither right nor wrong: no flip either way until a judge decides it
+            undecided += not domain or dslug == domain
+            continue
         if (x == "1") == (y == "1"):  # concordant ("0" against "-" is both wrong)
             continue
         if not every_split and split != Split.DEV:
@@ -107,4 +113,4 @@ def flipped(benchmark: Benchmark, a: Submission, b: Submission, *, mode: str = "
     names = dict(domains)
     shown = [Flip(f.uid, names.get(f.domain, f.domain), f.category, f.split, f.a_right)
              for f in rows[(page - 1) * PAGE: page * PAGE]]
-    return Flipped(mode, modes, domain, domains, cell, counts, hidden, every_split, shown, page, pages)
+    return Flipped(mode, modes, domain, domains, cell, counts, hidden, undecided, every_split, shown, page, pages)

@@ -31,6 +31,9 @@ class AccuracyRow:
     mode: str
     all_pct: float | None  # correct / non-aux samples (a missing line is wrong)
     kept_pct: float | None  # the same over the non-guessable non-aux samples
+    # why a share is not available: "k of n rows need an LLM judge; ..." (metrics.md section 13); "" otherwise
+    all_reason: str = ""
+    kept_reason: str = ""
 
 
 def guessability_context(benchmark: Benchmark) -> dict:

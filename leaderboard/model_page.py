@@ -16,12 +16,13 @@ from django.db.models import Count, F, Q, QuerySet
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Category, Sample, Split
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
 from evaluation.metrics.mode_selection import cell
+from evaluation.metrics.profiles import UNDECIDED
 from evaluation.metrics.types import MODES as RESULT_MODES
 from evaluation.models import PredictionResult, Submission
 from evaluation.templatetags.figures import NOT_RECORDED, failure_text
 from evaluation.validation import iter_prediction_objects
-from leaderboard.figures import Fig, count_fig, mean_fig, path, plot_text, rate_fig
-from leaderboard.board import TEST_NAMES, TESTED
+from leaderboard.figures import Fig, cell_fig, mean_fig, path, plot_text, rate_fig
+from leaderboard.board import TEST_NAMES, TESTED, UNDECIDED_BIT
 from leaderboard.models import BoardEntry, EntryRank
 from evaluation.metrics.types import BOARD_MODES as MODES
 
@@ -137,6 +138,7 @@ class Breakdown:
     wrong: int
     total: int
     counts: dict[str, int] = field(default_factory=dict)
+    undecided: int = 0  # of total: no rule decided them, only an LLM judge may (neither right nor wrong)
 
     def items(self) -> list[tuple[str, str, str, int, float]]:
         return [(k, label, why, self.counts.get(k, 0), 100.0 * self.counts.get(k, 0) / self.wrong if self.wrong else 0.0)
@@ -162,7 +164,7 @@ def classify(adaptive: dict[str, Any], others: dict[str, bool]) -> str:
 def error_breakdown(submission: Submission) -> Breakdown | None:
     """Every wrong adaptive prediction on a non-aux sample, by kind (aggregates only: test samples count too)."""
     rows = PredictionResult.objects.filter(submission=submission, sample__aux_line=False).values(
-        "sample_id", "mode", "correct", "n_calls", "calls", "iou")
+        "sample_id", "mode", "correct", "decided_by", "n_calls", "calls", "iou")
     by_sample: dict[int, dict[str, dict]] = {}
     for r in rows:
         by_sample.setdefault(r["sample_id"], {})[r["mode"]] = r
@@ -170,25 +172,30 @@ def error_breakdown(submission: Submission) -> Breakdown | None:
     if not adaptive:
         return None
     counts: Counter[str] = Counter()
-    wrong = 0
+    wrong = undecided = 0
     for modes in adaptive:
+        if modes["adaptive"]["decided_by"] == UNDECIDED:  # not wrong (metrics.md section 13)
+            undecided += 1
+            continue
         if modes["adaptive"]["correct"]:
             continue
         wrong += 1
-        others = {m: r["correct"] for m, r in modes.items() if m != "adaptive"}
+        # an undecided answer in another mode is neither right nor wrong: it tells nothing about this error
+        others = {m: r["correct"] for m, r in modes.items() if m != "adaptive" and r["decided_by"] != UNDECIDED}
         counts[classify(modes["adaptive"], others)] += 1
-    return Breakdown("adaptive", wrong, len(adaptive), dict(counts))
+    return Breakdown("adaptive", wrong, len(adaptive), dict(counts), undecided)
 
 
 def dev_samples(submission: Submission) -> list[dict[str, Any]]:
-    """Dev-split samples with this submission's verdict per mode (one query)."""
+    """Dev-split samples with this submission's verdict per mode: True, False, or None where no rule decided it
+    (it needs an LLM judge). One query."""
     out: dict[int, dict[str, Any]] = {}
     for r in PredictionResult.objects.filter(submission=submission, sample__split=Split.DEV).order_by(
         "sample__position", "sample__uid", "mode"
-    ).values("sample_id", "sample__uid", "sample__category__name", "mode", "correct"):
+    ).values("sample_id", "sample__uid", "sample__category__name", "mode", "correct", "decided_by"):
         item = out.setdefault(r["sample_id"], {"uid": r["sample__uid"], "category": r["sample__category__name"],
                                                "modes": {}})
-        item["modes"][r["mode"]] = r["correct"]
+        item["modes"][r["mode"]] = None if r["decided_by"] == UNDECIDED else r["correct"]
     return list(out.values())
 
 
@@ -238,11 +245,15 @@ class ModeTest:
     mode: str
     a: Fig
     b: Fig
-    diff: float
-    p_value: float
-    significant: bool
+    diff: float | None  # None: not tested (``test`` says why)
+    p_value: float | None
+    significant: bool | None
     discordant: tuple[int, int] | None
     test: str
+
+
+# A mode's accuracy with undecided rows is not available (metrics.md section 13): nothing to test its difference of.
+NOT_TESTED_UNDECIDED = "not tested: rows need an LLM judge"
 
 
 def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any]:
@@ -256,6 +267,11 @@ def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any
         ba, bb = ea.correct.get(mode), eb.correct.get(mode)
         if not ba or not bb or len(ba) != len(bb):
             continue
+        if UNDECIDED_BIT in ba or UNDECIDED_BIT in bb:  # an undecided row is neither right nor wrong
+            tests.append(ModeTest(mode, rate_fig(path(a.results, "modes", mode, "accuracy", "overall")),
+                                  rate_fig(path(b.results, "modes", mode, "accuracy", "overall")), None, None, None,
+                                  None, NOT_TESTED_UNDECIDED))
+            continue
         t = mcnemar_exact([c == "1" for c in ba], [c == "1" for c in bb])
         tests.append(ModeTest(mode, rate_fig(path(a.results, "modes", mode, "accuracy", "overall")),
                               rate_fig(path(b.results, "modes", mode, "accuracy", "overall")), 100 * t.statistic,
@@ -265,21 +281,21 @@ def compare(benchmark: Benchmark, a: Submission, b: Submission) -> dict[str, Any
     defined = ea.mcc is not None and eb.mcc is not None  # an undefined MCC has no difference to test
     if defined and ta and tb and ea.invoked and eb.invoked and len({len(ta), len(tb), len(ea.invoked),
                                                                     len(eb.invoked)}) == 1:
-        both = [i for i in range(len(ta)) if "-" not in (ta[i], tb[i], ea.invoked[i], eb.invoked[i])]
+        both = [i for i in range(len(ta)) if "-" not in (ta[i], tb[i], ea.invoked[i], eb.invoked[i])
+                and UNDECIDED_BIT not in (ta[i], tb[i])]  # as the MCC itself: an undecided text answer is left out
         if both:
             t = paired_bootstrap_mcc([cell(ta[i] == "1", ea.invoked[i] == "1") for i in both],
                                      [cell(tb[i] == "1", eb.invoked[i] == "1") for i in both])
             ms_a, ms_b = a.results.get("mode_selection") or {}, b.results.get("mode_selection") or {}
             mcc_test = ModeTest("mode selection", Fig(ms_a.get("mcc")), Fig(ms_b.get("mcc")), t.statistic,
                                 t.p_value, t.significant, None, f"paired bootstrap on {len(both)} samples")
-    common = [t.mode for t in tests]
+    common = [t.mode for t in tests if t.p_value is not None]
     mode = "adaptive" if "adaptive" in common else (common[0] if common else "")
     domains = list(benchmark.domains.order_by("position", "slug").values_list("slug", "name"))
     diffs = []
     for slug, name in domains:
-        ca = (ea.domain_table.get(mode) or {}).get(slug, {}).get("all", [0, 0])
-        cb = (eb.domain_table.get(mode) or {}).get(slug, {}).get("all", [0, 0])
-        fa, fb = count_fig(*ca), count_fig(*cb)
+        fa = cell_fig((ea.domain_table.get(mode) or {}).get(slug, {}).get("all"))
+        fb = cell_fig((eb.domain_table.get(mode) or {}).get(slug, {}).get("all"))
         if fa.known and fb.known:
             diffs.append({"domain": name, "a": fa.value, "b": fb.value, "diff": fa.value - fb.value})
     chart = {"data": [{"type": "bar", "x": [plot_text(d["domain"]) for d in diffs], "y": [d["diff"] for d in diffs],

@@ -72,13 +72,15 @@ class BoardEntry(models.Model):
     # Large values last: SQLite walks a value's overflow pages to read any column stored after it, and
     # the overview reads only the columns above (migration 0003 put these at the end of the table).
     # Per-sample vectors over the benchmark's non-aux samples (by primary key), for paired tests and
-    # routing: {mode: "10-1..."} with 1 right, 0 wrong, - no prediction; {mode: [cost $, ...]};
+    # routing: {mode: "10-1?..."} with 1 right, 0 wrong, - no prediction (wrong), ? undecided (a row left to an
+    # LLM judge: neither); {mode: [cost $, ...]};
     # {mode: [tokens, ...]}; "invoked" is the adaptive mode's tool use as a 1/0/- string.
     correct = models.JSONField(default=dict)
     invoked = models.TextField(blank=True)
     costs = models.JSONField(default=dict)
     token_counts = models.JSONField(default=dict)
-    # Accuracy per domain split by recovery transform: {mode: {domain: {"wo_enh": [count, n], "all": [count, n]}}}.
+    # Accuracy per domain split by recovery transform: {mode: {domain: {"wo_enh": [count, n, undecided],
+    # "all": [...]}}} (entries built before migration 0011 had [count, n]; figures.cell_fig reads both).
     domain_table = models.JSONField(default=dict)
     built_at = models.DateTimeField(auto_now=True)
 

@@ -13,7 +13,8 @@ from typing import Any
 import orjson
 from django.db.models.fields.json import KT
 
-from evaluation.metrics import Point, pareto_frontier, routing_baselines
+from evaluation.metrics import NEEDS_JUDGE, Point, pareto_frontier, routing_baselines
+from leaderboard.board import UNDECIDED_BIT
 from leaderboard.figures import path, plot_text
 from leaderboard.models import BoardEntry
 from leaderboard.selectors import TabSource
@@ -35,6 +36,8 @@ class ParetoView:
     frontier: list[dict[str, Any]] = field(default_factory=list)
     baselines: list[dict[str, Any]] = field(default_factory=list)
     unplotted: list[str] = field(default_factory=list)  # rows without a cost in this unit, or at zero cost
+    # rows whose accuracy in this mode is not available because rows need an LLM judge: (name, reason)
+    undecided: list[tuple[str, str]] = field(default_factory=list)
     figure: dict[str, Any] = field(default_factory=dict)
     caption: str = ""  # what each marker and line of the figure is: only those the legend has
     empty_note: str = ""  # why there is no chart, said where the chart would be
@@ -65,6 +68,9 @@ def pareto_view(sources: list[TabSource], mode: str, unit: str) -> ParetoView:
     for src in sources:
         acc = _accuracy(src, mode)
         if acc is None:
+            reason = None if src.reported else path(src.results, "modes", mode, "accuracy", "overall", "reason")
+            if reason and NEEDS_JUDGE in reason:  # not a point at a wrong height, and not silently missing
+                view.undecided.append((src.model_name, reason))
             continue
         x = _x(src, mode, unit)
         if x is None:
@@ -107,6 +113,8 @@ def _baselines(by_name: dict[str, TabSource], mode: str, unit: str) -> list[dict
         "submission_id", KT(f"correct__{mode}"), KT(f"{'token_counts' if unit == 'tokens' else 'costs'}__{mode}")
     ):
         if bits is None or text is None:
+            continue
+        if UNDECIDED_BIT in bits:  # not plotted (its accuracy is not available), so no baseline's member either
             continue
         correct[ids[sid]] = [b == "1" for b in bits]
         costs[ids[sid]] = [float(v) for v in orjson.loads(text)]

@@ -24,7 +24,7 @@ from evaluation.metrics.cost import cost_bounds
 from evaluation.metrics.types import BOARD_MODES as MODES
 from evaluation.models import Submission
 from leaderboard import board, progress
-from leaderboard.figures import NONE, Fig, count_fig, mean_fig, path, rate_fig
+from leaderboard.figures import NONE, Fig, cell_fig, mean_fig, path, rate_fig
 from leaderboard.models import BoardEntry, EntryRank, ReportedResult
 
 ENTRY_FIELDS = (
@@ -485,9 +485,9 @@ def domain_table(benchmark: Benchmark, sources: list[TabSource]) -> tuple[list[t
                 overall = path(src.results, "modes", mode, "accuracy")
                 if table is None or overall is None:
                     continue
-                for slug, _ in domains:
-                    d = table.get(slug) or {"wo_enh": [0, 0], "all": [0, 0]}
-                    cells += [Cell(count_fig(*d["wo_enh"])), Cell(count_fig(*d["all"]))]
+                for slug, _ in domains:  # a cell with undecided rows: not available, as the overall columns
+                    d = table.get(slug) or {}
+                    cells += [Cell(cell_fig(d.get("wo_enh"))), Cell(cell_fig(d.get("all")))]
                 cells += [Cell(rate_fig(overall.get("wo_enh"))), Cell(rate_fig(overall.get("all")))]
             rows.append(TableRow(src, mode, cells))
     for col in range(len(rows[0].cells) if rows else 0):

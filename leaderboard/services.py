@@ -25,7 +25,8 @@ from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals
 from evaluation.metrics.types import BOARD_MODES
 from evaluation.models import PredictionResult, Submission
 from evaluation.provenance import public_run
-from leaderboard.board import Vectors, mcc_cells, mcc_pair_test, paired_test
+from evaluation.metrics.profiles import UNDECIDED
+from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.selectors import figures_present
 from leaderboard.wide_tabs import tables_build
@@ -75,7 +76,9 @@ def _interval_of_rate(node: Any) -> tuple[float | None, float | None]:
 
 
 def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFrame) -> dict[str, Any]:
-    """Every BoardEntry field for one submission; ``rows`` are (sample_id, mode, correct, cost, tokens, n_calls)."""
+    """Every BoardEntry field for one submission; ``rows`` are (sample_id, mode, correct, decided_by, cost, tokens,
+    n_calls). A mode's ``correct`` is a string over the frame's samples: 1 right, 0 wrong, - no line (wrong, as in
+    accuracy), ? undecided (no rule decided it and only an LLM judge may: neither right nor wrong)."""
     res = submission.results or {}
     modes = res.get("modes") or {}
     headline = "adaptive" if "adaptive" in modes else ("text" if "text" in modes else next(iter(modes), ""))
@@ -119,26 +122,28 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     costs = {m: [0.0] * n for m in modes}
     tokens = {m: [0] * n for m in modes}
     invoked = ["-"] * n if "adaptive" in modes else []
-    for sample_id, mode, ok, cost, toks, n_calls in rows:
+    for sample_id, mode, ok, decided_by, cost, toks, n_calls in rows:
         i = frame.order.get(sample_id)
         if i is None or mode not in correct:
             continue
-        correct[mode][i] = "1" if ok else "0"
+        # "?": a row no rule decided (it needs an LLM judge): neither right nor wrong (metrics.md section 13)
+        correct[mode][i] = UNDECIDED_BIT if decided_by == UNDECIDED else "1" if ok else "0"
         costs[mode][i] = cost or 0.0
         tokens[mode][i] = toks or 0
         if mode == "adaptive":
             invoked[i] = "1" if n_calls else "0"
+    # Per domain, [right, samples, undecided] in w/o enh. and All: a missing line counts wrong, an undecided
+    # row neither (leaderboard.figures.cell_fig reads it as the overview reads its accuracy).
     table: dict[str, dict[str, dict[str, list[int]]]] = {}
     for mode, bits in correct.items():
         per: dict[str, dict[str, list[int]]] = {}
         for i, bit in enumerate(bits):
-            cell = per.setdefault(frame.domain[i], {"wo_enh": [0, 0], "all": [0, 0]})
-            hit = bit == "1"
-            cell["all"][0] += hit
-            cell["all"][1] += 1
-            if not frame.enhanced[i]:
-                cell["wo_enh"][0] += hit
-                cell["wo_enh"][1] += 1
+            cell = per.setdefault(frame.domain[i], {"wo_enh": [0, 0, 0], "all": [0, 0, 0]})
+            hit, open_ = bit == "1", bit == UNDECIDED_BIT
+            for part in ("all",) if frame.enhanced[i] else ("all", "wo_enh"):
+                cell[part][0] += hit
+                cell[part][1] += 1
+                cell[part][2] += open_
         table[mode] = per
     out.update(correct={m: "".join(b) for m, b in correct.items()}, costs=costs, token_counts=tokens,
                invoked="".join(invoked), domain_table=table)
@@ -171,7 +176,7 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
                                                             "digest", "digest_dev")
         rows: dict[int, list[tuple]] = {pk: [] for pk in chunk}
         for sub_id, *rest in PredictionResult.objects.filter(submission_id__in=chunk).values_list(
-            "submission_id", "sample_id", "mode", "correct", "cost_usd", "tokens", "n_calls"
+            "submission_id", "sample_id", "mode", "correct", "decided_by", "cost_usd", "tokens", "n_calls"
         ):
             rows[sub_id].append(tuple(rest))
         entries = [BoardEntry(submission_id=sub.pk, **entry_fields(sub, rows[sub.pk], frame)) for sub in subs]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluation.metrics.profiles import UNDECIDED
 from evaluation.metrics.tool_effect import contribution_values, group_from_counts, paired_difference, shown_rate
 from evaluation.metrics.types import Mean, Rate
 from evaluation.models import PredictionResult
@@ -210,14 +211,18 @@ def sample_cells(submission_id: int) -> dict[str, str]:
 
 def _pairs(submission_id: int) -> dict[str, tuple[bool, bool, bool]]:
     """{uid: (right in text, right in adaptive, a valid call)} of the non-aux samples with a text or adaptive
-    line; a missing line is wrong and calls nothing."""
+    line; a missing line is wrong and calls nothing. A sample either answer of which is undecided (it needs an
+    LLM judge) is left out, as the figures leave it out (metrics.tool_effect)."""
     lines: dict[str, dict[str, tuple[bool, bool]]] = {}
-    for uid, mode, correct, calls in PredictionResult.objects.filter(
+    undecided: set[str] = set()
+    for uid, mode, correct, decided_by, calls in PredictionResult.objects.filter(
             submission_id=submission_id, mode__in=("text", "adaptive"), sample__aux_line=False).values_list(
-            "sample__uid", "mode", "correct", "calls"):
+            "sample__uid", "mode", "correct", "decided_by", "calls"):
         lines.setdefault(uid, {})[mode] = (correct, any(not c.get("errors") for c in calls or ()))
+        if decided_by == UNDECIDED:
+            undecided.add(uid)
     return {uid: (modes.get("text", (False, False))[0], *modes.get("adaptive", (False, False)))
-            for uid, modes in lines.items()}
+            for uid, modes in lines.items() if uid not in undecided}
 
 
 def compare_tools(a: Any, b: Any) -> ModeTest | None:

@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from config.celery import task_by_name
 
 from annotation.models import Benchmark, Sample
+from evaluation.metrics.profiles import UNDECIDED
 from evaluation.metrics.routing import Pool, split_samples
 from evaluation.metrics.types import HEADLINE_ORDER
 from evaluation.models import PredictionResult, Submission
@@ -84,10 +85,12 @@ def _public(benchmark: Benchmark):  # noqa: ANN202 - a Submission queryset
 
 
 def priced_candidates(benchmark: Benchmark, mode: str) -> dict[str, int]:
-    """{model name: submission id}: public scored submissions with a cost on every prediction in ``mode``."""
+    """{model name: submission id}: public scored submissions with a cost on every prediction in ``mode``, and
+    no non-aux row left undecided for an LLM judge (docs/metrics.md section 13): Q would count it wrong."""
     counts = (PredictionResult.objects.filter(submission__in=_public(benchmark), mode=mode)
-              .values("submission_id").annotate(n=Count("id"), priced=Count("cost_usd")).order_by())
-    priced = {r["submission_id"] for r in counts if r["n"] and r["n"] == r["priced"]}
+              .values("submission_id").annotate(n=Count("id"), priced=Count("cost_usd"), undecided=Count(
+                  "id", filter=Q(decided_by=UNDECIDED, sample__aux_line=False))).order_by())
+    priced = {r["submission_id"] for r in counts if r["n"] and r["n"] == r["priced"] and not r["undecided"]}
     out: dict[str, int] = {}
     for sid, name in (_public(benchmark).filter(pk__in=priced).order_by("finished_at", "id")
                       .values_list("id", "model_name")):

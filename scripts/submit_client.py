@@ -106,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--description", default="")
     p.add_argument("--format", default="jsonl", choices=["jsonl", "vlmevalkit", "vtcbench", "agentx"],
                    help="the file's shape: our JSON Lines (default) or an author's, converted by the server")
+    # the server's FULL_PIPELINE_HELP (evaluation/models.py): this script imports nothing of the project
+    p.add_argument("--full-pipeline", action="store_true",
+                   help="under a scoring profile, the authors' full pipeline: rows their rule leaves to their LLM "
+                        "judge are undecided (not wrong) until an LLM judge decides them (docs/metrics.md)")
     p.add_argument("--public", action="store_true", help="publish on the leaderboard once scored")
     p.add_argument("--wait", action="store_true", help="poll until done or failed, then print the results")
     args = p.parse_args(argv)
@@ -121,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "price_output_per_mtok": str(args.prices[1]) if args.prices else "",
         "is_public": "true" if args.public else "false",
         "format": args.format,
+        "full_pipeline": "true" if args.full_pipeline else "false",
     }
     status, body = upload(args.server, args.token, args.benchmark, args.file, fields)
     if status != 202:

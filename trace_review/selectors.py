@@ -12,6 +12,7 @@ from django.db.models import Count, QuerySet
 
 from annotation.models import Benchmark, BenchmarkRole
 from evaluation.models import PredictionResult, Submission, on_board_q
+from evaluation.metrics.profiles import UNDECIDED
 from trace_review import access, verified
 from trace_review.agreement import (
     KindAgreement,
@@ -118,8 +119,10 @@ def _units_of_trace(trace: Trace, verdicts: list[HumanVerdict], pr: PredictionRe
                     judge_name: str) -> Iterable[tuple[str, str, Unit]]:
     """(kind, judge, unit) for every question of one trace; judge None where the judge said nothing."""
     tid = str(trace.pk)
-    yield ("answer", judge_of(pr.decided_by, judge_name) if pr else "",
-           Unit(tid, tuple(v.answer_correct for v in verdicts), pr.correct if pr else None))
+    # An answer no rule decided and no judge has (docs/metrics.md section 13) has no verdict to compare: said nothing.
+    said = pr is not None and pr.decided_by != UNDECIDED
+    yield ("answer", judge_of(pr.decided_by, judge_name) if said else "",
+           Unit(tid, tuple(v.answer_correct for v in verdicts), pr.correct if said else None))
     for kind, judged in (("key_steps", pr.key_steps if pr else None), ("step_scores", pr.step_scores if pr else None),
                          ("calls", [c.get("valid") for c in pr.calls] if pr else None)):
         n = max((len(getattr(v, kind)) for v in verdicts), default=0)

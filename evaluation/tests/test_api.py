@@ -162,6 +162,10 @@ def test_the_standalone_client_uploads_with_a_progress_bar_and_waits_for_the_res
     sub = Submission.objects.get()
     assert sub.prices == (1.0, 2.0)
     assert (sub.parameters_billions, sub.license, str(sub.release_date)) == (1.5, "MIT", "2025-01-31")
+    assert not sub.full_pipeline
+    judged = run_client(live_server, token, good, "--full-pipeline")
+    assert judged.returncode == 0, judged.stderr
+    assert Submission.objects.get(pk=json.loads(judged.stdout)["id"]).full_pipeline
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes((BAD_FILES / "negative_tokens.jsonl").read_bytes())
     failed = run_client(live_server, token, bad, "--wait")

@@ -134,3 +134,62 @@ def test_a_submission_asking_for_the_authors_full_pipeline_leaves_their_judges_r
     assert overall[True]["reason"] == "1 of 2 rows need an LLM judge; 1 right of the 1 decided (100.0%)"
     assert list(PredictionResult.objects.filter(submission__full_pipeline=True).order_by("sample__uid")
                 .values_list("decided_by", flat=True)) == ["rule", "undecided"]
+
+
+def test_an_mmreason_result_file_with_no_worker_reads_needs_an_llm_judge_and_its_extraction_decides(
+        tmp_path: Path, client) -> None:
+    """Issue 34's "done when", end to end: an MMReason benchmark imported from its TSV, VLMEvalKit's result file
+    (replies "... The answer is 7.") submitted with `submit --format vlmevalkit --public --sync` and no worker,
+    read on the board and in leaderboard.json: "needs an LLM judge", never 0.0 %. With their extraction file
+    (`*_extract.xlsx`), the decided rows are those their exact-match step accepts, and no others."""
+    import io
+    import json
+
+    from django.core.management import call_command
+    from openpyxl import Workbook
+
+    gold = {1: "7", 2: "-2", 3: "3/2", 4: "B"}
+    tsv = write_tsv(tmp_path / "MMReason.tsv", ["index", "image", "question", "answer", "discipline"],
+                    [{"index": i, "image": b64_image(), "question": f"q{i}", "answer": a, "discipline": "Math"}
+                     for i, a in gold.items()])
+    release_files.run_import(tsv, slug="mmr")
+    assert Benchmark.objects.get(slug="mmr").scoring == "mmreason"
+    get_user_model().objects.create_user("mira", "m@example.org", "pw")
+
+    def result_file(name: str, extract: dict[int, str | None] | None) -> Path:
+        book = Workbook()
+        book.active.append(["index", "question", "answer", "prediction"] + (["extract"] if extract else []))
+        for i, a in gold.items():
+            reply = f"Working through it step by step. The answer is {a}."
+            book.active.append([i, f"q{i}", a, reply] + ([extract[i]] if extract else []))
+        path = tmp_path / name
+        book.save(path)
+        return path
+
+    def submitted(path: Path, model: str) -> dict:
+        out = io.StringIO()
+        call_command("submit", "mmr", str(path), "--format", "vlmevalkit", "--model", model, "--user", "mira",
+                     "--public", "--sync", stdout=out)
+        rows = client.get("/b/mmr/leaderboard.json").json()["rows"]
+        return next(r for r in rows if r["model"] == model)
+
+    plain = submitted(result_file("M_MMReason.xlsx", None), "M")
+    assert plain["text"]["value"] is None  # not 0.0 with the interval [0, 0]
+    assert plain["text"]["reason"] == "4 of 4 rows need an LLM judge; none decided"
+    board = client.get("/b/mmr/").content.decode()
+    assert "not available: 4 of 4 rows need an LLM judge; none decided" in board
+    assert ">0.0 " not in board and ">0.0<" not in board  # no figure of 0.0 anywhere on the row
+
+    # their judge's extraction: 7 and -2 exact; 1.5 for 3/2 and "(B)" for B are not, so only a judge may decide
+    extracted = submitted(result_file("M_MMReason_extract.xlsx", {1: "7", 2: " -2", 3: "1.5", 4: "(B)"}), "M-ex")
+    assert extracted["text"]["reason"] == "2 of 4 rows need an LLM judge; 2 right of the 2 decided (100.0%)"
+    decided = dict(PredictionResult.objects.filter(submission__model_name="M-ex").values_list(
+        "sample__uid", "decided_by"))
+    assert decided == {"1": "rule", "2": "rule", "3": "undecided", "4": "undecided"}
+    assert json.loads(json.dumps(extracted["not_available"]))["text_acc"] == extracted["text"]["reason"]
+    # the API's rows (to staff: the import put these samples on the test split): undecided is neither right nor wrong
+    client.force_login(get_user_model().objects.create_user("stan", "s@example.org", "pw", is_staff=True))
+    sub_id = PredictionResult.objects.filter(submission__model_name="M-ex").values_list("submission_id", flat=True)[0]
+    api_rows = client.get(f"/api/v1/submissions/{sub_id}/predictions/").json()["results"]
+    assert {r["sample_id"]: (r["correct"], r["decided_by"]) for r in api_rows if r["sample_id"] in ("1", "3")} == {
+        "1": (True, "rule"), "3": (None, "undecided")}

@@ -131,3 +131,30 @@ def test_the_submission_pages_key_columns_are_in_view(live_server, chromium, tmp
                 (label, box, wrap)
         assert "count the squares one by one" in page.inner_text("#rows-table")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_a_ticked_full_pipeline_box_reaches_the_submission_through_the_upload_script(
+        live_server, chromium, tmp_path, monkeypatch) -> None:
+    """The form is sent by evaluation/upload.js (XHR with a progress bar), not by the browser's own post: the
+    ticked box must travel with it, and the submission's page says how it was scored."""
+    from annotation.models import Benchmark
+    from evaluation.models import Submission
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    bench = make_benchmark(tmp_path / "bench")
+    Benchmark.objects.filter(pk=bench.pk).update(scoring="vtcbench")
+    get_user_model().objects.create_user("ada", "ada@example.org", "pw-ada-1")
+    path = tmp_path / "predictions.jsonl"
+    path.write_bytes(good_file())
+    with signed_in_page(chromium, live_server, 1440) as page:
+        page.goto(f"{live_server.url}/submissions/new/tiny/")
+        page.set_input_files('input[type="file"]', str(path))
+        page.fill('input[name="model_name"]', "Judged-VL")
+        page.check('input[name="full_pipeline"]')
+        page.click("#submit-button")
+        page.wait_for_url("**/submissions/*/")
+        sub = Submission.objects.get(model_name="Judged-VL")
+        assert sub.full_pipeline
+        assert page.inner_text("#full-pipeline").startswith("Scored as the authors' full pipeline: under a scoring")
+        page.wait_for_selector("#status-value:text('Done')")
+        assert "not available: 2 of 6 rows need an LLM judge" in page.inner_text("#results-table")

@@ -107,3 +107,45 @@ def test_the_api_refuses_a_results_only_benchmark_with_the_reason(api, paper_onl
     assert response.status_code == 400
     assert "Paper Only holds only the results its authors reported: it has no samples" in response.json()["detail"]
     assert not Submission.objects.exists()  # refused before anything is stored
+
+
+def test_the_form_asks_for_the_authors_full_pipeline_as_submit_and_the_api_do(
+        web, bench, django_capture_on_commit_callbacks) -> None:
+    """The upload form's full_pipeline (submit --full-pipeline, the API's full_pipeline): under VTC-Bench's
+    rules, what their rule calls wrong goes to their judge, so with the offline judge it is undecided."""
+    import html as html_lib
+
+    from evaluation.api import SubmissionCreateInput
+    from evaluation.management.commands.submit import Command
+    from evaluation.models import FULL_PIPELINE_HELP
+
+    Benchmark.objects.filter(pk=bench.pk).update(scoring="vtcbench")
+    page = web.get("/submissions/new/tiny/").content.decode()
+    box = re.search(r'<input type="checkbox" name="full_pipeline"[^>]*>', page)
+    assert box and 'aria-describedby="id_full_pipeline_help"' in box.group(0)
+    assert '<label for="id_full_pipeline">The authors&#x27; full pipeline:</label>' in page
+    help_text = re.search(r'id="id_full_pipeline_help">(.*?)</span>', page).group(1)
+    # one sentence wherever it is asked
+    parser = Command().create_parser("manage.py", "submit")
+    flag = next(a for a in parser._actions if a.dest == "full_pipeline")
+    assert html_lib.unescape(help_text) == FULL_PIPELINE_HELP == flag.help
+    assert SubmissionCreateInput().fields["full_pipeline"].help_text == FULL_PIPELINE_HELP
+
+    subs = {}
+    for ticked in (False, True):
+        form = {"benchmark": "tiny", "file": upload(good_file()), "model_name": f"m-{ticked}"}
+        if ticked:
+            form["full_pipeline"] = "on"  # what a browser sends for a ticked box
+        with django_capture_on_commit_callbacks(execute=True):  # scored eagerly once the upload commits
+            response = web.post("/submissions/new/", form)
+        assert response.status_code == 302
+        subs[ticked] = Submission.objects.get(model_name=f"m-{ticked}")
+    assert not subs[False].full_pipeline and subs[True].full_pipeline
+    # good_file: s2 and s5 answered wrong ('99') in each mode
+    assert subs[False].results["modes"]["text"]["accuracy"]["overall"]["value"] == pytest.approx(4 / 6)
+    want = "2 of 6 rows need an LLM judge; 4 right of the 4 decided (100.0%)"
+    assert subs[True].results["modes"]["text"]["accuracy"]["overall"]["reason"] == want
+    page = web.get(subs[True].get_absolute_url()).content.decode()
+    assert 'id="full-pipeline">Scored as <strong>the authors\' full pipeline</strong>' in page
+    assert f"not available: {want}" in page
+    assert 'id="full-pipeline"' not in web.get(subs[False].get_absolute_url()).content.decode()

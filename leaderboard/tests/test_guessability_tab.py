@@ -65,3 +65,24 @@ def test_the_model_page_of_a_blind_submission_has_a_blind_column(client, bench) 
     # a dev sample's page shows the blind line beside the other modes
     page = client.get(f"/b/{bench.slug}/m/{sub.pk}/s/s1/").content.decode()
     assert 'data-mode="blind"' in page
+
+
+def test_accuracy_over_rows_left_to_an_llm_judge_is_not_available_with_the_reason(client, bench) -> None:
+    """Under MMReason's rules the offline judge leaves every reply their exact match does not accept undecided
+    (docs/metrics.md section 13): the tab's shares are not available then, never the undecided counted wrong."""
+    from annotation.models import Benchmark
+
+    Benchmark.objects.filter(pk=bench.pk).update(scoring="mmreason")
+    bench.refresh_from_db()
+    alpha = bench.submit_for_test(ALPHA)
+    for spec in BLIND:  # the blind answers right are the same guesses: an undecided one guesses nothing
+        bench.submit_for_test(spec)
+    html = client.get(f"/b/{bench.slug}/guessability/").content.decode()
+    row = re.search(rf'<tr data-submission="{alpha.pk}" data-mode="text">(.*?)</tr>', html, re.S).group(1)
+    # text: s2 and s5 right, the six others undecided; without s1, s2, s5: s3, s4, s6, s7, s8, all undecided
+    assert "not available: 6 of 8 rows need an LLM judge; 2 right of the 2 decided (100.0%)" in row
+    assert "not available: 5 of 5 rows need an LLM judge; none decided" in row
+    row = re.search(rf'<tr data-submission="{alpha.pk}" data-mode="adaptive">(.*?)</tr>', html, re.S).group(1)
+    assert "not available: 2 of 5 rows need an LLM judge; 3 right of the 3 decided (100.0%)" in row
+    oracle = cells(html, f'data-submission="{alpha.pk}" data-mode="oracle"')
+    assert oracle == ["100.0", "100.0"]  # all decided: a share as before

@@ -45,6 +45,15 @@ def test_a_model_with_some_predictions_unpriced_stays_out_of_the_pool(benchmark)
     assert pool_load(benchmark).pool.models == ("Big", "Mid", "Small")
 
 
+def test_a_model_with_a_row_left_to_an_llm_judge_stays_out_of_the_pool(benchmark):
+    # Undecided is not wrong (docs/metrics.md section 13): in Q it would be a 0, so it waits for a judge.
+    pending = helpers.add_model(benchmark, "Pending", 0.0001, set(helpers.UIDS))
+    pending.prediction_results.filter(sample__uid=helpers.UIDS[0]).update(correct=False, decided_by="undecided")
+    assert pool_load(benchmark).pool.models == ("Big", "Mid", "Small")
+    pending.prediction_results.filter(sample__uid=helpers.UIDS[0]).update(correct=True, decided_by="judge:x")
+    assert pool_load(benchmark).pool.models == ("Big", "Mid", "Pending", "Small")
+
+
 def test_split_is_stored_and_never_moves(benchmark, tmp_path):
     first = pool_load(benchmark).split
     assert first == split_samples(helpers.UIDS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 
@@ -139,3 +140,48 @@ def test_submit_without_router_is_still_evaluations(benchmark, tmp_path):
         call_command("submit", helpers.SLUG, str(tmp_path / "absent.jsonl"), "--model", "m", "--user", "rita")
     assert "no file at" in str(info.value)
     assert not RouterSubmission.objects.exists()
+
+
+def test_sync_with_no_worker_leaves_the_router_board_and_its_export_built(tmp_path, client):
+    """Staff load a router with `submit --router --public --sync` on a server with no worker: the models were
+    published (the results version moved) but no refresh has run. The command runs the derived refreshes in the
+    process, as evaluation's `submit --sync` does, so the Routers tab and routers.json hold the row on the pool
+    it was scored on, with the pool's models and baselines, and nothing says "updating"."""
+    from evaluation.services import benchmark_results_bump
+
+    benchmark = helpers.make_benchmark(tmp_path)
+    for name, (cost, right) in helpers.MODELS.items():
+        helpers.add_model(benchmark, name, cost, right)
+    benchmark_results_bump(benchmark_id=benchmark.pk)  # its on-commit sends never leave a test's transaction
+    helpers.user("rita")
+    out, _ = submit(write(tmp_path, [{"sample_id": u, "model": choose(u)} for u in TEST]), "--public", "--sync")
+    sub = RouterSubmission.objects.get()
+    assert out.startswith(f"router submission {sub.pk}") and sub.status == "done"
+    data = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+    assert data["models"] == ["Big", "Mid", "Small"] and data["pool_version"] == 1
+    rows = {r["name"]: r for r in data["rows"]}
+    assert rows["My router"]["router_id"] == sub.pk and rows["My router"]["pool_current"]
+    assert rows["My router"]["accuracy"] == pytest.approx(sub.results["accuracy"]["value"])
+    # the pool's models and baselines, built with it
+    assert {"Big", "Mid", "Small", "Oracle", "Random", "Strongest on train (Big)"} <= set(rows)
+    csv_rows = list(csv.DictReader(io.StringIO(client.get(f"/b/{helpers.SLUG}/routers.csv").content.decode())))
+    assert [r["pool_current"] for r in csv_rows if r["name"] == "My router"] == ["True"]
+    page = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    assert "My router" in page and 'id="board-updating"' not in page and "scored on pool v" not in page
+
+
+def test_score_router_sync_with_no_worker_leaves_the_router_board_built(tmp_path, client):
+    """`score_router ID --sync` as `submit --router --sync`: the refreshes run in the process."""
+    from evaluation.services import benchmark_results_bump
+
+    benchmark = helpers.make_benchmark(tmp_path)
+    for name, (cost, right) in helpers.MODELS.items():
+        helpers.add_model(benchmark, name, cost, right)
+    benchmark_results_bump(benchmark_id=benchmark.pk)
+    helpers.user("rita")
+    submit(write(tmp_path, [{"sample_id": u, "model": "Small"} for u in TEST]), "--public")  # queued, never sent
+    sub = RouterSubmission.objects.get()
+    call_command("score_router", str(sub.pk), "--sync", stdout=io.StringIO())
+    data = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+    assert data["models"] == ["Big", "Mid", "Small"]
+    assert [r["pool_current"] for r in data["rows"] if r["router_id"] == sub.pk] == [True]

@@ -162,3 +162,16 @@ def test_calls_settled_by_the_rules_are_compared_under_rule_not_the_judge(world,
     calls = {row.judge: {k.key: a for k, a in row.kinds}["calls"] for row in page.judges}
     assert calls["rule"].n_units == 1 and calls["rule"].raw == 0.0  # the rule said invalid, the person valid
     assert calls["offline"].n_units == 1
+
+
+def test_an_answer_left_to_an_llm_judge_is_no_verdict_to_compare(judged):
+    """Undecided is not wrong (docs/metrics.md section 13): a trace whose answer no rule decided and no judge has
+    gives the judge nothing to agree or disagree with, rather than a "no" against the people."""
+    PredictionResult.objects.filter(submission=judged[0].submission, sample=judged[0].sample,
+                                    mode=judged[0].mode).update(correct=False, decided_by="undecided")
+    a = _answer(selectors.agreement_page(everything=True))
+    # trace 1 drops out (the people said T, T); traces 2 and 3 are left: (F,T), (F,F) -> raw 1/2
+    assert (a.n_units, a.n_traces) == (2, 2)
+    assert a.raw == pytest.approx(1 / 2)
+    page = selectors.agreement_page(everything=True)
+    assert "undecided" not in [row.judge for row in page.judges]

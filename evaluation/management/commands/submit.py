@@ -13,7 +13,7 @@ from annotation.models import Benchmark
 from evaluation import pipeline, queueing, services
 from evaluation.converters import FORMATS
 from evaluation.model_meta import parse_parameters
-from evaluation.models import Weights
+from evaluation.models import FULL_PIPELINE_HELP, Weights
 
 
 OPTION_OF = {"parameters_billions": "--params", "license": "--license", "release_date": "--release-date",
@@ -68,8 +68,7 @@ class Command(BaseCommand):
                                  "way in: vlmevalkit (.xlsx/.tsv/.csv/.json result file), vtcbench (agent "
                                  "results_*.jsonl), agentx (output list .json)")
         parser.add_argument("--full-pipeline", dest="full_pipeline", action="store_true",
-                            help="under a scoring profile, the authors' full pipeline: rows their rule leaves to "
-                                 "their LLM judge are undecided until one decides them (docs/metrics.md)")
+                            help=FULL_PIPELINE_HELP)
         parser.add_argument("--public", action="store_true", help="publish it once scored")
         parser.add_argument("--sync", action="store_true", help="score in this process and print the metrics")
 
