@@ -114,15 +114,6 @@ def _weight(item: pytest.Item) -> int:
     return 3
 
 
-def _uses_a_module_fixture(item: pytest.Item) -> bool:
-    """The test takes a fixture built once per file (the demo loaded, a board of many entries): pytest-xdist would
-    otherwise hand the file's tests to every process, and each would build it."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return False
-    return any(defs and defs[-1].scope in ("module", "package") for defs in info.name2fixturedefs.values())
-
-
 def _long_first(items: list[pytest.Item]) -> list[pytest.Item]:
     """The files with the longest tests first, each file's tests together and in their order: pytest-xdist hands
     out tests in this order, so the long ones start while the short ones fill the other processes, instead of
@@ -151,9 +142,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = _shuffled(items, int(seed))
     else:
         items[:] = _long_first(items)
-    for item in items:  # with --dist loadgroup (pytest.ini), a file's module-wide fixture is built in one process
-        if _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if os.environ.get("CI_FIRST_PATH") == "1":  # the rest is deselected here (run by the second path), not skipped
         elsewhere = [item for item in items if not _depends_on_the_embedded_default(item)]
         items[:] = [item for item in items if _depends_on_the_embedded_default(item)]
