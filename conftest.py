@@ -116,8 +116,9 @@ def _weight(item: pytest.Item) -> int:
 
 def _long_first(items: list[pytest.Item]) -> list[pytest.Item]:
     """The files with the longest tests first, each file's tests together and in their order: pytest-xdist hands
-    out tests in this order, so the long ones start while the short ones fill the other processes, instead of
-    one process running a minute-long test alone at the end. Files of the same weight keep the files' order."""
+    out the files in this order (--dist loadfile, pytest.ini), so the long ones start while the short ones fill the
+    other processes, instead of one process running a minute-long file alone at the end. Files of the same weight
+    keep the files' order."""
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(item.nodeid.split("::")[0], []).append(item)
