@@ -4,6 +4,7 @@ submissions, converted from the authors' output shapes and scored by the pipelin
 
 from __future__ import annotations
 
+from html import unescape
 import json
 import re
 from dataclasses import dataclass
@@ -356,3 +357,15 @@ def test_the_hrbench_demo_shows_that_only_a_zoom_reads_the_detail(demo: Loaded, 
     text = " ".join(re.sub(r"<[^>]+>", " ", row).split())
     assert "Text → adaptive 0.00 [0.00, 0.00]" in text  # text mode reads no tag
     assert "▲ best 100.00 [100.00, 100.00]" in text  # adaptive: every tag, and a tool contribution of 100 pp
+
+
+def test_the_model_page_shows_the_authors_cycle_figure(demo: Loaded, client) -> None:  # noqa: ANN001
+    """Issue 35: HR-Bench's own figure (accuracy per cycle, averaged over cycles), labelled with its rule."""
+    sub = Submission.objects.get(benchmark__slug="hrbench-demo", model_name=HRBENCH_HARNESS_MODEL)
+    page = client.get(f"/b/hrbench-demo/m/{sub.pk}/").content.decode()
+    table = re.search(r'<table class="board-table" id="model-author-figures">(.*?)</table>', page, re.S).group(1)
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", table)).split())
+    assert "HR-Bench's report_acc_hrbench" in text
+    assert "adaptive Accuracy, average over cycles 100.0" in text and "text Accuracy, average over cycles 0.0" in text
+    other = client.get(f"/b/adaptmm-demo/m/{Submission.objects.get(model_name=HARNESS_MODEL).pk}/").content.decode()
+    assert "model-author-figures" not in other  # a benchmark without the authors' figure shows none
