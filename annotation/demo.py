@@ -74,3 +74,24 @@ def demo_releases_load() -> list[ImportSummary]:
             Benchmark.objects.filter(pk=summary.benchmark.pk).update(description=release.description)
             summaries.append(summary)
     return summaries
+
+
+HRBENCH_DEMO_SIZE = (2400, 1600)
+HRBENCH_DEMO_N = 12
+
+
+def demo_hrbench_load() -> ImportSummary:
+    """The HR-Bench-shaped demo (fixtures/releases/hrbench_demo.py; issue 35): a dozen 2400x1600 images whose
+    answer is a small tag, written to a temporary folder and imported through the VLMEvalKit reader (the
+    hrbench profile), as `import_benchmark hr_bench_demo.tsv` would. Byte-identical on every run."""
+    from fixtures.releases import hrbench_demo
+
+    with tempfile.TemporaryDirectory(prefix="demo-hrbench-") as tmp:
+        path = hrbench_demo.write(Path(tmp), n=HRBENCH_DEMO_N, size=HRBENCH_DEMO_SIZE)
+        summary = benchmark_import(path=path, slug=hrbench_demo.SLUG, name="HR-Bench-shaped demo")
+    Benchmark.objects.filter(pk=summary.benchmark.pk).update(description=(
+        "Generated demo data (fixtures/releases/hrbench_demo.py), not the real HR-Bench: a dozen 2400x1600 "
+        "images in HR-Bench's VLMEvalKit TSV shape, each with one small numbered tag that decides the answer, "
+        "imported with import_benchmark (the hrbench profile). Its entry is the platform's harness run against "
+        "a simulated model: text mode cannot read the tag, adaptive reads it when it zooms at it."))
+    return summary

@@ -198,25 +198,52 @@ HARNESS_NOTE = ("Run by the platform's harness (docs/runs.md: text, adaptive and
 def demo_harness_submission_load(*, slug: str) -> Submission | None:
     """The demo benchmark run through the harness against the simulated model (served locally for the
     run), submitted and scored like any upload; labelled "simulated model" on every row and page."""
+    return _harness_submission_load(slug=slug, model_name=HARNESS_MODEL, modes=list(HARNESS_DEMO_MODES),
+                                    serve_args=("--tool-calls", "2", "--ignore-tool-images"), tool_images=False,
+                                    description=HARNESS_NOTE)
+
+
+HRBENCH_HARNESS_MODEL = "Sim-Zoomer-VL (simulated model)"
+HRBENCH_HARNESS_NOTE = (
+    "Run by the platform's harness (docs/runs.md) in text, adaptive and blind mode against a simulated model: a "
+    "small local server that answers by a fixed policy (evaluation/harness/simulated.py), not a real model. Each "
+    "image is sent as a view of at most 1 MP (--max-image-pixels 1000000), so the small tag cannot be read in text "
+    "mode; in adaptive mode the model zooms at the tag (one call) on the full-resolution original and reads it. "
+    "Blind mode sends no image.")
+HRBENCH_MAX_IMAGE_PIXELS = 1_000_000
+
+
+def demo_hrbench_harness_load(*, slug: str) -> Submission | None:
+    """The HR-Bench-shaped demo run through the harness against the simulated model in text, adaptive and
+    blind mode, images capped at 1 MP: the board and the Tools tab show what zooming buys."""
+    return _harness_submission_load(slug=slug, model_name=HRBENCH_HARNESS_MODEL, modes=["text", "adaptive", "blind"],
+                                    serve_args=("--tool-calls", "1"), tool_images=True,
+                                    description=HRBENCH_HARNESS_NOTE, max_image_pixels=HRBENCH_MAX_IMAGE_PIXELS)
+
+
+def _harness_submission_load(*, slug: str, model_name: str, modes: list[str], serve_args: tuple[str, ...],
+                             tool_images: bool, description: str,
+                             max_image_pixels: int | None = None) -> Submission | None:
     benchmark = Benchmark.objects.filter(slug=slug).first()
     owner = get_user_model().objects.filter(username=DEMO_OWNER).first()
     if benchmark is None or owner is None:
         return None
-    sub = Submission.objects.filter(benchmark=benchmark, is_demo=True, model_name=HARNESS_MODEL,
+    sub = Submission.objects.filter(benchmark=benchmark, is_demo=True, model_name=model_name,
                                     deleted_at__isnull=True).first()
     if sub is None:
+        extra = {} if max_image_pixels is None else {"max_image_pixels": max_image_pixels}
         with tempfile.TemporaryDirectory(prefix="harness-demo-") as folder:
             key = write_simulated_key(benchmark, Path(folder) / "key.jsonl")
             out = Path(folder) / "predictions.jsonl"
-            with serving(key, "--tool-calls", "2", "--ignore-tool-images") as url:
+            with serving(key, *serve_args) as url:
                 settings = Settings(model="sim-harness-vl", base_url=url, price_input=0.3, price_output=1.2)
-                run_benchmark(benchmark=benchmark, settings=settings, modes=list(HARNESS_DEMO_MODES), concurrency=8,
-                              cache=MemoryRequestCache(), out=out, tool_images=False)
+                run_benchmark(benchmark=benchmark, settings=settings, modes=modes, concurrency=8,
+                              cache=MemoryRequestCache(), out=out, tool_images=tool_images, **extra)
             sub = services.submission_create(
                 benchmark=benchmark, owner=owner, file=ContentFile(out.read_bytes(), name="harness-run.jsonl"),
-                model_name=HARNESS_MODEL, organisation="Demo (simulated model)", weights="open",
+                model_name=model_name, organisation="Demo (simulated model)", weights="open",
                 price_input_per_mtok=0.3, price_output_per_mtok=1.2, is_public=True, is_demo=True,
-                enforce_limits=False, enqueue=False, description=HARNESS_NOTE)
+                enforce_limits=False, enqueue=False, description=description)
     if sub.status != SubmissionStatus.DONE:
         if sub.is_final:
             services.submission_rescore(submission=sub, enqueue=False)

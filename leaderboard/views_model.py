@@ -20,6 +20,7 @@ from evaluation.provenance import mismatch_text, run_facts
 from evaluation.records import export_lines
 from evaluation.models import Submission
 from evaluation.metrics.tool_effect import outputs_shown
+from leaderboard.author_figures_view import author_figures
 from leaderboard import agentx_tab, cache, chain_runs, flipped, model_page, selectors, tools_tab
 
 def _benchmark(slug: str):  # noqa: ANN202
@@ -66,6 +67,7 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "others": Submission.objects.on_board().filter(benchmark=benchmark).exclude(pk=pk).only("pk", "model_name")
         .order_by("model_name"),
         "agentx": agentx_tab.model_figures(benchmark, submission),
+        "author_figures": author_figures(results),
         "provenance": {"facts": run_facts(submission.run_record), "mismatch": mismatch_text(submission.run_record)},
     }
     return render(request, "leaderboard/model.html", context)

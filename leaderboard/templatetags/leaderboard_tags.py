@@ -185,6 +185,19 @@ DIGEST_UNKNOWN = ('<span class="na digest" title="digest not available: scored b
                   '(a re-score adds it)">digest not available</span>')
 
 
+@register.filter
+def protocol_link(run: Any) -> str:
+    """A link to the protocol page a harness run ran under, showing the protocol version it recorded ("" for a
+    row that records none: an upload, or a run before protocol versions)."""
+    if not isinstance(run, dict):
+        return ""
+    version, page = str(run.get("protocol_version") or ""), str(run.get("protocol_page") or "")
+    if not version or not page.startswith("/b/"):
+        return ""
+    return mark_safe(f'<a class="protocol-link" href="{escape(page)}" title="the protocol this run ran under '  # noqa: S308
+                     f'(docs/runs.md)">protocol <code>{escape(version)}</code></a>')
+
+
 def provenance_badges(row: Any) -> str:
     """A submission row's provenance badge ("run by the platform" with the run's record in its title, or
     "submitted file"), a visible flag when the endpoint answered as another model, and the row digest's
@@ -194,6 +207,9 @@ def provenance_badges(row: Any) -> str:
     if row.provenance == "run":
         out = (f'\n        <span class="badge provenance run" data-provenance="run" '
                f'title="{escape(run_title(row.run))}">{RUN_LABEL}</span>')
+        link = protocol_link(row.run)
+        if link:
+            out += f'\n        <div class="protocol">{link}</div>'
         flag = mismatch_text(row.run)
         if flag:
             out += f'\n        <div class="note model-mismatch" role="note">⚠ {escape(flag)}</div>'

@@ -4,6 +4,7 @@ submissions, converted from the authors' output shapes and scored by the pipelin
 
 from __future__ import annotations
 
+from html import unescape
 import json
 import re
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from django.core import mail
 from django.core.management import call_command
 
 from annotation.models import Benchmark, Category, Domain, Sample, SampleMedia
-from evaluation.demo import HARNESS_MODEL
+from evaluation.demo import HARNESS_MODEL, HRBENCH_HARNESS_MODEL
 from evaluation.metrics.tool_effect import group_from_counts, shown_rate
 from evaluation.models import PredictionResult, Submission
 
@@ -135,7 +136,9 @@ def test_the_simulated_submissions_are_converted_and_scored_with_real_figures(de
 
 def test_running_it_twice_changes_nothing(demo: Loaded) -> None:
     assert demo.after_second == demo.after_first
-    assert demo.after_first["benchmarks"] == 6  # adaptmm-demo, reported AdaptMMBench and Agent-X, three releases
+    # adaptmm-demo, reported AdaptMMBench and Agent-X, three releases, the HR-Bench-shaped demo
+    assert demo.after_first["benchmarks"] == 7
+    assert re.search(r"hrbench-demo: 0 created, 0 updated, 12 unchanged", demo.second), demo.second
     assert "Reported results: 14 models on 'agent-x'" in demo.first
     for slug in RELEASES:
         assert re.search(rf"{slug}: 0 created, 0 updated, \d+ unchanged", demo.second), demo.second
@@ -337,3 +340,32 @@ def test_the_tools_tab_tells_the_three_tool_models_apart(demo: Loaded, client) -
                                             sample__split="dev").select_related("sample").first()
     page = client.get(f"/b/adaptmm-demo/m/{harness.pk}/s/{trace.sample.uid}/").content.decode()
     assert "output never shown to the model" in page
+
+
+def test_the_hrbench_demo_shows_that_only_a_zoom_reads_the_detail(demo: Loaded, client) -> None:  # noqa: ANN001
+    """Issue 35: the HR-Bench-shaped demo (a dozen large images, a small tag each) run by the harness: text mode
+    (a 1 MP view) reads no tag, adaptive mode zooms at it on the original and reads every one."""
+    sub = Submission.objects.get(benchmark__slug="hrbench-demo", model_name=HRBENCH_HARNESS_MODEL)
+    assert sub.is_demo and sub.is_public and sub.status == "done"
+    assert Benchmark.objects.get(slug="hrbench-demo").scoring == "hrbench"
+    board = client.get("/b/hrbench-demo/").content.decode()
+    row = board.split(HRBENCH_HARNESS_MODEL, 1)[1].split("</tr>", 1)[0]
+    cells = [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    assert "0.0 [0.0, 0.0]" in cells and "100.0 [100.0, 100.0]" in cells  # text, adaptive
+    tools = client.get("/b/hrbench-demo/tools/").content.decode()
+    row = re.search(rf'<tr [^>]*data-key="s{sub.pk}"[^>]*>(.*?)</tr>', tools, re.S).group(1)
+    text = " ".join(re.sub(r"<[^>]+>", " ", row).split())
+    assert "Text → adaptive 0.00 [0.00, 0.00]" in text  # text mode reads no tag
+    assert "▲ best 100.00 [100.00, 100.00]" in text  # adaptive: every tag, and a tool contribution of 100 pp
+
+
+def test_the_model_page_shows_the_authors_cycle_figure(demo: Loaded, client) -> None:  # noqa: ANN001
+    """Issue 35: HR-Bench's own figure (accuracy per cycle, averaged over cycles), labelled with its rule."""
+    sub = Submission.objects.get(benchmark__slug="hrbench-demo", model_name=HRBENCH_HARNESS_MODEL)
+    page = client.get(f"/b/hrbench-demo/m/{sub.pk}/").content.decode()
+    table = re.search(r'<table class="board-table" id="model-author-figures">(.*?)</table>', page, re.S).group(1)
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", table)).split())
+    assert "HR-Bench's report_acc_hrbench" in text
+    assert "adaptive Accuracy, average over cycles 100.0" in text and "text Accuracy, average over cycles 0.0" in text
+    other = client.get(f"/b/adaptmm-demo/m/{Submission.objects.get(model_name=HARNESS_MODEL).pk}/").content.decode()
+    assert "model-author-figures" not in other  # a benchmark without the authors' figure shows none

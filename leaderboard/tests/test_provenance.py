@@ -163,3 +163,22 @@ def test_a_private_submissions_records_are_its_owners(client, board) -> None:
     client.force_login(owner)
     status, lines = _records(client, benchmark, hidden.pk)
     assert status == 200 and lines[0]["digest"] == hidden.digest
+
+
+def test_a_harness_row_links_to_the_protocol_it_ran_under(client, tmp_path) -> None:  # noqa: ANN001
+    """Issue 35: the overview row and the model page of a hosted run link to /b/<slug>/protocol/, showing the
+    protocol version the run recorded; the page it links to is there. An upload links to no protocol."""
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    record = {**RUN_RECORD, "protocol_version": "p-3f2a9c1d0b7e", "protocol_page": f"/b/{benchmark.slug}/protocol/"}
+    run, upload = _create(benchmark, helpers.ALPHA, run_record=record), _create(benchmark, helpers.BETA)
+    link = (f'<a class="protocol-link" href="/b/{benchmark.slug}/protocol/" title="the protocol this run ran under '
+            '(docs/runs.md)">protocol <code>p-3f2a9c1d0b7e</code></a>')
+    html = client.get(f"/b/{benchmark.slug}/").content.decode()
+    assert link in _row(html, run.pk)
+    assert "protocol-link" not in _row(html, upload.pk)
+    page = client.get(reverse("leaderboard:model", args=[benchmark.slug, run.pk])).content.decode()
+    prov = re.search(r'<dd id="model-provenance" data-provenance="run">(.*?)</dd>', page, re.S).group(1)
+    assert link in prov
+    file_page = client.get(reverse("leaderboard:model", args=[benchmark.slug, upload.pk])).content.decode()
+    assert "protocol-link" not in file_page
+    assert client.get(f"/b/{benchmark.slug}/protocol/").status_code == 200

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from annotation.demo import DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load, demo_releases_load
+from annotation.demo import (DEMO_ACCOUNTS, DEMO_SLUG, demo_accounts_ensure, demo_benchmark_load, demo_hrbench_load,
+                             demo_releases_load)
 from annotation.downloads.services import downloads_build_now
 from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from annotation.workbench.demo import demo_workbench_ensure
-from evaluation.demo import demo_harness_submission_load, demo_release_submissions_load, demo_submissions_load
+from evaluation.demo import (demo_harness_submission_load, demo_hrbench_harness_load, demo_release_submissions_load,
+                             demo_submissions_load)
 from evaluation.queueing import results_changed_run
 from leaderboard.reported import AGENTX_DATA, DATA, reported_results_load
 from trace_review.demo import demo_trace_review_ensure
@@ -24,7 +26,7 @@ class Command(BaseCommand):
         "Load the demo benchmark, demo accounts, annotation roles and assignments, simulated demo "
         "submissions scored through the pipeline, AdaptMMBench's and Agent-X's reported results, and small "
         "generated benchmarks in VTC-Bench's, MMReason's and Agent-X's release shapes with simulated submissions "
-        "in their authors' output shapes. Safe to run twice."
+        "in their authors' output shapes, and an HR-Bench-shaped demo run by the harness. Safe to run twice."
     )
 
     def handle(self, *args: object, **options: object) -> None:
@@ -45,6 +47,10 @@ class Command(BaseCommand):
             submissions = demo_release_submissions_load(slug=slug)
             self.stdout.write(f"Release-shaped demo: {summary}; {len(submissions)} simulated submissions "
                               "(converted from the authors' output shapes, scored)")
+        summary = demo_hrbench_load()
+        zoomer = demo_hrbench_harness_load(slug=summary.benchmark.slug)
+        self.stdout.write(f"HR-Bench-shaped demo: {summary}; harness run (simulated model, text/adaptive/blind): "
+                          f"{'none' if zoomer is None else zoomer.status}")
         for path in (DATA, AGENTX_DATA):
             benchmark, n_models = reported_results_load(path=path)
             self.stdout.write(f"Reported results: {n_models} models on '{benchmark.slug}'")
