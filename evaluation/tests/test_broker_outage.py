@@ -114,9 +114,9 @@ def start_as_scripts_run(start_worker, url: str, **env: str) -> tuple[Worker, Wo
     """The pipeline's worker and the sweeper's (with beat), both prefork and under scripts/supervise, as
     scripts/run starts them."""
     env = {**DEFAULTS, "CELERY_BROKER_URL": url, "SUPERVISE_DELAY_SECONDS": "1", **env}
-    pipeline = start_worker(queues=django_settings.SUBMISSIONS_QUEUE, pool="prefork", beat=False, lean=False,
+    pipeline = start_worker(queues=django_settings.SUBMISSIONS_QUEUE, pool="prefork", beat=False,
                             supervised=True, **env)
-    sweeper = start_worker(queues=django_settings.SUBMISSIONS_SWEEP_QUEUE, pool="prefork", lean=False,
+    sweeper = start_worker(queues=django_settings.SUBMISSIONS_SWEEP_QUEUE, pool="prefork",
                            supervised=True, **env)
     for w in (pipeline, sweeper):
         wait_for(lambda w=w: " ready." in w.log.read_text(), w, "the worker to be ready")

@@ -59,7 +59,7 @@ class Worker:
         self.env = env
         self.pool = pool
         self.beat = beat
-        self.lean = lean  # without mingle and gossip (quicker to start); False: as scripts/run starts it
+        self.lean = lean  # without gossip, mingle and heartbeat events, as scripts/run starts it; False: with them
         self.supervised = supervised  # under scripts/supervise, which starts it again when it exits
         self.name = name or f"{log.stem}@%h"
         self.proc: subprocess.Popen | None = None
@@ -68,7 +68,7 @@ class Worker:
         cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue, "--pool", self.pool,
                "--loglevel", "INFO", "-n", self.name]
         if self.lean:
-            cmd += ["--without-mingle", "--without-gossip"]
+            cmd += ["--without-mingle", "--without-gossip", "--without-heartbeat"]
         if self.pool == "prefork":
             cmd += ["--concurrency", "1"]
         if self.beat:
