@@ -84,7 +84,10 @@ def test_upload_over_http_scored_by_a_worker_published_on_the_board_then_unpubli
         assert MODEL in page or 'id="board-updating"' in page  # never a stale page that says it is current
         time.sleep(0.2)
         page = call("GET", board)[1]
-    assert MODEL in page and "E2E Lab" in page and 'id="board-updating"' not in page, worker.output()
+    at = page.find(MODEL)
+    assert MODEL in page and "E2E Lab" in page and 'id="board-updating"' not in page, (
+        f"the page around the model's name: {page[max(0, at - 1500):at + 1500] if at >= 0 else '(not there)'}\n"
+        f"the worker's log: {worker.output()}")
 
     status, _ = call("PATCH", url, token, json.dumps({"is_public": False}).encode(), "application/json")
     assert status == 200
