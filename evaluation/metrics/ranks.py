@@ -108,7 +108,9 @@ def rank_intervals(correct: Sequence[Sequence[bool] | str], *, resamples: int = 
     missing prediction counts as wrong, as in accuracy); a row may be a string of ``0``/``1``."""
     n = len(correct[0]) if correct else 0
     matrix = _matrix(correct, n)
-    stat = _by_entry_blocks(len(correct), lambda d, block: d @ matrix[block].T.astype(np.float32))
+    # Widened as stored (entries x samples, contiguous), then transposed as a view: BLAS reads it transposed. Widening
+    # the transposed cells instead gives a strided float32 array that costs 3x the product (10,000 entries: 30 s).
+    stat = _by_entry_blocks(len(correct), lambda d, block: d @ matrix[block].astype(np.float32).T)
     return _rank_intervals(stat, len(correct), n, resamples, seed, level)
 
 
@@ -124,7 +126,7 @@ def rank_intervals_mcc(cells: Sequence[Sequence[int]], *, resamples: int = RESAM
         codes[i] = np.asarray(row, dtype=np.int8)
 
     def block_stat(d: np.ndarray, block: slice) -> np.ndarray:
-        a, b, c, e = (d @ (codes[block] == k).T.astype(np.float32) for k in range(4))  # TP, FP, TN, FN
+        a, b, c, e = (d @ (codes[block] == k).astype(np.float32).T for k in range(4))  # TP, FP, TN, FN
         mcc: np.ndarray = (a * c - b * e) / (np.sqrt((a + b) * (a + e) * (c + b) * (c + e)) + EPSILON)
         return mcc
 
