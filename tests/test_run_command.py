@@ -3,6 +3,7 @@ only once the server answers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -57,17 +58,19 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
 
 
 def stop_group(process: subprocess.Popen) -> None:
-    """Stop the run command and everything it started (web server, worker)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=20)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    """Stop the run command and everything it started (web server, workers): TERM, and once the command has
+    exited (or after 20 s) KILL for whatever of its group is left. A Celery worker whose pool processes got the
+    group's TERM too can hang at its exit (billiard's pool finalizer waits on a lock a dead child held); without
+    the KILL such a worker outlived the test by hours."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=20)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=20)
 
 
 def test_the_compose_file_starts_again_every_process_that_exits() -> None:
