@@ -8,6 +8,7 @@ broker down mid-run.
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import signal
@@ -48,9 +49,18 @@ OUTAGE = float(os.environ.get("TEST_BROKER_OUTAGE_SECONDS", "25"))  # the audit'
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free port below Linux's ephemeral range (32768-60999): the Redis is stopped and started again on it, and
+    meanwhile the suite's other processes open connections whose local ports come from that range."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randint(20_000, 32_000)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port between 20000 and 32000")
 
 
 class RedisServer:
