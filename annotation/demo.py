@@ -54,7 +54,8 @@ def demo_accounts_ensure() -> None:
 
 
 def demo_benchmark_load(progress=None) -> ImportSummary:
-    return benchmark_import(path=DEMO_DIR / "benchmark.jsonl", slug=DEMO_SLUG, progress=progress)
+    # keep_edited: run again (scripts/run does at every start), the demo never replaces what people approved or edited.
+    return benchmark_import(path=DEMO_DIR / "benchmark.jsonl", slug=DEMO_SLUG, progress=progress, keep_edited=True)
 
 
 def demo_releases_load() -> list[ImportSummary]:
@@ -69,7 +70,7 @@ def demo_releases_load() -> list[ImportSummary]:
         for release in write_all(Path(tmp)):
             summary = benchmark_import(path=release.path, slug=release.slug, name=release.name,
                                        format=release.format, domain_of=release.domain_of,
-                                       scoring=release.scoring)
+                                       scoring=release.scoring, keep_edited=True)
             # A release's manifest has no description (the import clears it): the demo's says what it is.
             Benchmark.objects.filter(pk=summary.benchmark.pk).update(description=release.description)
             summaries.append(summary)
@@ -88,7 +89,7 @@ def demo_hrbench_load() -> ImportSummary:
 
     with tempfile.TemporaryDirectory(prefix="demo-hrbench-") as tmp:
         path = hrbench_demo.write(Path(tmp), n=HRBENCH_DEMO_N, size=HRBENCH_DEMO_SIZE)
-        summary = benchmark_import(path=path, slug=hrbench_demo.SLUG, name="HR-Bench-shaped demo")
+        summary = benchmark_import(path=path, slug=hrbench_demo.SLUG, name="HR-Bench-shaped demo", keep_edited=True)
     Benchmark.objects.filter(pk=summary.benchmark.pk).update(description=(
         "Generated demo data (fixtures/releases/hrbench_demo.py), not the real HR-Bench: a dozen 2400x1600 "
         "images in HR-Bench's VLMEvalKit TSV shape, each with one small numbered tag that decides the answer, "

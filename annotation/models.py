@@ -477,6 +477,7 @@ class RevisionKind(models.TextChoices):
     SUBMIT = "submit", "Submitted"
     RESTORE = "restore", "Restored a kept draft"
     REVIEW = "review", "Reviewed"
+    IMPORT = "import", "Imported from a file"
 
 
 class Revision(models.Model):

@@ -30,6 +30,8 @@ from annotation.models import (
     KeyStep,
     ReferenceToolCall,
     Region,
+    Revision,
+    RevisionKind,
     Sample,
     SampleMedia,
     ScoringProfile,
@@ -61,12 +63,16 @@ class ImportSummary:
     taxonomy: list[tuple[str, int, list[tuple[str, int]]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     removed: int = 0  # samples not in the file, deleted (--remove-missing)
+    kept: int = 0  # approved annotations people made or edited that the file would have replaced, left (keep_edited)
 
     def __str__(self) -> str:
         removed = f", {self.removed} removed" if self.removed else ""
+        kept = (f"; {self.kept} approved annotation(s) people edited or reviewed left as they are"
+                if self.kept else "")
         return (
             f"{self.benchmark.slug}: {self.created} created, {self.updated} updated, "
             f"{self.unchanged} unchanged{removed} ({self.created + self.updated + self.unchanged} samples in the file)"
+            f"{kept}"
         )
 
     def taxonomy_lines(self) -> list[str]:
@@ -88,6 +94,7 @@ def benchmark_import(
     progress: Callable[[str, int, int], None] | None = None,
     scoring: str | None = None,
     remove_missing: bool = False,
+    keep_edited: bool = False,
 ) -> ImportSummary:
     """Validate the whole file first, then write it in one transaction; updates samples by uid.
 
@@ -99,6 +106,9 @@ def benchmark_import(
     `scoring` overrides the scoring profile the manifest or the release's reader declares.
     Samples the benchmark has and the file does not are kept with a warning naming them, or deleted
     (with their results) when `remove_missing`.
+    An approved annotation the file changes is replaced by the file's, and its history says so (an "import"
+    revision); with `keep_edited` (load_demo) one that people made or edited (an annotator's, or one with a
+    revision) is left as it is, with the sample's question and answer it approved, and counted (`kept`).
     """
     paths = [Path(p) for p in path] if isinstance(path, list) else Path(path)
     storage = sample_media_storage()
@@ -136,7 +146,7 @@ def benchmark_import(
         if scoring is not None:
             bundle.manifest.scoring = scoring
         summary = _write_bundle(bundle, slug=slug, name=name, stored=stored, progress=progress,
-                                remove_missing=remove_missing)
+                                remove_missing=remove_missing, keep_edited=keep_edited)
     # The public downloads of the new state, built on commit (a re-import of the same file keeps the key).
     downloads_request(benchmark=summary.benchmark)
     return replace(summary, taxonomy=bundle.taxonomy, warnings=bundle.warnings)
@@ -231,6 +241,7 @@ def _write_bundle(
     stored: dict[str, StoredMedia],
     progress: Callable[[str, int, int], None] | None,
     remove_missing: bool = False,
+    keep_edited: bool = False,
 ) -> ImportSummary:
     manifest = bundle.manifest
     benchmark, _ = Benchmark.objects.select_for_update().get_or_create(
@@ -252,7 +263,7 @@ def _write_bundle(
     categories = _sync_taxonomy(benchmark, manifest.domains)
 
     existing = _existing_samples(benchmark)
-    created = updated = unchanged = 0
+    created = updated = unchanged = kept = 0
     total = len(bundle.samples)
     fresh: list[tuple[Sample, SampleRecord]] = []
     digested: list[Sample] = []  # unchanged samples whose source digest is new (imported before it was kept)
@@ -270,6 +281,9 @@ def _write_bundle(
             sample = held.sample
             before, digest_before = _sample_state(sample), sample.source_digest
             _fill_sample(sample, record, categories[(record.domain, record.category)], stored[record.uid].image, index)
+            keep = keep_edited and held.edited
+            if keep:  # the question and answer its review approved stay, not the file's
+                _approved_answer_onto(sample, held.approved)
             sample_changed = _sample_state(sample) != before
             if sample_changed:
                 sample.clean_fields(exclude=["benchmark", "category"])
@@ -279,7 +293,11 @@ def _write_bundle(
             if _replace_media(held, record, stored[record.uid]) and not sample_changed:
                 sample.save(update_fields=["updated_at"])  # what the scorer's cache key watches
                 sample_changed = True
-            annotation_changed = _replace_imported_annotation(held, record)
+            if keep:
+                kept += held.payload != _annotation_payload(record)  # the file would have replaced it
+                annotation_changed = False
+            else:
+                annotation_changed = _replace_imported_annotation(held, record)
             if sample_changed or annotation_changed:
                 updated += 1
             else:
@@ -292,7 +310,8 @@ def _write_bundle(
     _create_samples(fresh, stored)
     Sample.objects.bulk_update(digested, ["source_digest"], batch_size=BULK_ROWS)
     removed = _samples_left_out(benchmark, bundle, remove=remove_missing)
-    return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged, removed=removed)
+    return ImportSummary(benchmark=benchmark, created=created, updated=updated, unchanged=unchanged, removed=removed,
+                         kept=kept)
 
 
 LEFT_OUT_SHOWN = 20  # uids a warning lists
@@ -307,6 +326,12 @@ class _Held:
     media: list[tuple] = field(default_factory=list)  # _media_state of its media rows
     approved: Annotation | None = None
     payload: dict | None = None  # the approved annotation's, as annotation_payload_from_db gives it
+    revised: bool = False  # the approved annotation has a revision: saved or reviewed in the workbench, or replaced
+
+    @property
+    def edited(self) -> bool:
+        """The approved annotation is people's work: an annotator's, or one edited or reviewed since it came."""
+        return self.approved is not None and (self.approved.annotator_id is not None or self.revised)
 
 
 def _existing_samples(benchmark: Benchmark) -> dict[str, _Held]:
@@ -324,9 +349,12 @@ def _existing_samples(benchmark: Benchmark) -> dict[str, _Held]:
         rows = model.objects.filter(annotation__sample__benchmark=benchmark, annotation__status=AnnotationStatus.APPROVED)
         for row in rows.order_by("annotation_id", "position").iterator(chunk_size=5000):
             parts[name].setdefault(row.annotation_id, []).append(row)
+    revised = set(Revision.objects.filter(annotation_id__in=list(approved)).exclude(kind=RevisionKind.IMPORT)
+                  .values_list("annotation_id", flat=True).distinct()) if approved else set()
     for pk, annotation in approved.items():
         entry = held[annotation.sample_id]
         entry.approved = annotation
+        entry.revised = pk in revised
         entry.payload = _payload(annotation.transform, parts["regions"].get(pk, []), parts["key_steps"].get(pk, []),
                                  parts["tool_calls"].get(pk, []))
     return {entry.sample.uid: entry for entry in held.values()}
@@ -463,22 +491,46 @@ def _annotation_payload(record: SampleRecord) -> dict:
 
 
 def _replace_imported_annotation(held: _Held, record: SampleRecord) -> bool:
-    """Make the file's E, K and toolchain the held sample's approved annotation; True when it changed."""
+    """Make the file's E, K and toolchain the held sample's approved annotation; True when it changed. A
+    replacement is in the annotation's history: an "import" revision of the new state, after one of the state it
+    replaced when the history had none."""
     annotation = held.approved
     if annotation is not None and held.payload == _annotation_payload(record):
         return False
     if annotation is None:
         annotation = Annotation.objects.create(sample=held.sample, status=AnnotationStatus.APPROVED,
                                                transform=record.transform)
-    else:
-        annotation.transform = record.transform
-        annotation.version += 1
-        annotation.save(update_fields=["transform", "version", "updated_at"])
-        annotation.regions.all().delete()
-        annotation.key_steps.all().delete()
-        annotation.tool_calls.all().delete()
+        _annotation_rows([(annotation, record)])
+        return True
+    if not annotation.revisions.exists():
+        _import_revision(annotation)
+    annotation.transform = record.transform
+    annotation.version += 1
+    annotation.save(update_fields=["transform", "version", "updated_at"])
+    annotation.regions.all().delete()
+    annotation.key_steps.all().delete()
+    annotation.tool_calls.all().delete()
     _annotation_rows([(annotation, record)])
+    _import_revision(annotation)
     return True
+
+
+def _import_revision(annotation: Annotation) -> None:
+    from annotation.workbench.review import _payload_for  # the workbench imports this module
+
+    Revision.objects.create(annotation=annotation, author=None, version=annotation.version, kind=RevisionKind.IMPORT,
+                            snapshot=_payload_for(annotation))
+
+
+def _approved_answer_onto(sample: Sample, approved: Annotation | None) -> None:
+    """The question and answer an annotator's approved annotation gave the sample (the review copied them there),
+    back onto it after the file's line was filled in."""
+    if approved is None or approved.annotator_id is None or not approved.answer:
+        return
+    sample.question = approved.question or sample.question
+    sample.options = approved.options
+    sample.answer = approved.answer
+    sample.answer_type = approved.answer_type or sample.answer_type
 
 
 def _located(entry: list | dict) -> tuple[str, list]:
