@@ -45,6 +45,8 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("the run command never said it was up:\n" + (tmp_path / "run.log").read_text()[-4000:])
             time.sleep(0.2)
+        # The links in e-mails go to the address the server runs on, not to a fixed port (SITE_URL).
+        assert f"Links in its e-mails go to http://127.0.0.1:{port}." in (tmp_path / "run.log").read_text()
         status, home = fetch(f"http://127.0.0.1:{port}/")
         assert status == 200
         assert "AdaptMM demo" in home
