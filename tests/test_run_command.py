@@ -54,6 +54,12 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
         login_status, login = fetch(f"http://127.0.0.1:{port}/accounts/login/")
         assert login_status == 200 and 'name="password"' in login
         assert (tmp_path / "var" / "db.sqlite3").exists()
+        # Static files go out compressed, as in production (plotly.js: 1.4 MB instead of 4.8 MB).
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/static/vendor/plotly.min.js",
+                                         headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.headers.get("Content-Encoding") == "gzip"
+            assert len(response.read()) < 2_000_000
     finally:
         stop_group(process)
         log.close()
