@@ -206,6 +206,18 @@ def browsable_sample(benchmark: Benchmark, uid: str, *, every_split: bool = Fals
     return found.first() if every_split else found.filter(split=Split.DEV).first()
 
 
+def sample_neighbours(sample: Sample, *, every_split: bool = False) -> tuple[str | None, str | None]:
+    """The uids of the browsable samples before and after ``sample`` in the benchmark's order (None at an end):
+    the sample browser's previous / next, over the same samples ``browsable_sample`` lets this visitor see."""
+    rows = Sample.objects.filter(benchmark_id=sample.benchmark_id)
+    if not every_split:
+        rows = rows.filter(split=Split.DEV)
+    key = (sample.position, sample.uid)
+    before = rows.filter(Q(position__lt=key[0]) | Q(position=key[0], uid__lt=key[1])).order_by("-position", "-uid")
+    after = rows.filter(Q(position__gt=key[0]) | Q(position=key[0], uid__gt=key[1])).order_by("position", "uid")
+    return (before.values_list("uid", flat=True).first(), after.values_list("uid", flat=True).first())
+
+
 def sample_key_steps(sample: Sample) -> list[str]:
     ann = Annotation.objects.filter(sample=sample, status=AnnotationStatus.APPROVED).prefetch_related(
         "key_steps").first()

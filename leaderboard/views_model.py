@@ -194,6 +194,9 @@ def sample(request: HttpRequest, slug: str, pk: int, uid: str) -> HttpResponse:
     context = {"benchmark": benchmark, "submission": submission, "sample": item,
                "modes": _trace(request, submission, item), "show_gold": sees_gold(request.user, item),
                **_media(benchmark, submission, item)}
+    if not request.htmx:  # the page's own previous / next (the model page's panel has its list)
+        every = flipped.sees_every_sample(request.user, submission, submission)
+        context["previous_uid"], context["next_uid"] = model_page.sample_neighbours(item, every_split=every)
     template = "leaderboard/_sample.html" if request.htmx else "leaderboard/sample.html"
     response = render(request, template, context)
     patch_vary_headers(response, ["HX-Request", "Cookie"])
