@@ -37,3 +37,6 @@ def test_api_docs_show_their_operations_with_no_request_leaving_this_machine(liv
     assert "Adaptive tool-use VLM benchmark platform API" in title
     assert any(p.startswith("/api/v1/benchmarks/") for p in paths) and any("/submissions/" in p for p in paths)
     assert any("swagger-ui-bundle.js" in u for u in local) and any("/api/schema/" in u for u in local)
+    back = page.get_by_role("link", name="← Back to the leaderboards")  # a way back to the site
+    back.click()
+    page.wait_for_url(f"{live_server.url}/")
