@@ -32,10 +32,12 @@ CSV_HEADER = (
     + ["tied_rank", "rank_low", "rank_high", "p_vs_above", "significant_vs_above"]
     + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
     + ["provenance", "digest", "digest_dev", "run_mismatch"]  # docs/runs.md, "The verified tier"
+    + ["protocol_version", "protocol_source"]  # the protocol a harness-made row ran under (docs/runs.md)
     + ["scoring"]  # the scoring profile whose rules decided the answers (metrics.md section 13)
     + ["not_available"]  # why an empty figure is empty: "text_acc: 3 of 50 rows need an LLM judge; ..."
 )
 PROVENANCE = ("provenance", "digest", "digest_dev", "run_mismatch")
+PROTOCOL_SOURCES = {"run": "recorded by the platform's run", "file": "the uploaded file's claim, not verified"}
 MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
 Standings = dict[str, dict[int, board.Standing]]
 
@@ -146,11 +148,22 @@ def row_dict(row: board.Row, standings: Standings | None = None, scoring: str | 
     # Where the row came from and its digests (None: a reported row, or not available: scored before digests)
     out.update(provenance=row.provenance or None, digest=row.digest or None, digest_dev=row.digest_dev or None,
                run=row.run or None, run_mismatch=mismatch_text(row.run) or None)
+    out["protocol"] = _protocol(row)
     out["ranks"] = {m: _standing((standings or {}).get(m, {}).get(row.submission_id)) for m in board.TESTED}
     out["scoring"] = None if row.reported else scoring  # a paper's figures follow the paper's own rules
     # Figures with nothing under them in the file, and why (metrics.md section 14): null values above.
     out["not_available"] = dict(row.reasons) or None
     return out
+
+
+def _protocol(row: board.Row) -> dict[str, Any] | None:
+    """The protocol a harness-made row ran under: its version, page and who says so (a hosted run's record, or
+    an uploaded run_model file's own lines); None when the row names none."""
+    version, page = row.run.get("protocol_version"), row.run.get("protocol_page")
+    if row.reported or not version:
+        return None
+    return {"version": version, "page": page,
+            "source": PROTOCOL_SOURCES["file" if row.run.get("claimed_by_file") else "run"]}
 
 
 def _csv_cell(value: Any) -> Any:
@@ -187,6 +200,7 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
         flat += [r.get("rank"), r.get("low"), r.get("high"), r.get("p_vs_above"), r.get("significant_vs_above")]
         flat += [d[name] for name in MODEL_DETAILS]
         flat += [d[name] for name in PROVENANCE]
+        flat += [(d["protocol"] or {}).get("version"), (d["protocol"] or {}).get("source")]
         flat.append(d["scoring"])
         notes = [f"{k}: {v}" for k, v in sorted((d["not_available"] or {}).items())]
         author_cells: list[Any] = []
@@ -215,7 +229,11 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                   "answered": "percent of the samples with an answer and no failure class, in the headline mode "
                               "(null: not available)",
                   "provenance": "run: made by a hosted run of the platform's harness (its record in run); file: an "
-                                "uploaded file; null: the authors' reported figures",
+                                "uploaded file (run: its protocol claim, if its lines make one); null: the authors' "
+                                "reported figures",
+                  "protocol": "the protocol a harness-made row ran under: version, page (/b/<slug>/protocol/) and "
+                              "source: recorded by the platform's run, or the uploaded file's claim (run_model "
+                              "writes it on every line; not verified); null: the row names none",
                   "digest": "sha256 (hex) of the row's canonical per-sample records with the scorer and judge-prompt "
                             "versions; digest_dev: of the dev split's records (the public records export); null: "
                             "not available (scored before digests existed). docs/runs.md, The verified tier",
