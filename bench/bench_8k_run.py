@@ -22,30 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="bench-8k-"))
-VAR = Path(os.environ["VAR_DIR"]).resolve()
-VAR.mkdir(parents=True, exist_ok=True)
-os.environ.setdefault("DATABASE_URL", f"sqlite:///{VAR / 'db.sqlite3'}")
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
-os.environ.setdefault("ALLOWED_HOSTS", "localhost")
-os.environ.setdefault("CELERY_BROKER_URL", "memory://")
-RESULT = "BENCH-RESULT "
+from _proc import report, run_child, scratch_env, status_kb
+
+VAR = scratch_env("bench-8k-")
 SLUG = "hrbench-8k-bench"
-
-
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def child(step: str, argv: list[str]) -> None:
@@ -59,26 +42,16 @@ def child(step: str, argv: list[str]) -> None:
 
     import evaluation.harness.loop  # noqa: F401  (the harness and the registry imported before the baseline)
 
-    before_kb = _status_kb("VmRSS")
+    before_kb = status_kb("VmRSS")
     out = StringIO()
     start, cpu = time.perf_counter(), time.process_time()
     if step == "import":
         call_command("import_benchmark", argv[0], slug=SLUG, no_progress=True, stdout=out, stderr=out)
     else:
         call_command("run_model", SLUG, *argv, stdout=out)
-    print(RESULT + json.dumps({"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
-                               "load": os.getloadavg()[0], "peak_mb": _status_kb("VmHWM") / 1024,
-                               "before_mb": before_kb / 1024, "output": out.getvalue().strip()[-600:]}))
-
-
-def run_child(step: str, *argv: str) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", step, *argv], capture_output=True, text=True,
-                          check=False)
-    if proc.returncode:
-        sys.stderr.write(proc.stdout + proc.stderr)
-        raise SystemExit(proc.returncode)
-    line = next(x for x in proc.stdout.splitlines() if x.startswith(RESULT))
-    return json.loads(line[len(RESULT):])
+    report({"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+            "load": os.getloadavg()[0], "peak_mb": status_kb("VmHWM") / 1024, "before_mb": before_kb / 1024,
+            "output": out.getvalue().strip()[-600:]})
 
 
 def main() -> None:
@@ -106,7 +79,7 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    imported = run_child("import", str(tsv))
+    imported = run_child(__file__, "import", str(tsv))
 
     from annotation.models import Benchmark
     from evaluation.harness.simulated import serving
@@ -116,7 +89,7 @@ def main() -> None:
     key = write_simulated_key(benchmark, VAR / "key.jsonl")
     out = VAR / "predictions.jsonl"
     with serving(key, "--tool-calls", "1") as url:
-        ran = run_child("run", "--endpoint", url, "--model", "sim-8k", "--modes", "text,adaptive,blind",
+        ran = run_child(__file__, "run", "--endpoint", url, "--model", "sim-8k", "--modes", "text,adaptive,blind",
                         "--concurrency", str(args.concurrency), "--out", str(out),
                         "--cache", str(VAR / "cache.sqlite3"), "--no-progress")
     for label, r in (("import_benchmark", imported), ("run_model", ran)):
