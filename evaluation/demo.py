@@ -29,6 +29,7 @@ from evaluation.harness.simulated import serving
 from evaluation.metrics.types import BOARD_MODES
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.run_inputs import run_benchmark, write_simulated_key
+from evaluation.run_protocol import protocol_stamp
 from evaluation.simulator import GUESSABLE_SHARE, GUESSED, Profile, simulate
 
 DEMO_OWNER = "admin"  # staff: demo data is exempt from the researchers' daily limits
@@ -238,7 +239,8 @@ def _harness_submission_load(*, slug: str, model_name: str, modes: list[str], se
             with serving(key, *serve_args) as url:
                 settings = Settings(model="sim-harness-vl", base_url=url, price_input=0.3, price_output=1.2)
                 run_benchmark(benchmark=benchmark, settings=settings, modes=modes, concurrency=8,
-                              cache=MemoryRequestCache(), out=out, tool_images=tool_images, **extra)
+                              cache=MemoryRequestCache(), out=out, tool_images=tool_images,
+                              stamp=protocol_stamp(benchmark, tool_images=tool_images), **extra)
             sub = services.submission_create(
                 benchmark=benchmark, owner=owner, file=ContentFile(out.read_bytes(), name="harness-run.jsonl"),
                 model_name=model_name, organisation="Demo (simulated model)", weights="open",

@@ -38,7 +38,7 @@ from evaluation.harness.runner import CANCELLED, Estimate, Patience, Progress, R
 from evaluation.harness.safe_http import EndpointRefused, check_endpoint
 from evaluation.models import RUN_ACTIVE_STATUSES, HostedRun, RunStatus
 from evaluation.pipeline import new_claim_token
-from evaluation.run_protocol import protocol_facts, protocol_version
+from evaluation.run_protocol import protocol_facts, protocol_page, protocol_stamp, protocol_version
 from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, benchmark_tools, run_benchmark
 from evaluation.secrets import decrypt_api_key, encrypt_api_key
 
@@ -314,7 +314,7 @@ def run_execute(*, run_id: int, token: str = "") -> None:
                 protocol=run.options["protocol"], max_turns=run.options["max_turns"],
                 max_image_pixels=int(run.options.get("max_image_pixels", DEFAULT_MAX_IMAGE_PIXELS)),
                 concurrency=run.options["concurrency"], cache=cache, out=out, on_progress=lease.report,
-                cancel=lease.cancel, patience=_patience())
+                cancel=lease.cancel, patience=_patience(), stamp=protocol_stamp(run.benchmark))
         except (RunRefused, ValueError) as exc:
             lease.stop.set()
             _fail(run_id, str(exc))
@@ -379,7 +379,7 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path, spe
               "split": run.split, "modes": run.modes,
               # The protocol it ran under (docs/runs.md, "The protocol page"): its version and where it is stated.
               "protocol_version": protocol_version(protocol_facts(run.benchmark)),
-              "protocol_page": f"/b/{run.benchmark.slug}/protocol/"}
+              "protocol_page": protocol_page(run.benchmark)}
     metadata = {k: details[k] for k in services.METADATA_FIELDS if details.get(k) not in (None, "")}
     try:
         with out.open("rb") as handle:

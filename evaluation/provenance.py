@@ -20,6 +20,20 @@ def public_run(run_record: Any) -> dict[str, Any]:
     return {k: run_record.get(k) for k in PUBLIC_RUN_KEYS if k in run_record}
 
 
+# An uploaded file's own word for the protocol it ran under (run_model writes it on every line): shown, not verified.
+FILE_CLAIM = "the uploaded file says so (run_model writes it on every line); not verified"
+
+
+def file_claim(results: Any, page: str) -> dict[str, Any]:
+    """For an uploaded file whose every line names the same protocol version (results["protocol_claimed"],
+    evaluation/metrics/run_lines.py): that version, the benchmark's protocol ``page`` and ``claimed_by_file``;
+    {} otherwise. The board shows it as a hosted run's protocol link, worded as the uploader's claim."""
+    version = results.get("protocol_claimed") if isinstance(results, dict) else None
+    if not isinstance(version, str) or not version:
+        return {}
+    return {"protocol_version": version, "protocol_page": page, "claimed_by_file": True}
+
+
 def other_model_ids(run: Any) -> list[str]:
     """The model ids the endpoint returned that differ from the model the run asked for."""
     if not isinstance(run, dict):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -140,10 +140,12 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
                   on_progress: Callable[[Progress], None] | None = None,
                   cancel: threading.Event | None = None, tool_images: bool = True,
                   patience: Patience | None = None,
-                  max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> tuple[Estimate, RunSummary | None]:
+                  max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS,
+                  stamp: Mapping[str, str] | None = None) -> tuple[Estimate, RunSummary | None]:
     """The one way a benchmark is run (the command, the demo, later hosted runs): the benchmark's
     samples, family and tools, the estimate (``before`` sees it and may return False to stop there),
-    then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run."""
+    then the run, its file written to ``out``. Raises RunRefused when the benchmark cannot be run.
+    ``stamp``: the protocol version and page every line's record names (run_protocol.protocol_stamp)."""
     family = family or benchmark_family(benchmark)
     if "oracle" in modes and split != "dev" and not benchmark.oracle_runs_on_test:
         raise RunRefused(f"{benchmark.name}'s admins have turned oracle runs off for its test split (the oracle "
@@ -155,7 +157,8 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
     plan = Protocol(family=family, tools=tuple(tools), protocol=protocol, max_turns=max_turns,
                     limits=Limits(max_pixels=django_settings.IMAGE_MAX_PIXELS),
                     max_pixels=django_settings.IMAGE_MAX_PIXELS, tool_images=tool_images,
-                    max_image_pixels=max_image_pixels)
+                    max_image_pixels=max_image_pixels, protocol_version=(stamp or {}).get("protocol_version", ""),
+                    protocol_page=(stamp or {}).get("protocol_page", ""))
     endpoint = Endpoint(settings, cache=cache)
     try:
         planned = estimate(items, modes, endpoint, plan)

@@ -44,3 +44,16 @@ def protocol_facts(benchmark: Benchmark) -> dict[str, Any]:
 def protocol_version(facts: dict[str, Any]) -> str:
     """The first 12 hex digits of the sha256 of the facts: it changes when any of them does."""
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def protocol_page(benchmark: Benchmark) -> str:
+    return f"/b/{benchmark.slug}/protocol/"
+
+
+def protocol_stamp(benchmark: Benchmark, *, family: str | None = None, tool_images: bool = True) -> dict[str, str]:
+    """What a harness run writes into each line's record to name the protocol it ran under: its version and
+    page. {} when the run departs from the stated protocol (another prompt family; tool images kept from the
+    model), so such a file claims none."""
+    if (family and family != benchmark_family(benchmark)) or not tool_images:
+        return {}
+    return {"protocol_version": protocol_version(protocol_facts(benchmark)), "protocol_page": protocol_page(benchmark)}

@@ -1,20 +1,22 @@
 """The authors' own figures (results["author_figures"], evaluation/metrics/author_figures.py) as the model page
-shows them: per mode, each figure labelled with the rule that makes it; "not available" with the reason where
-the rule leaves it undefined (never 0)."""
+and the board's exports show them: per mode, each figure labelled with the rule that makes it; "not available"
+with the reason where the rule leaves it undefined (never 0)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-# profile -> (the authors' rule, [(label, path into a mode's figures)])
-RULES: dict[str, tuple[str, list[tuple[str, tuple[str, ...]]]]] = {
+# profile -> (the authors' rule, [(key, label, path into a mode's figures)]); the key names the figure in the
+# exports (leaderboard.csv's author_<key>_<mode> columns).
+RULES: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]]]] = {
     "hrbench": ("HR-Bench's report_acc_hrbench: accuracy per cycle, averaged over cycles",
-                [("Accuracy, average over cycles", ("average", "all"))]),
-    "treebench": ("TreeBench's get_dimension_rating", [("Overall accuracy", ("Overall",)),
-                                                       ("Mean IoU of the boxes", ("mIoU",))]),
-    "tirbench": ("TIR-Bench's calculate_score.py", [("Score", ("score",))]),
+                [("cycle_average", "Accuracy, average over cycles", ("average", "all"))]),
+    "treebench": ("TreeBench's get_dimension_rating", [("overall", "Overall accuracy", ("Overall",)),
+                                                       ("miou", "Mean IoU of the boxes", ("mIoU",))]),
+    "tirbench": ("TIR-Bench's calculate_score.py", [("score", "Score", ("score",))]),
 }
+NOT_SCORED = "scored before the authors' figures were computed (a re-score adds them)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +25,7 @@ class AuthorFigure:
     label: str
     percent: float | None
     reason: str  # why not available, when percent is None
+    key: str = ""
 
 
 def author_figures(results: dict[str, Any] | None) -> tuple[str, list[AuthorFigure]]:
@@ -35,15 +38,16 @@ def author_figures(results: dict[str, Any] | None) -> tuple[str, list[AuthorFigu
     for mode, per_mode in figures.items():
         if mode == "profile" or not isinstance(per_mode, dict):
             continue
-        for label, path in wanted:
+        for key, label, path in wanted:
             if per_mode.get("not_available"):
-                out.append(AuthorFigure(mode, label, None, str(per_mode.get("reason") or "undefined on this file")))
+                out.append(AuthorFigure(mode, label, None, str(per_mode.get("reason") or "undefined on this file"),
+                                        key))
                 continue
             value: Any = per_mode
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
+            for step in path:
+                value = value.get(step) if isinstance(value, dict) else None
             if isinstance(value, int | float):
-                out.append(AuthorFigure(mode, label, 100 * float(value), ""))
+                out.append(AuthorFigure(mode, label, 100 * float(value), "", key))
             else:
-                out.append(AuthorFigure(mode, label, None, "no row of the benchmark has what it needs"))
+                out.append(AuthorFigure(mode, label, None, "no row of the benchmark has what it needs", key))
     return rule, out

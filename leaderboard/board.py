@@ -49,7 +49,8 @@ class Row:
     paper_url: str = ""
     # "run" (a hosted run of the platform's harness), "file" (an upload); "" for the authors' reported rows.
     provenance: str = ""
-    run: dict[str, Any] = field(default_factory=dict)  # the public part of a run's record (evaluation.provenance)
+    # the public part of a run's record, or an upload's protocol claim (evaluation.provenance.file_claim)
+    run: dict[str, Any] = field(default_factory=dict)
     digest: str = ""  # sha256 of the row's canonical records ("" when not available); digest_dev: the dev split's
     digest_dev: str = ""
     reasons: dict[str, str] = field(default_factory=dict)  # why a figure is not available (metrics.md section 14)

@@ -18,7 +18,10 @@ from annotation.models import Benchmark
 from config.csv_cells import csv_text_cell
 from evaluation.provenance import mismatch_text
 from evaluation.derived import derived_read
+from evaluation.metrics.types import MODES
 from leaderboard import agentx_tab, board, tools_tab
+from leaderboard.author_figures_view import NOT_SCORED, RULES, author_figures
+from leaderboard.selectors import tab_sources
 
 FIGURES = ("text", "adaptive", "oracle", "mcc", "kcov", "tool_eff")
 CSV_HEADER = (
@@ -29,10 +32,12 @@ CSV_HEADER = (
     + ["tied_rank", "rank_low", "rank_high", "p_vs_above", "significant_vs_above"]
     + ["parameters_billions", "license", "release_date", "model_url", "paper_url"]
     + ["provenance", "digest", "digest_dev", "run_mismatch"]  # docs/runs.md, "The verified tier"
+    + ["protocol_version", "protocol_source"]  # the protocol a harness-made row ran under (docs/runs.md)
     + ["scoring"]  # the scoring profile whose rules decided the answers (metrics.md section 13)
     + ["not_available"]  # why an empty figure is empty: "text_acc: 3 of 50 rows need an LLM judge; ..."
 )
 PROVENANCE = ("provenance", "digest", "digest_dev", "run_mismatch")
+PROTOCOL_SOURCES = {"run": "recorded by the platform's run", "file": "the uploaded file's claim, not verified"}
 MODEL_DETAILS = ("parameters_billions", "license", "release_date", "model_url", "paper_url")
 Standings = dict[str, dict[int, board.Standing]]
 
@@ -63,6 +68,48 @@ def agentx_figures(benchmark: Benchmark) -> dict[int, dict[str, dict[str, Any]]]
                 figs[c["key"]] = {"value": _pct(c["mean"]), "low": _pct(c["low"]), "high": _pct(c["high"]), "n": c["n"]}
         out[row.submission_id] = figs
     return out
+
+
+def authors_figures(benchmark: Benchmark) -> dict[int, dict[str, Any]] | None:
+    """The authors' own figures of each public submission row (HR-Bench's cycle average, TreeBench's accuracy
+    and mean IoU, TIR-Bench's score; leaderboard/author_figures_view.py), on a benchmark whose scoring profile
+    has them (None otherwise): ``{"rule", "figures": [{mode, key, label, value (percent), not_available}]}``,
+    a figure undefined on the file null with the reason; a row scored before they existed says so."""
+    if benchmark.scoring not in RULES:
+        return None
+    out: dict[int, dict[str, Any]] = {}
+    for src in tab_sources(benchmark, [("author_figures",)], domain_table=False):
+        if src.submission_id is None:
+            continue
+        rule, figures = author_figures(src.results)
+        out[src.submission_id] = {
+            "rule": rule or RULES[benchmark.scoring][0],
+            "figures": [{"mode": f.mode, "key": f.key, "label": f.label, "value": f.percent,
+                         "not_available": f.reason or None} for f in figures],
+            "not_available": None if rule else NOT_SCORED}
+    return out
+
+
+def authors_csv_keys(scoring: str) -> list[str]:
+    """The ``author_<key>_<mode>`` columns of a benchmark whose profile has the authors' figures, after
+    ``author_rule``; their reasons, where not available, join the row's ``not_available`` column."""
+    return ["author_rule"] + [f"author_{key}_{mode}" for key, _, _ in RULES[scoring][1] for mode in MODES]
+
+
+def _authors_flat(scoring: str, row: dict[str, Any] | None) -> tuple[list[Any], list[str]]:
+    """The ``author_*`` cells of one row, and its ``not_available`` notes ("author_miou_text: why")."""
+    if row is None:
+        return [None] * len(authors_csv_keys(scoring)), []
+    by = {(f["key"], f["mode"]): f for f in row["figures"]}
+    cells: list[Any] = [row["rule"]]
+    notes = [f"author_figures: {row['not_available']}"] if row["not_available"] else []
+    for key, _, _ in RULES[scoring][1]:
+        for mode in MODES:
+            f = by.get((key, mode))
+            cells.append(f["value"] if f else None)
+            if f and f["not_available"]:
+                notes.append(f"author_{key}_{mode}: {f['not_available']}")
+    return cells, notes
 
 
 def _pct(v: float | None) -> float | None:
@@ -101,11 +148,22 @@ def row_dict(row: board.Row, standings: Standings | None = None, scoring: str | 
     # Where the row came from and its digests (None: a reported row, or not available: scored before digests)
     out.update(provenance=row.provenance or None, digest=row.digest or None, digest_dev=row.digest_dev or None,
                run=row.run or None, run_mismatch=mismatch_text(row.run) or None)
+    out["protocol"] = _protocol(row)
     out["ranks"] = {m: _standing((standings or {}).get(m, {}).get(row.submission_id)) for m in board.TESTED}
     out["scoring"] = None if row.reported else scoring  # a paper's figures follow the paper's own rules
     # Figures with nothing under them in the file, and why (metrics.md section 14): null values above.
     out["not_available"] = dict(row.reasons) or None
     return out
+
+
+def _protocol(row: board.Row) -> dict[str, Any] | None:
+    """The protocol a harness-made row ran under: its version, page and who says so (a hosted run's record, or
+    an uploaded run_model file's own lines); None when the row names none."""
+    version, page = row.run.get("protocol_version"), row.run.get("protocol_page")
+    if row.reported or not version:
+        return None
+    return {"version": version, "page": page,
+            "source": PROTOCOL_SOURCES["file" if row.run.get("claimed_by_file") else "run"]}
 
 
 def _csv_cell(value: Any) -> Any:
@@ -118,14 +176,18 @@ def _csv_cell(value: Any) -> Any:
 
 
 def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: dict[int, dict] | None = None,
-             scoring: str | None = None, tools: dict[int, dict] | None = None) -> str:
+             scoring: str | None = None, tools: dict[int, dict] | None = None,
+             authors: dict[int, dict] | None = None) -> str:
     """``agentx``: Agent-X's figures by submission (``agentx_figures``), as extra columns; ``scoring``: the
     benchmark's scoring profile (each submission row's ``scoring`` column); ``tools``: the Tools tab's figures
-    by submission (``tools_tab.tool_figures``), as the ``tools_*`` columns."""
+    by submission (``tools_tab.tool_figures``), as the ``tools_*`` columns; ``authors``: the authors' figures
+    by submission (``authors_figures``), as the ``author_*`` columns (percent)."""
     buf = io.StringIO()
     writer = csv.writer(buf)
+    with_authors = authors is not None and scoring in RULES
     writer.writerow(CSV_HEADER + ([f"agentx_{k}{s}" for k in AGENTX_KEYS for s in ("", "_low", "_high")]
-                                  if agentx is not None else []) + (list(tools_tab.CSV_KEYS) if tools is not None else []))
+                                  if agentx is not None else []) + (list(tools_tab.CSV_KEYS) if tools is not None else [])
+                    + (authors_csv_keys(str(scoring)) if with_authors else []))
     for row in ordered(rows):
         d = row_dict(row, standings, scoring)
         flat = [d["rank"], d["model"], d["organisation"], d["weights"], d["date"], d["submission_id"], d["source"],
@@ -138,12 +200,20 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
         flat += [r.get("rank"), r.get("low"), r.get("high"), r.get("p_vs_above"), r.get("significant_vs_above")]
         flat += [d[name] for name in MODEL_DETAILS]
         flat += [d[name] for name in PROVENANCE]
+        flat += [(d["protocol"] or {}).get("version"), (d["protocol"] or {}).get("source")]
         flat.append(d["scoring"])
-        flat.append(" | ".join(f"{k}: {v}" for k, v in sorted((d["not_available"] or {}).items())) or None)
+        notes = [f"{k}: {v}" for k, v in sorted((d["not_available"] or {}).items())]
+        author_cells: list[Any] = []
+        if with_authors:
+            author_cells, author_notes = _authors_flat(str(scoring), (authors or {}).get(row.submission_id)
+                                                       if not row.reported else None)
+            notes += author_notes
+        flat.append(" | ".join(notes) or None)
         if agentx is not None:
             flat += _agentx_flat(agentx.get(row.submission_id) if not row.reported else None)
         if tools is not None:
             flat += tools_tab.csv_cells(tools.get(row.submission_id) if not row.reported else None)
+        flat += author_cells
         writer.writerow([_csv_cell(v) for v in flat])
     return buf.getvalue()
 
@@ -159,7 +229,11 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                   "answered": "percent of the samples with an answer and no failure class, in the headline mode "
                               "(null: not available)",
                   "provenance": "run: made by a hosted run of the platform's harness (its record in run); file: an "
-                                "uploaded file; null: the authors' reported figures",
+                                "uploaded file (run: its protocol claim, if its lines make one); null: the authors' "
+                                "reported figures",
+                  "protocol": "the protocol a harness-made row ran under: version, page (/b/<slug>/protocol/) and "
+                              "source: recorded by the platform's run, or the uploaded file's claim (run_model "
+                              "writes it on every line; not verified); null: the row names none",
                   "digest": "sha256 (hex) of the row's canonical per-sample records with the scorer and judge-prompt "
                             "versions; digest_dev: of the dev split's records (the public records export); null: "
                             "not available (scored before digests existed). docs/runs.md, The verified tier",
@@ -167,8 +241,13 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                                    "steps or token usage), never a 0",
                   "run_mismatch": "set when the endpoint answered as another model than the run asked for",
                   "scoring": "the scoring profile whose rules decided the answers: generic (the platform's), "
-                             "vtcbench, vlmevalkit or mmreason (the authors' released rules; docs/metrics.md); "
-                             "null on the authors' reported rows",
+                             "vtcbench, vlmevalkit, mmreason, hrbench, treebench or tirbench (the authors' released "
+                             "rules; docs/metrics.md); null on the authors' reported rows",
+                  "author_figures": "the authors' own figures by their rule (rule), per mode in percent: HR-Bench's "
+                                    "accuracy averaged over cycles, TreeBench's overall accuracy and mean IoU of "
+                                    "the boxes, TIR-Bench's score (docs/metrics.md); a value null where the rule "
+                                    "leaves it undefined, why in not_available; null on a benchmark without them "
+                                    "and on the authors' reported rows",
                   "intervals": "95 % bootstrap percentile intervals (1,000 resamples)",
                   "tools": "what the tools changed, text -> adaptive (docs/metrics.md section 15): text and "
                            "adaptive accuracy, oracle headroom and tool outputs shown in percent; tool contribution "
@@ -187,8 +266,10 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
         for d in out["rows"]:
             d["agentx"] = agentx.get(d["submission_id"]) if d["source"] == "submission" else None
     tools = tools_tab.tool_figures(benchmark)  # what the tools changed, text -> adaptive (the Tools tab)
+    authors = authors_figures(benchmark)
     for d in out["rows"]:
         d["tools"] = tools.get(d["submission_id"]) if d["source"] == "submission" else None
+        d["author_figures"] = (authors or {}).get(d["submission_id"]) if d["source"] == "submission" else None
     return out
 
 

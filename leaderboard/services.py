@@ -23,8 +23,9 @@ from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
 from evaluation.derived import derived_read, derived_refresh
 from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
 from evaluation.metrics.types import BOARD_MODES
-from evaluation.models import PredictionResult, Submission
-from evaluation.provenance import public_run
+from evaluation.models import PredictionResult, Provenance, Submission
+from evaluation.provenance import file_claim, public_run
+from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
@@ -75,8 +76,10 @@ def _interval_of_rate(node: Any) -> tuple[float | None, float | None]:
     return (iv[0] * 100, iv[1] * 100) if iv else (None, None)
 
 
-def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFrame) -> dict[str, Any]:
-    """Every BoardEntry field for one submission; ``rows`` are (sample_id, mode, correct, decided_by, cost, tokens,
+def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFrame,
+                 protocol_page: str = "") -> dict[str, Any]:
+    """Every BoardEntry field for one submission (``protocol_page``: its benchmark's, named by an uploaded file's
+    protocol claim, evaluation.provenance.file_claim); ``rows`` are (sample_id, mode, correct, decided_by, cost, tokens,
     n_calls). A mode's ``correct`` is a string over the frame's samples: 1 right, 0 wrong, - no line (wrong, as in
     accuracy), ? undecided (no rule decided it and only an LLM judge may: neither right nor wrong)."""
     res = submission.results or {}
@@ -115,7 +118,9 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
              "cost": (head.get("cost") or {}).get("mean_cost_usd") or {}, **accuracy_nodes}
     nodes["mcc"] = ms or {}  # undefined on an empty row or column of its confusion matrix
     out["reasons"] = {k: node["reason"] for k, node in nodes.items() if isinstance(node, dict) and node.get("reason")}
-    out.update(provenance=submission.provenance, run_info=public_run(submission.run_record),
+    run_info = (public_run(submission.run_record) if submission.provenance == Provenance.RUN
+                else file_claim(res, protocol_page))
+    out.update(provenance=submission.provenance, run_info=run_info,
                digest=submission.digest, digest_dev=submission.digest_dev)
     n = len(frame.domain)
     correct = {m: ["-"] * n for m in modes}
@@ -168,6 +173,7 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
     if not ids:
         return 0
     frame = sample_frame(benchmark)
+    page = protocol_page(benchmark)
     written = 0
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK]
@@ -179,7 +185,8 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
             "submission_id", "sample_id", "mode", "correct", "decided_by", "cost_usd", "tokens", "n_calls"
         ):
             rows[sub_id].append(tuple(rest))
-        entries = [BoardEntry(submission_id=sub.pk, **entry_fields(sub, rows[sub.pk], frame)) for sub in subs]
+        entries = [BoardEntry(submission_id=sub.pk, **entry_fields(sub, rows[sub.pk], frame, page))
+                   for sub in subs]
         with transaction.atomic():
             # Delete and insert in bulk: a fixed number of queries per chunk, whatever its size. Two
             # requests syncing at once build identical rows, so the loser's conflict is ignored.

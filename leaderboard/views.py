@@ -147,7 +147,8 @@ def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     rows, standings = selectors.board_rows(benchmark), selectors.standings(benchmark)
     if fmt == "csv":
         response = HttpResponse(exports.rows_csv(rows, standings, exports.agentx_figures(benchmark),
-                                                 scoring=benchmark.scoring, tools=exports.tools_tab.tool_figures(benchmark)),
+                                                 scoring=benchmark.scoring, tools=exports.tools_tab.tool_figures(benchmark),
+                                                 authors=exports.authors_figures(benchmark)),
                                 content_type="text/csv; charset=utf-8")
     else:
         response = HttpResponse(exports.rows_json(benchmark, rows, standings), content_type="application/json")

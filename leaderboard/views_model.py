@@ -16,7 +16,8 @@ from annotation.models import Sample, Split
 from annotation.workbench.access import sees_gold, sees_test_gold
 from evaluation.selectors import submission_visible_to
 from evaluation.metrics.types import MODES as RESULT_MODES
-from evaluation.provenance import mismatch_text, run_facts
+from evaluation.provenance import file_claim, mismatch_text, run_facts
+from evaluation.run_protocol import protocol_page
 from evaluation.records import export_lines
 from evaluation.models import Submission
 from evaluation.metrics.tool_effect import outputs_shown
@@ -68,7 +69,8 @@ def model_page_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         .order_by("model_name"),
         "agentx": agentx_tab.model_figures(benchmark, submission),
         "author_figures": author_figures(results),
-        "provenance": {"facts": run_facts(submission.run_record), "mismatch": mismatch_text(submission.run_record)},
+        "provenance": {"facts": run_facts(submission.run_record), "mismatch": mismatch_text(submission.run_record),
+                       "claim": file_claim(results, protocol_page(benchmark))},
     }
     return render(request, "leaderboard/model.html", context)
 

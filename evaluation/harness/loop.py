@@ -64,6 +64,10 @@ class Protocol:
     # result, as through a gateway that drops images after the first turn (litellm#20403); the line's
     # ``images_sent`` then shows it, and so does "tool outputs shown" (docs/metrics.md section 15).
     tool_images: bool = True
+    # The benchmark's protocol version this run follows and the page stating it (evaluation/run_protocol.py,
+    # protocol_stamp), written into each line's record; "": the run departs from it or states none.
+    protocol_version: str = ""
+    protocol_page: str = ""
 
 
 @dataclass
@@ -294,6 +298,9 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
     line["usage"] = usage
     line["turns"] = turns
     line["latency_ms"] = round((time.monotonic() - started) * 1000)
+    if protocol.protocol_version:
+        record["protocol_version"] = protocol.protocol_version
+        record["protocol_page"] = protocol.protocol_page
     line["run"] = record
     return line
 

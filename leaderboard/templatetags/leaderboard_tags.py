@@ -12,7 +12,7 @@ from django.utils.timezone import get_current_timezone, is_aware
 from django.utils.safestring import mark_safe
 
 from evaluation.metrics import NEEDS_JUDGE
-from evaluation.provenance import FILE_LABEL, RUN_LABEL, mismatch_text, run_title
+from evaluation.provenance import FILE_CLAIM, FILE_LABEL, RUN_LABEL, mismatch_text, run_title
 from evaluation.templatetags.figures import usd
 from leaderboard.figures import Fig, p_text
 
@@ -194,6 +194,10 @@ def protocol_link(run: Any) -> str:
     version, page = str(run.get("protocol_version") or ""), str(run.get("protocol_page") or "")
     if not version or not page.startswith("/b/"):
         return ""
+    if run.get("claimed_by_file"):  # an upload's own word (evaluation.provenance.file_claim)
+        return mark_safe(f'<a class="protocol-link claimed" href="{escape(page)}" title="the protocol this file '  # noqa: S308
+                         f'says it ran under: {escape(FILE_CLAIM)} (docs/runs.md)">protocol <code>{escape(version)}'
+                         '</code></a> <span class="claim">(the file&#x27;s claim, not verified)</span>')
     return mark_safe(f'<a class="protocol-link" href="{escape(page)}" title="the protocol this run ran under '  # noqa: S308
                      f'(docs/runs.md)">protocol <code>{escape(version)}</code></a>')
 
@@ -215,6 +219,9 @@ def provenance_badges(row: Any) -> str:
             out += f'\n        <div class="note model-mismatch" role="note">⚠ {escape(flag)}</div>'
     else:
         out = f'\n        <span class="badge provenance file" data-provenance="file">{FILE_LABEL}</span>'
+        link = protocol_link(row.run)
+        if link:
+            out += f'\n        <div class="protocol">{link}</div>'
     if row.digest:
         digest = escape(row.digest)
         out += (f'\n        <div class="digest">digest <code title="sha256 of the row\'s canonical records: '

@@ -24,6 +24,7 @@ from evaluation.harness.client import Settings
 from evaluation.harness.loop import DEFAULT_MAX_IMAGE_PIXELS, PROTOCOLS
 from evaluation.harness.prompts import FAMILIES
 from evaluation.harness.runner import Estimate, Patience, Progress
+from evaluation.run_protocol import protocol_stamp
 from evaluation.run_inputs import SPLITS, RunRefused, benchmark_family, run_benchmark
 
 
@@ -143,7 +144,7 @@ class Command(BaseCommand):
             _, summary = run_benchmark(
                 benchmark=benchmark, settings=run_settings, modes=modes, split=opts["split"], limit=opts["limit"],
                 family=family, protocol=opts["protocol"], max_turns=opts["max_turns"],
-                max_image_pixels=opts["max_image_pixels"],
+                max_image_pixels=opts["max_image_pixels"], stamp=protocol_stamp(benchmark, family=family),
                 concurrency=opts["concurrency"], out=out, before=before, on_progress=progress,
                 patience=Patience(seconds=opts["patience"]),
                 cache=SqliteRequestCache(opts["cache"] or Path(settings.VAR_DIR) / "run_cache.sqlite3", owner=owner))
