@@ -103,7 +103,12 @@ def _rejected(request: HttpRequest, form: SubmissionForm, message: str, status: 
 
 def _form_page(request: HttpRequest, form: SubmissionForm, status: int = 200, **extra: str) -> HttpResponse:
     limits = {"max_bytes": settings.SUBMISSION_MAX_FILE_BYTES, "max_message": services.size_limit_message("{size}")}
-    return render(request, "evaluation/submission_new.html", {"form": form, **limits, **extra}, status=status)
+    # An example file per benchmark (leaderboard:example_predictions), the preselected benchmark's first.
+    chosen = form.initial.get("benchmark")
+    examples = [(b.slug, b.name) for b in form.fields["benchmark"].queryset]
+    examples.sort(key=lambda e: chosen is None or e[0] != chosen.slug)
+    return render(request, "evaluation/submission_new.html", {"form": form, **limits, **extra, "examples": examples,
+                                                              "chosen": chosen}, status=status)
 
 
 def _visible(request: HttpRequest, pk: int) -> Submission:

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Sample
+from evaluation.example_file import example_file
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness.loop import PROTOCOLS, Protocol
 from evaluation.harness.prompts import load_prompt
@@ -103,3 +104,14 @@ def stated_protocol(benchmark: Benchmark) -> StatedProtocol:
 def protocol_page(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     return render(request, "leaderboard/protocol.html", {"benchmark": benchmark, "p": stated_protocol(benchmark)})
+
+
+@require_safe
+def example_predictions(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+    """An example prediction file on this benchmark's samples (evaluation/example_file.py): placeholders, no gold."""
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    if not Sample.objects.filter(benchmark=benchmark).exists():
+        raise Http404("This benchmark has no samples to predict (its entry holds a paper's reported results)")
+    response = StreamingHttpResponse(example_file(benchmark), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-example-predictions.jsonl"'
+    return response

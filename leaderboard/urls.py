@@ -10,6 +10,7 @@ urlpatterns = [
     path("b/<slug:slug>/", views.board, name="board"),
     path("b/<slug:slug>/data/", downloads.data_page, name="data"),
     path("b/<slug:slug>/protocol/", protocol.protocol_page, name="protocol"),
+    path("b/<slug:slug>/example-predictions.jsonl", protocol.example_predictions, name="example_predictions"),
     path("b/<slug:slug>/data/<slug:split>.<slug:kind>", downloads.data_file, name="data_file"),
     path("b/<slug:slug>/compare/", views_model.compare, name="compare"),
     path("b/<slug:slug>/compare/<int:a>/<int:b>/s/<str:uid>/", views_model.compare_sample, name="compare_sample"),

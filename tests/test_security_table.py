@@ -234,6 +234,8 @@ TABLE: dict[str, Row] = {
     "api-benchmark-downloads": Row(args=lambda w: SLUG, expect=PUBLIC),
     # The run protocol (prompts, tools, images, scoring): public like the board; no sample, no gold.
     "leaderboard:protocol": Row(args=lambda w: SLUG, expect=PUBLIC, gold_ok=frozenset()),
+    # An example prediction file on the benchmark's sample ids (the upload form's): placeholders, no gold.
+    "leaderboard:example_predictions": Row(args=lambda w: SLUG, expect=PUBLIC, gold_ok=frozenset()),
     "leaderboard:model": Row(args=lambda w: {**SLUG, "pk": w.public.pk}, expect=PUBLIC),
     # Agent-X per task: a private submission's for its owner and staff (test-split tasks for staff only).
     "leaderboard:agentx_tasks": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),
