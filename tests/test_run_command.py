@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from annotation.demo import DEMO_ACCOUNTS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -46,7 +48,14 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
                 pytest.fail("the run command never said it was up:\n" + (tmp_path / "run.log").read_text()[-4000:])
             time.sleep(0.2)
         # The links in e-mails go to the address the server runs on, not to a fixed port (SITE_URL).
-        assert f"Links in its e-mails go to http://127.0.0.1:{port}." in (tmp_path / "run.log").read_text()
+        said = (tmp_path / "run.log").read_text()
+        assert f"Links in its e-mails go to http://127.0.0.1:{port}." in said
+        # What a newcomer needs and little else: the accounts after "up", no migration list, no Celery banners,
+        # no line per cache hit, no kombu warning about a missing host.
+        after_up = said[said.index("The platform is up at"):]
+        assert all(a.username in after_up for a in DEMO_ACCOUNTS) and "admin-demo" in after_up
+        for noise in ("Applying ", "-------------- [queues]", "prepared samples from the cache", "No hostname was supplied"):
+            assert noise not in said, noise
         status, home = fetch(f"http://127.0.0.1:{port}/")
         assert status == 200
         assert "AdaptMM demo" in home

@@ -152,8 +152,9 @@ SPECTACULAR_SETTINGS = {
 
 
 def celery_broker_url(url: str | None, var_dir: Path) -> str:
-    """Redis or RabbitMQ when CELERY_BROKER_URL is set, else kombu's filesystem transport."""
-    return url or "filesystem://"
+    """Redis or RabbitMQ when CELERY_BROKER_URL is set, else kombu's filesystem transport (its host named: without
+    one, kombu warns "No hostname was supplied" at every connection)."""
+    return url or "filesystem://localhost//"
 
 
 def celery_broker_options(url: str | None, var_dir: Path) -> dict:

@@ -31,7 +31,7 @@ def test_database_is_sqlite_by_default_and_postgres_from_database_url(tmp_path: 
 
 
 def test_broker_is_embedded_by_default_and_redis_or_rabbitmq_when_set(tmp_path: Path) -> None:
-    assert celery_broker_url(None, tmp_path) == "filesystem://"
+    assert celery_broker_url(None, tmp_path) == "filesystem://localhost//"
     options = celery_broker_options(None, tmp_path)
     assert options["data_folder_in"] == options["data_folder_out"] == str(tmp_path / "broker" / "queue")
     assert celery_broker_url("redis://127.0.0.1:6379/0", tmp_path) == "redis://127.0.0.1:6379/0"
