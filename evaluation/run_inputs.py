@@ -22,7 +22,7 @@ from annotation.selectors import approved_annotations_for_export
 from evaluation.harness.cache import RequestCache
 from evaluation.harness.client import Endpoint, Settings
 from evaluation.harness.items import Medium, RunItem
-from evaluation.harness.loop import DEFAULT_MAX_IMAGE_PIXELS, Protocol, oracle_png
+from evaluation.harness.loop import DECODED, DEFAULT_MAX_IMAGE_PIXELS, Protocol, oracle_png
 from evaluation.harness.prompts import FAMILIES
 from evaluation.harness.runner import Estimate, Patience, Progress, RunSummary, estimate, run
 from evaluation.harness.tools import VTC_MODULES, family_tools, offered_tools
@@ -160,6 +160,7 @@ def run_benchmark(*, benchmark: Benchmark, settings: Settings, modes: list[str],
                     max_image_pixels=max_image_pixels, protocol_version=(stamp or {}).get("protocol_version", ""),
                     protocol_page=(stamp or {}).get("protocol_page", ""))
     endpoint = Endpoint(settings, cache=cache)
+    DECODED.limit = django_settings.RUNS_DECODED_PIXELS_MAX
     try:
         planned = estimate(items, modes, endpoint, plan)
         if before is not None and not before(planned):

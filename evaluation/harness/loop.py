@@ -24,6 +24,7 @@ import hashlib
 import json
 import mimetypes
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,38 @@ _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 PROTOCOLS = ("function_calling", "tagged_text")
 # The largest image a run sends as it is (2048 x 2048 pixels); 0 sends every image as stored.
 DEFAULT_MAX_IMAGE_PIXELS = 2048 * 2048
+# The decoded originals the pairs of one process may hold at once, in pixels (RUNS_DECODED_PIXELS_MAX): a pair holds
+# its sample's originals, decoded for the tools, from its first tool call to its last line; at 16 pairs in flight on
+# 8K images that was ~2.5 GB. Four 8K images (~400 MB as 8-bit RGB) by default.
+DEFAULT_DECODED_PIXELS_MAX = 4 * 7680 * 4320
+
+
+class DecodedBudget:
+    """Pixels of decoded originals held at once in this process. A pair waits for room before it decodes (it holds
+    nothing while it waits); one larger than the whole budget goes alone. ``peak``: the most held at once."""
+
+    def __init__(self, limit: int = DEFAULT_DECODED_PIXELS_MAX) -> None:
+        self.limit = limit
+        self.held = 0
+        self.peak = 0
+        self._room = threading.Condition()
+
+    def acquire(self, pixels: int) -> int:
+        want = max(1, min(pixels, self.limit))
+        with self._room:
+            while self.held and self.held + want > self.limit:
+                self._room.wait()
+            self.held += want
+            self.peak = max(self.peak, self.held)
+        return want
+
+    def release(self, pixels: int) -> None:
+        with self._room:
+            self.held -= pixels
+            self._room.notify_all()
+
+
+DECODED = DecodedBudget()  # run_inputs.run_benchmark sets its limit from settings
 _REDUCED = ((8, cv2.IMREAD_REDUCED_COLOR_8), (4, cv2.IMREAD_REDUCED_COLOR_4), (2, cv2.IMREAD_REDUCED_COLOR_2))
 
 
@@ -192,6 +225,7 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
     usage = {"input_tokens": 0, "output_tokens": 0}
     model_ids: set[str] = set()
     images: dict[str, np.ndarray] = {}
+    held = 0  # pixels of DECODED this pair holds (its decoded originals)
     latest = pictures[-1].ref if pictures else "img0"
     next_number = len(item.media)
     last_text = ""
@@ -229,6 +263,8 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
                 assistant["tool_calls"] = message.get("tool_calls")
             messages.append(assistant)
             if not images:
+                if not held:
+                    held = DECODED.acquire(sum((m.width or 0) * (m.height or 0) for m in item.media))
                 try:
                     images = _decoded(item, protocol)
                 except ToolError as exc:  # over the registry's pixel cap, or unreadable: a message, not a crash
@@ -280,6 +316,10 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
             record["images_sent_sizes"].append(sent_sizes)
     except Failure as exc:
         failure = exc
+    finally:
+        images.clear()  # the arrays go with the last reference, before the room is given back
+        if held:
+            DECODED.release(held)
     record["model_ids"] = sorted(model_ids)
     line["steps"] = steps
     if failure is not None:
