@@ -313,7 +313,7 @@ SUBMISSIONS_SWEEP_QUEUE = env_str("SUBMISSIONS_SWEEP_QUEUE", "sweeper")
 RUNS_QUEUE = env_str("RUNS_QUEUE", "runs")
 # Pixels of decoded original images the harness's pairs may hold at once per process (evaluation/harness/loop.py,
 # DecodedBudget): a pair in flight keeps its originals for the tools; four 8K images (~400 MB) by default.
-RUNS_DECODED_PIXELS_MAX = env_int("RUNS_DECODED_PIXELS_MAX", 4 * 7680 * 4320, minimum=1)
+RUNS_DECODED_PIXELS_MAX = env_int("RUNS_DECODED_PIXELS_MAX", 2 * 7680 * 4320, minimum=1)
 # A dead worker's run is taken over within RUNS_STUCK_SECONDS + RUNS_HEARTBEAT_SECONDS + SUBMISSION_SWEEP_SECONDS
 # (45 s at the defaults; issue 40 asked for 60). A running run reads its owner's cancel every RUNS_CANCEL_POLL_SECONDS.
 RUNS_HEARTBEAT_SECONDS = env_int("RUNS_HEARTBEAT_SECONDS", 5, minimum=1)

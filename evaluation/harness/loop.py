@@ -48,7 +48,7 @@ DEFAULT_MAX_IMAGE_PIXELS = 2048 * 2048
 # The decoded originals the pairs of one process may hold at once, in pixels (RUNS_DECODED_PIXELS_MAX): a pair holds
 # its sample's originals, decoded for the tools, from its first tool call to its last line; at 16 pairs in flight on
 # 8K images that was ~2.5 GB. Four 8K images (~400 MB as 8-bit RGB) by default.
-DEFAULT_DECODED_PIXELS_MAX = 4 * 7680 * 4320
+DEFAULT_DECODED_PIXELS_MAX = 2 * 7680 * 4320
 
 
 class DecodedBudget:
@@ -200,7 +200,15 @@ def run_one(item: RunItem, mode: str, endpoint: Endpoint, protocol: Protocol) ->
     adaptive = mode == "adaptive"
     schemas = function_schemas(protocol.tools) if adaptive else []
     tagged = adaptive and protocol.protocol == "tagged_text"
-    pictures = _pictures(item, mode, protocol)
+    # Decoding for the view (scaled down) or the oracle image takes room in DECODED too, until it is encoded.
+    decoding = sum((m.width or 0) * (m.height or 0) for m in item.media if mode != "blind" and (
+        mode == "oracle" or (protocol.max_image_pixels and (m.width or 0) * (m.height or 0) > protocol.max_image_pixels)))
+    room = DECODED.acquire(decoding) if decoding else 0
+    try:
+        pictures = _pictures(item, mode, protocol)
+    finally:
+        if room:
+            DECODED.release(room)
     sizes = ", ".join(f"{m.ref} is {m.width} x {m.height} pixels" for m in item.media if m.width)
     values = {"question_block": question_block(item),
               "image_list": ", ".join(p.ref for p in pictures) or "none",

@@ -11,6 +11,8 @@ caller ends the run failed and makes no submission of it.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import os
 import random
@@ -125,6 +127,21 @@ class Patience:
         return float(base * (0.5 + rng.random() / 2))  # "equal jitter": never less than half the step
 
 
+MALLOC_ARENAS = 2  # glibc malloc arenas for the process once a run's threads start (limit_malloc_arenas)
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas (``mallopt(M_ARENA_MAX)``, as ``MALLOC_ARENA_MAX`` would): each thread that
+    decoded and encoded images otherwise keeps what it freed in an arena of its own. On 8K images with 16 pairs
+    in flight that held the run's process at 1,070 MB; with 2 arenas, 628 MB (docs/performance.md). True when
+    set; elsewhere than glibc, nothing."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(-8, arenas))  # M_ARENA_MAX
+    except (OSError, AttributeError):
+        return False
+
+
 def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, protocol: Protocol, *,
         concurrency: int = 4, out: Path | None = None,
         on_progress: Callable[[Progress], None] | None = None,
@@ -182,6 +199,7 @@ def run(items: Sequence[RunItem], modes: Sequence[str], endpoint: Endpoint, prot
     rng = random.Random(0)
     todo = list(range(len(pairs)))
     passes = 0
+    limit_malloc_arenas()  # before the pool's threads allocate
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="run")
     try:
         while todo:
