@@ -143,32 +143,18 @@
   boxes.render();
 
   // ---- transform ---------------------------------------------------------------------------------
+  // The fields and the transform they stand for: recovery_fields.js (contrast α and brightness β are one step).
+  const FIELD_IDS = { rotate: "t-rotate", angle: "t-angle", flip: "t-flip", alpha: "t-contrast", beta: "t-brightness", gamma: "t-gamma" };
   let extraOps = [];
   function loadTransform(ops) {
-    for (const op of ops) {
-      if (op.op === "rotate") {
-        const a = ((op.angle % 360) + 360) % 360;
-        if ([0, 90, 180, 270].includes(a)) $("t-rotate").value = String(a);
-        else { $("t-rotate").value = "custom"; $("t-angle").disabled = false; $("t-angle").value = op.angle; }
-      } else if (op.op === "flip") $("t-flip").value = op.direction || "horizontal";
-      else if (op.op === "contrast" && !op.beta) $("t-contrast").value = op.alpha;
-      else if (op.op === "brightness" && op.additive !== false) $("t-brightness").value = op.beta;
-      else if (op.op === "gamma") $("t-gamma").value = op.gamma;
-      else extraOps.push(op); // anything else (imported files may hold more) is kept as it is
-    }
+    const { fields, extra } = window.RecoveryFields.fromOps(ops);
+    Object.entries(FIELD_IDS).forEach(([name, id]) => { $(id).value = fields[name]; });
+    $("t-angle").disabled = fields.rotate !== "custom";
+    extraOps = extra; // anything else (imported files may hold more) is kept as it is
   }
   function buildTransform() {
-    const ops = [];
-    const rot = $("t-rotate").value === "custom" ? parseFloat($("t-angle").value) || 0 : parseInt($("t-rotate").value, 10);
-    if (rot) ops.push({ op: "rotate", angle: rot });
-    if ($("t-flip").value) ops.push({ op: "flip", direction: $("t-flip").value });
-    const alpha = parseFloat($("t-contrast").value);
-    if (!isNaN(alpha) && alpha !== 1) ops.push({ op: "contrast", alpha });
-    const beta = parseFloat($("t-brightness").value);
-    if (!isNaN(beta) && beta !== 0) ops.push({ op: "brightness", beta });
-    const gamma = parseFloat($("t-gamma").value);
-    if (!isNaN(gamma) && gamma !== 1) ops.push({ op: "gamma", gamma });
-    return ops.concat(extraOps);
+    const fields = Object.fromEntries(Object.entries(FIELD_IDS).map(([name, id]) => [name, $(id).value]));
+    return window.RecoveryFields.toOps(fields).concat(extraOps);
   }
   function frameSize(ops) { // as annotation.benchmark_format.frame_size
     let w = data.width, h = data.height;
@@ -190,7 +176,7 @@
     const ops = buildTransform();
     if (lastGeometry !== null && geometry(ops) !== lastGeometry) {
       if (boxes.boxes.length && !window.confirm("The boxes are in the rotated/flipped frame. Clear them and change the transform?")) {
-        $("t-rotate").value = "0"; $("t-flip").value = ""; extraOps = []; loadTransform(lastTransform); return;
+        loadTransform(lastTransform); return;
       }
       if (boxes.boxes.length) { boxes.checkpoint(); boxes.boxes = []; boxes.selected = -1; }
       const [w, h] = frameSize(ops);
