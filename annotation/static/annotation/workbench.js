@@ -246,7 +246,15 @@
   }
   loadTransform(state.transform || []);
   transformChanged();
-  $("t-rotate").addEventListener("change", () => { $("t-angle").disabled = $("t-rotate").value !== "custom"; transformChanged(); dirty(); });
+  $("t-rotate").addEventListener("change", () => {
+    const custom = $("t-rotate").value === "custom";
+    $("t-angle").disabled = !custom;
+    if (custom && !parseFloat($("t-angle").value)) { // "other…" starts from the turn there was, not from none
+      const turn = (lastTransform || []).find((op) => op.op === "rotate");
+      if (turn) $("t-angle").value = String(turn.angle);
+    }
+    transformChanged(); dirty();
+  });
   ["t-angle", "t-flip", "t-contrast", "t-brightness", "t-gamma"].forEach((id) =>
     $(id).addEventListener("change", () => { transformChanged(); dirty(); }));
 
@@ -416,10 +424,112 @@
     const n = transformPrefix(before);
     transformRemoved = !opCalls(ops).length && n < 0;
     if (n > 0) { // the chain started from the old transform: it starts from the new one
+      const old = state.toolchain.slice(0, n).map((c) => ({ ...c, args: { ...c.args } }));
       startChainFrom(ops, n);
+      showReframed(reframeChain(old, opCalls(ops).length));
       renderChain();
       chainEdited();
     } else showChainStart();
+  }
+
+  // ---- a chain whose frame changes under it ------------------------------------------------------
+  // The calls after the transform's read an image whose frame the new transform changed: the map from the old
+  // frame to the new one is D = new o old^-1 (frames.js). Where D is exact (quarter turns and flips: whole
+  // pixels onto whole pixels) each box argument goes through it, and the frame of each output follows
+  // (D' = new step o D o old step^-1); where it is not, or a frame is not known, a call with a box or
+  // coordinates is marked invalid. The notice says which calls and why, before anyone runs the chain.
+  function exactMap([a, b, c, d, e, f]) {
+    const unit = (v) => Math.abs(v) < 1e-9 || Math.abs(Math.abs(v) - 1) < 1e-9;
+    const whole = (v) => Math.abs(v - Math.round(v)) < 1e-6;
+    return [a, b, d, e].every(unit) && Math.abs(Math.abs(a * e - b * d) - 1) < 1e-9 && whole(c) && whole(f);
+  }
+  function prefixFrame(calls) { // img0 -> the last output of these calls, and its size; null when not known
+    let size = [data.width, data.height], matrix = Frames.IDENTITY;
+    for (const c of calls) {
+      const s = Frames.step(c.tool, c.args, size, keepsFrame(c.tool));
+      if (!s) return null;
+      matrix = Frames.compose(s.matrix, matrix); size = s.size;
+    }
+    return { matrix, size };
+  }
+  // A call's arguments in pixels of its input: its boxes and points (each with a setter and how it maps), and what
+  // cannot be carried (a box argument not written as four numbers).
+  const POINTS = [["x1", "y1"], ["x2", "y2"], ["x", "y"]];
+  function placedArgs(call) {
+    const props = (toolByName[call.tool] && toolByName[call.tool].schema.properties) || {};
+    const slots = [], loose = [];
+    Object.entries(props).forEach(([name, spec]) => {
+      if (spec.format !== "bbox" || !(name in call.args)) return;
+      const b = call.args[name];
+      if (Array.isArray(b) && b.length === 4 && b.every(Number.isFinite)) {
+        slots.push({ name, value: b, map: (D) => Frames.mapBox(D, b), set: (v) => { call.args[name] = v; } });
+      } else loose.push(name);
+    });
+    const a = call.args;
+    if (["x", "y", "width", "height"].every((k) => props[k] && Number.isFinite(a[k]))) { // crop's corner and size
+      slots.push({ name: "x, y, width, height", value: [a.x, a.y, a.x + a.width, a.y + a.height],
+        map: (D) => Frames.mapBox(D, [a.x, a.y, a.x + a.width, a.y + a.height]),
+        set: ([x1, y1, x2, y2]) => Object.assign(a, { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }) });
+    } else {
+      POINTS.forEach(([kx, ky]) => { // a pixel (column, row): its centre goes through the map
+        if (!props[kx] || !props[ky] || !Number.isFinite(a[kx]) || !Number.isFinite(a[ky])) return;
+        slots.push({ name: `${kx}, ${ky}`, value: [a[kx], a[ky]],
+          map: (D) => Frames.apply(D, [a[kx] + 0.5, a[ky] + 0.5]).map((v) => Math.floor(v + 1e-6)),
+          set: ([x, y]) => { a[kx] = x; a[ky] = y; } });
+      });
+    }
+    return { slots, loose };
+  }
+  function reframeChain(oldPrefix, n) {
+    const converted = [], invalid = [];
+    const fo = prefixFrame(oldPrefix), fn = prefixFrame(state.toolchain.slice(0, n));
+    const last = n ? state.toolchain[n - 1].output : "img0";
+    const maps = {};
+    if (!fo || !fn) maps[last] = null;
+    else {
+      const D = Frames.compose(fn.matrix, Frames.invert(fo.matrix));
+      if (D.every((v, i) => Math.abs(v - Frames.IDENTITY[i]) < 1e-9) && fo.size.join() === fn.size.join()) return { converted, invalid };
+      maps[last] = { D, oldSize: fo.size, newSize: fn.size };
+    }
+    state.toolchain.slice(n).forEach((c, k) => {
+      if (!("args" in c) || !(c.input in maps)) return;
+      const m = maps[c.input], place = n + k + 1, oldArgs = { ...c.args };
+      const { slots, loose } = placedArgs(c);
+      const placed = slots.length + loose.length > 0;
+      let why = null;
+      if (m === null) why = "the frame it reads is not known here (a step before it has no known geometry)";
+      else if (placed && !exactMap(m.D)) why = "the new frame is not the old one turned by quarter turns or flipped, so its pixels cannot be carried over exactly";
+      else if (loose.length) why = `its ${loose.join(", ")} is not four numbers, so it cannot be carried over`;
+      if (why && placed) {
+        c.verdict = "invalid";
+        invalid.push(`call ${place} (${c.tool}): ${why}; draw its box again`);
+      } else if (m) {
+        slots.forEach((slot) => {
+          const after = slot.map(m.D);
+          converted.push(`call ${place} (${c.tool}) ${slot.name}: [${slot.value.join(", ")}] → [${after.join(", ")}]`);
+          slot.set(after);
+        });
+      }
+      if (!c.output) return;
+      if (m === null || (why && placed)) { maps[c.output] = null; return; }
+      const so = Frames.step(c.tool, oldArgs, m.oldSize, keepsFrame(c.tool)), sn = Frames.step(c.tool, c.args, m.newSize, keepsFrame(c.tool));
+      maps[c.output] = so && sn ? { D: Frames.compose(sn.matrix, Frames.compose(m.D, Frames.invert(so.matrix))), oldSize: so.size, newSize: sn.size } : null;
+    });
+    return { converted, invalid };
+  }
+  function showReframed({ converted, invalid }) {
+    const box = $("chain-reframed");
+    box.hidden = !converted.length && !invalid.length;
+    box.innerHTML = "";
+    if (box.hidden) return;
+    const say = (cls, text, items) => {
+      if (!items.length) return;
+      const p = document.createElement("p"); p.className = cls; p.textContent = text; box.appendChild(p);
+      const ul = document.createElement("ul"); items.forEach((t) => { const li = document.createElement("li"); li.textContent = t; ul.appendChild(li); });
+      box.appendChild(ul);
+    };
+    say("reframed-converted", "The transform changed the frame the chain reads; the boxes were carried into the new frame (same pixels of the image):", converted);
+    say("reframed-invalid", "Marked invalid, as their boxes are in the old frame:", invalid);
   }
   const writeCalls = (calls) => calls.map((c) => `${c.tool}(${Object.entries(c.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`).join(", ");
   function showChainStart() {
@@ -433,7 +543,11 @@
       : `The chain does not start from the recovery transform any more: the transform is empty, but the chain starts with ${writeCalls(state.toolchain.slice(0, transformLikePrefix()))}.`;
   }
   $("chain-from-transform").addEventListener("click", () => {
-    startChainFrom(buildTransform(), transformLikePrefix());
+    const n = transformLikePrefix(), old = state.toolchain.slice(0, n).map((c) => ({ ...c, args: { ...c.args } }));
+    // With no old calls, the first call's frame is known only if it read img0 (not an image since deleted).
+    const known = n > 0 || (state.toolchain[0] && state.toolchain[0].input === "img0");
+    startChainFrom(buildTransform(), n);
+    showReframed(known ? reframeChain(old, opCalls(buildTransform()).length) : { converted: [], invalid: [] });
     transformRemoved = false;
     renderChain();
     chainEdited();
