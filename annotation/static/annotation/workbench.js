@@ -45,6 +45,7 @@
   }
   // Counts edits, so a save that answers after newer edits does not claim everything is saved.
   let changes = 0;
+  let heldProblems = []; // the problems of the parts the last save kept as stored
   function dirty() {
     if (!data.editable || conflict) return;
     changes += 1;
@@ -71,8 +72,14 @@
     saving = false;
     if (resp.ok) {
       version = body.version;
-      showErrors([]);
-      status(changes === sent && !again ? `Saved · version ${version}` : "Unsaved changes");
+      // A part with a problem (an unfinished tool call) is kept as stored and the rest saved: its problems are
+      // listed and shown on it, and the page keeps what was typed there until it is fixed and saved.
+      const held = (body.held || []).length ? body.errors || [] : [];
+      const changedHeld = JSON.stringify(held) !== JSON.stringify(heldProblems);
+      heldProblems = held;
+      showErrors(held);
+      if (changedHeld) renderChain();
+      status(changes !== sent || again ? "Unsaved changes" : held.length ? `${body.message} (version ${version})` : `Saved · version ${version}`);
       if (submit) { window.location.href = urls.queue; return true; }
     } else if (resp.status === 409) {
       conflict = true;
@@ -100,7 +107,7 @@
   });
   $("save-btn").addEventListener("click", () => save(false));
   $("submit-btn").addEventListener("click", () => save(true));
-  window.addEventListener("beforeunload", (e) => { if ($("save-status").textContent === "Unsaved changes") e.preventDefault(); });
+  window.addEventListener("beforeunload", (e) => { if ($("save-status").textContent === "Unsaved changes" || heldProblems.length) e.preventDefault(); });
 
   // ---- boxes -----------------------------------------------------------------------------------
   const boxes = new window.BoxEditor($("canvas"), $("boxes"), () => { dirty(); refreshOracle(); });
@@ -767,6 +774,13 @@
       li.appendChild(foot);
       const said = reviewNote("tool_call", (x) => x.position === i);
       if (said) li.appendChild(said);
+      const problems = heldProblems.filter((m) => m.startsWith(`toolchain[${i + 1}]`));
+      if (problems.length) {
+        const p = document.createElement("p");
+        p.className = "call-problem"; p.setAttribute("role", "alert");
+        p.textContent = `Not saved yet (the rest is): ${problems.join("; ")}`;
+        li.appendChild(p);
+      }
       ol.appendChild(li);
     });
   }
