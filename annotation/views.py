@@ -142,7 +142,8 @@ def save(request: HttpRequest, pk: int) -> JsonResponse:
                              data=body.get("data"), submit=bool(body.get("submit")))
     status = 200 if result.ok else (409 if result.conflict else 400)
     return JsonResponse({"ok": result.ok, "version": result.version, "message": result.message,
-                         "errors": result.errors, "conflict": result.conflict.pk if result.conflict else None},
+                         "errors": result.errors, "held": result.held,
+                         "conflict": result.conflict.pk if result.conflict else None},
                         status=status)
 
 

@@ -1,3 +1,5 @@
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -230,6 +232,13 @@ class Submission(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("evaluation:detail", args=[self.pk])
+
+    def get_board_row_url(self) -> str:
+        """The board's overview searched for the model (so the row is on the first page) and scrolled to
+        its row (``row-s<id>``; leaderboard_tags.overview_row). By URL name: evaluation imports no leaderboard
+        code."""
+        query = urlencode({"q": self.model_name})
+        return f"{reverse('leaderboard:board', args=[self.benchmark.slug])}?{query}#row-s{self.pk}"
 
     @property
     def is_on_board(self) -> bool:

@@ -261,7 +261,7 @@ def run_visible_to(*, user: User, run_id: int) -> HostedRun | None:
     """The hosted run if ``user`` may see it (its owner, staff), else None; never its key."""
     if not user.is_authenticated:
         return None
-    qs = HostedRun.objects.select_related("benchmark", "owner", "submission").filter(pk=run_id)
+    qs = HostedRun.objects.select_related("benchmark", "owner", "submission__benchmark").filter(pk=run_id)
     if not user.is_staff:
         qs = qs.filter(owner=user)
     return qs.first()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,7 +11,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Benchmark
@@ -124,7 +122,7 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
     rows = selectors.prediction_results_for(submission=sub, user=request.user)[:DETAIL_ROWS] if sub.results else []
     errors = sub.errors if sub.status == SubmissionStatus.FAILED else []
     polled = bool(fragment or request.htmx)
-    context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS, "board_row_url": _board_row_url(sub),
+    context = {"sub": sub, "rows": rows, "detail_rows": DETAIL_ROWS,
                "modes": sorted((sub.results or {}).get("modes", {}).items(),
                                key=lambda kv: MODES.index(kv[0]) if kv[0] in MODES else len(MODES)),
                # A problem of the file as a whole (made for another benchmark) heads the page; the table lists lines.
@@ -143,13 +141,6 @@ def submission_detail(request: HttpRequest, pk: int, fragment: bool = False) -> 
 def _of_the_file(error: dict) -> bool:
     """A stored error about the file as a whole, not one line, row or member of it."""
     return error.get("line") is None and error.get("where", "file") in ("", "file")
-
-
-def _board_row_url(sub: Submission) -> str:
-    """The board's overview searched for the model (so the row is on the first page) and scrolled to
-    its row (``row-s<id>``; leaderboard_tags.overview_row). By URL name: evaluation imports no leaderboard code."""
-    query = urlencode({"q": sub.model_name})
-    return f"{reverse('leaderboard:board', args=[sub.benchmark.slug])}?{query}#row-s{sub.pk}"
 
 
 @login_required

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -50,8 +49,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
         data = _input(form)
         try:
             if request.POST.get("confirm") == "1":
+                # No flash message: the run's page says "queued" in its status, which follows the state
+                # (a banner would still say "queued" beside "Done").
                 run = run_create_from(data, benchmark=benchmark, owner=request.user)
-                messages.success(request, f"Run {run.pk} is queued.")
                 if request.htmx:
                     return HttpResponseClientRedirect(run.get_absolute_url())
                 return redirect(run)
@@ -82,9 +82,8 @@ def run_detail(request: HttpRequest, pk: int, fragment: bool = False) -> HttpRes
 @login_required
 @require_POST
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    # The status says what the cancel did (cancelled, or stopping), as it changes: no flash message.
     run = hosted_runs.run_cancel(run=_visible(request, pk))
-    messages.info(request, "The run is cancelled." if run.is_final else
-                  "The run sends no new request from now (within about a second); those in flight finish.")
     return redirect(run)
 
 

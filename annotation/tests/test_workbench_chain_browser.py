@@ -161,27 +161,28 @@ def test_changing_the_transform_rewrites_the_calls_of_a_chain_that_starts_from_i
 
     page.select_option("#t-rotate", "270")  # the rotation changes: the first call follows, the others are kept
     chain = "() => WB.state.toolchain.map(c => [c.output, c.tool, c.input, c.args, c.verdict])"
+    # The zoom's box goes into the new frame (turned 180° from the old one: test_workbench_reframe_browser.py).
     assert page.evaluate(chain) == [["img1", "rotate", "img0", {"angle": 270}, "unchecked"],
                                     ["img2", "contrast", "img1", {"alpha": 1.5}, "valid"],
-                                    ["img3", "zoom_in", "img2", {"bbox": [0, 0, 100, 50]}, "valid"]]
+                                    ["img3", "zoom_in", "img2", {"bbox": [100, 350, 200, 400]}, "valid"]]
     assert page.locator('#chain-verified [data-verified="true"]').count() == 0  # an edit of the chain
     page.fill("#t-contrast", "1")  # the contrast goes: its call goes, the zoom reads the rotation
     page.dispatch_event("#t-contrast", "change")
     assert page.evaluate(chain) == [["img1", "rotate", "img0", {"angle": 270}, "unchecked"],
-                                    ["img3", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid"]]
+                                    ["img3", "zoom_in", "img1", {"bbox": [100, 350, 200, 400]}, "valid"]]
     assert page.locator("#chain-transform").is_hidden()
 
     _save_and_reload(page)
     assignment.annotation.refresh_from_db()
     assert assignment.annotation.transform == [{"op": "rotate", "angle": 270}]
     assert _saved_chain(assignment) == [["img1", "rotate", "img0", {"angle": 270}, "unchecked", ""],
-                                        ["img3", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid", "the dial"]]
+                                        ["img3", "zoom_in", "img1", {"bbox": [100, 350, 200, 400]}, "valid", "the dial"]]
     assert not assignment.annotation.chain_verified
     assert page.input_value("#chain li:nth-child(2) input.note") == "the dial"
     assert page.locator("#chain-transform").is_hidden()
 
     page.select_option("#t-rotate", "0")  # no transform left: its calls go, the zoom reads img0
-    assert page.evaluate(chain) == [["img3", "zoom_in", "img0", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert page.evaluate(chain) == [["img3", "zoom_in", "img0", {"bbox": [350, 0, 400, 100]}, "valid"]]
 
 
 def test_a_chain_edited_by_hand_is_not_rewritten_but_can_be_started_from_the_transform(page, live_server, tmp_path: Path) -> None:
@@ -200,12 +201,14 @@ def test_a_chain_edited_by_hand_is_not_rewritten_but_can_be_started_from_the_tra
                                     ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid"]]
     assert notice.is_visible() and "rotate(angle=180)" in notice.inner_text()
     notice.get_by_role("button", name="Start the chain from the transform").click()
+    # The zoom's box was drawn on the image turned 92°: it cannot be carried to 180° exactly, so it is invalid.
     assert page.evaluate(chain) == [["img1", "rotate", "img0", {"angle": 180}, "unchecked"],
-                                    ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid"]]
+                                    ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "invalid"]]
+    assert "call 2 (zoom_in): the new frame is not the old one" in page.inner_text("#chain-reframed")
     assert notice.is_hidden()
     _save_and_reload(page)
     assert _saved_chain(assignment) == [["img1", "rotate", "img0", {"angle": 180}, "unchecked", ""],
-                                        ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "valid", "the dial"]]
+                                        ["img2", "zoom_in", "img1", {"bbox": [0, 0, 100, 50]}, "invalid", "the dial"]]
     assert notice.is_hidden()
 
     # A chain with none of the transform's calls: the button puts them first, and the first call reads them.
@@ -213,7 +216,7 @@ def test_a_chain_edited_by_hand_is_not_rewritten_but_can_be_started_from_the_tra
     assert notice.is_visible()
     notice.get_by_role("button", name="Start the chain from the transform").click()
     assert page.evaluate(chain) == [["img3", "rotate", "img0", {"angle": 180}, "unchecked"],
-                                    ["img2", "zoom_in", "img3", {"bbox": [0, 0, 100, 50]}, "valid"]]
+                                    ["img2", "zoom_in", "img3", {"bbox": [0, 0, 100, 50]}, "invalid"]]
     assert notice.is_hidden()
 
     # The transform removed from a chain edited by hand: the notice stays, and the button takes its calls away.
@@ -222,5 +225,5 @@ def test_a_chain_edited_by_hand_is_not_rewritten_but_can_be_started_from_the_tra
     page.select_option("#t-rotate", "0")
     assert "the transform is empty, but the chain starts with rotate(angle=181)" in notice.inner_text()
     notice.get_by_role("button", name="Start the chain from the transform").click()
-    assert page.evaluate(chain) == [["img2", "zoom_in", "img0", {"bbox": [0, 0, 100, 50]}, "valid"]]
+    assert page.evaluate(chain) == [["img2", "zoom_in", "img0", {"bbox": [0, 0, 100, 50]}, "invalid"]]
     assert notice.is_hidden()

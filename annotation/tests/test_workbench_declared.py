@@ -103,8 +103,9 @@ def test_a_name_only_chain_is_shown_as_names_and_never_run(bench, people) -> Non
 def test_saving_checks_declared_calls_and_keeps_name_only_chains(declaring, people) -> None:
     assignment = assignment_claim_next(user=people["ann1"], benchmark=declaring)
     bad = save(assignment, people["ann1"], payload(toolchain=[{"tool": "OCR", "args": {"img": "img0"}}]))
-    assert not bad.ok
+    assert bad.held == ["toolchain"]  # the chain kept as stored, the rest saved
     assert bad.errors == ['toolchain[1].args: OCR: argument "image" is missing (it is required)']
+    assert not ReferenceToolCall.objects.filter(annotation=assignment.annotation).exists()
     names = [{"tool": "Crop", "verdict": "valid", "note": "ok"}, {"tool": "OCR", "verdict": "unchecked", "note": ""}]
     assert save(assignment, people["ann1"], payload(toolchain=names)).ok
     rows = list(ReferenceToolCall.objects.filter(annotation=assignment.annotation).order_by("position"))

@@ -11,13 +11,13 @@ import pytest
 from django.utils import timezone
 
 from annotation.coco import coco_from_benchmark
-from annotation.models import AnnotationStatus, AssignmentStatus, Revision, RevisionKind, Sample
+from annotation.models import Annotation, AnnotationStatus, AssignmentStatus, Revision, RevisionKind, Sample
 from annotation.services import benchmark_export
 from annotation.tests.workbench_helpers import bench, first_sample, payload, people  # noqa: F401
 from annotation.workbench.access import role_grant
 from annotation.workbench.assignments import assignment_claim_next, assignment_skip
 from annotation.workbench.chain import ChainNotVerified, annotation_chain_verify
-from annotation.workbench.editing import annotation_restore, annotation_save
+from annotation.workbench.editing import PARTS, annotation_restore, annotation_save, annotation_snapshot
 from annotation.workbench.review import ReviewError, annotation_reject, sample_agreement, sample_approve
 
 pytestmark = pytest.mark.django_db
@@ -107,9 +107,17 @@ def test_a_stale_save_is_refused_and_kept_as_a_draft(bench, people) -> None:
     ],
 )
 def test_invalid_edits_are_refused_with_the_reason(bench, people, data, message) -> None:
+    # A save keeps the part with the problem as stored and saves the rest (test_workbench_saving_keeps_typing.py);
+    # a submit refuses the whole.
     assignment = assignment_claim_next(user=people["ann1"], benchmark=bench)
+    before = annotation_snapshot(assignment.annotation)
     result = save(assignment, people["ann1"], data)
-    assert not result.ok and message in " ".join(result.errors)
+    assert result.ok and len(result.held) == 1 and message in " ".join(result.errors)
+    after = annotation_snapshot(Annotation.objects.get(pk=assignment.annotation_id))
+    assert all(after[key] == before[key] for key in PARTS[result.held[0]])
+    refused = annotation_save(annotation_id=assignment.annotation_id, user=people["ann1"], base_version=result.version,
+                              data=data, submit=True)
+    assert not refused.ok and message in " ".join(refused.errors)
 
 
 def test_boxes_are_checked_against_the_frame_after_the_transform(bench, people) -> None:

@@ -48,21 +48,39 @@ class SaveResult:
     message: str = ""
     conflict: Revision | None = None
     errors: list[str] = field(default_factory=list)
+    # A save of everything else: the parts with a problem kept as stored (their problems in `errors`).
+    held: list[str] = field(default_factory=list)
 
 
-def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) -> dict:
+# The parts of an annotation a save can keep as stored while it saves the others (`payload_clean(held=...)`):
+# each is checked on its own (the boxes with the transform whose frame they are in).
+PARTS = {"qa": ("question", "options", "answer", "answer_type"), "frame": ("transform", "regions"),
+         "key_steps": ("key_steps",), "toolchain": ("toolchain",)}
+PART_NAMES = {"qa": "the question and answer", "frame": "the transform and boxes", "key_steps": "the key steps",
+              "toolchain": "the toolchain"}
+
+
+def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False,
+                  held: dict[str, list[str]] | None = None) -> dict:
     """The payload checked and normalised, or PayloadError listing every problem.
 
-    `complete` (submit) also requires an answer and every LLM-drafted step verified."""
+    `complete` (submit) also requires an answer and every LLM-drafted step verified. With `held` (a list, for a
+    save that is not a submit), a part with a problem (an unfinished tool call, an empty step) keeps its stored
+    value and its problems go into `held` (by part); PayloadError only when no part is left to save. Typing
+    elsewhere is never refused because of one part."""
     errors: list[str] = []
+    failed: dict[str, list[str]] = {}
+    part = "qa"
 
     def err(where: str, message: str) -> None:
         errors.append(f"{where}: {message}")
+        failed.setdefault(part, []).append(f"{where}: {message}")
 
     if not isinstance(data, dict):
         raise PayloadError(["expected a JSON object"])
     sample = annotation.sample
     registry = bf.default_registry_view(declared_from_dicts(sample.benchmark.declared_tools or ()))
+    part = "frame"
     transform = bf.parse_transform(data.get("transform"), registry, err)
     # Boxes on img0 lie in its frame after the transform; on another medium, in its own pixels.
     media = media_of(sample)
@@ -72,14 +90,19 @@ def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) 
     calls_in = data.get("toolchain") or []
     if not isinstance(regions_in, list) or not isinstance(calls_in, list):
         raise PayloadError(["regions and toolchain must be lists"])
+    if transform is None:  # boxes are checked in the frame of a transform that parses
+        regions_in = []
     located = bf.parse_located_regions(
         [{"box": r.get("box"), "image": r.get("image") or "img0"} if isinstance(r, dict) else r for r in regions_in],
         frames, err,
     )  # fmt: skip
     labels = [str(r.get("label") or "")[:100] if isinstance(r, dict) else "" for r in regions_in]
-    steps = _steps(data.get("key_steps"), err)
+    part = "key_steps"
+    steps = _steps(data.get("key_steps"), err, skip_empty=held is not None)
+    part = "toolchain"
     chain = bf.parse_toolchain([_call(c) for c in calls_in], registry, err, inputs=[m.ref for m in media])
     verdicts = _verdicts(calls_in, err)
+    part = "qa"
     question = str(data.get("question") or "").strip()
     options = bf.parse_options(data.get("options") or None, err)
     answer = str(data.get("answer") or "").strip()
@@ -94,16 +117,23 @@ def payload_clean(annotation: Annotation, data: Any, *, complete: bool = False) 
         unverified = [i for i, s in enumerate(steps or [], start=1) if not s["verified"]]
         if unverified:
             err("key_steps", f"verify step {', '.join(map(str, unverified))} (drafted steps must be checked by a person)")
-    if errors:
+    if errors and (held is None or len(failed) == len(PARTS)):
         raise PayloadError(errors)
-    return {
-        "question": question, "options": options, "answer": answer, "answer_type": answer_type,
-        "transform": transform,
-        "regions": [{"box": box, "label": label, "image": ref}
-                    for (ref, box), label in zip(located or [], labels, strict=True)],
-        "key_steps": steps,
-        "toolchain": [{**c, **v} for c, v in zip(chain, verdicts, strict=True)],
-    }  # fmt: skip
+    stored = annotation_snapshot(annotation) if failed else {}
+    clean: dict[str, Any] = {"question": question, "options": options, "answer": answer, "answer_type": answer_type}
+    if "frame" in failed:
+        clean.update(transform=stored["transform"], regions=stored["regions"])
+    else:
+        clean.update(transform=transform, regions=[{"box": box, "label": label, "image": ref}
+                                                   for (ref, box), label in zip(located or [], labels, strict=True)])
+    clean["key_steps"] = steps
+    if "toolchain" not in failed:  # (a chain with a problem may have lost a call on the way: not zipped)
+        clean["toolchain"] = [{**c, **v} for c, v in zip(chain, verdicts, strict=True)]
+    for name, problems in failed.items():
+        clean.update({key: stored[key] for key in PARTS[name]})
+        assert held is not None
+        held[name] = problems
+    return clean
 
 
 def _call(call: Any) -> Any:
@@ -123,7 +153,9 @@ def _verdicts(calls: list, err: Any) -> list[dict]:
     return out
 
 
-def _steps(value: Any, err: Any) -> list[dict]:
+def _steps(value: Any, err: Any, *, skip_empty: bool = False) -> list[dict]:
+    """The key steps; `skip_empty` (a save, not a submit): a step added but not written yet is left out, not
+    refused (the page keeps it, and it is saved once it has its text)."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -132,6 +164,8 @@ def _steps(value: Any, err: Any) -> list[dict]:
     steps = []
     for index, item in enumerate(value, start=1):
         item = {"text": item} if isinstance(item, str) else item
+        if skip_empty and isinstance(item, dict) and not str(item.get("text") or "").strip():
+            continue
         if not isinstance(item, dict) or not str(item.get("text") or "").strip():
             err(f"key_steps[{index}]", "a step needs its text")
             continue
@@ -212,8 +246,9 @@ def annotation_save(
         if annotation.status not in EDITABLE:
             return SaveResult(False, annotation.version, errors=[
                 f"this annotation is {annotation.get_status_display().lower()} and can no longer be edited"])
+        held: dict[str, list[str]] | None = None if submit else {}
         try:
-            payload = payload_clean(annotation, data, complete=submit)
+            payload = payload_clean(annotation, data, complete=submit, held=held)
         except PayloadError as error:
             return SaveResult(False, annotation.version, errors=error.errors)
         if base_version != annotation.version:
@@ -238,6 +273,11 @@ def annotation_save(
             from annotation.workbench.assignments import assignment_touch
 
             assignment_touch(assignment=assignment)
+        if held:  # the rest saved; the parts with a problem kept as stored, their problems said
+            names = " and ".join(PART_NAMES[name] for name in held)
+            return SaveResult(True, annotation.version, held=list(held),
+                              errors=[problem for problems in held.values() for problem in problems],
+                              message=f"Saved, except {names}: fix the problems listed, and it is saved with the rest.")
         return SaveResult(True, annotation.version, message="Submitted for review." if submit else "Saved.")
 
 

@@ -45,6 +45,7 @@
   }
   // Counts edits, so a save that answers after newer edits does not claim everything is saved.
   let changes = 0;
+  let heldProblems = []; // the problems of the parts the last save kept as stored
   function dirty() {
     if (!data.editable || conflict) return;
     changes += 1;
@@ -71,8 +72,14 @@
     saving = false;
     if (resp.ok) {
       version = body.version;
-      showErrors([]);
-      status(changes === sent && !again ? `Saved · version ${version}` : "Unsaved changes");
+      // A part with a problem (an unfinished tool call) is kept as stored and the rest saved: its problems are
+      // listed and shown on it, and the page keeps what was typed there until it is fixed and saved.
+      const held = (body.held || []).length ? body.errors || [] : [];
+      const changedHeld = JSON.stringify(held) !== JSON.stringify(heldProblems);
+      heldProblems = held;
+      showErrors(held);
+      if (changedHeld) renderChain();
+      status(changes !== sent || again ? "Unsaved changes" : held.length ? `${body.message} (version ${version})` : `Saved · version ${version}`);
       if (submit) { window.location.href = urls.queue; return true; }
     } else if (resp.status === 409) {
       conflict = true;
@@ -100,7 +107,7 @@
   });
   $("save-btn").addEventListener("click", () => save(false));
   $("submit-btn").addEventListener("click", () => save(true));
-  window.addEventListener("beforeunload", (e) => { if ($("save-status").textContent === "Unsaved changes") e.preventDefault(); });
+  window.addEventListener("beforeunload", (e) => { if ($("save-status").textContent === "Unsaved changes" || heldProblems.length) e.preventDefault(); });
 
   // ---- boxes -----------------------------------------------------------------------------------
   const boxes = new window.BoxEditor($("canvas"), $("boxes"), () => { dirty(); refreshOracle(); });
@@ -143,32 +150,18 @@
   boxes.render();
 
   // ---- transform ---------------------------------------------------------------------------------
+  // The fields and the transform they stand for: recovery_fields.js (contrast α and brightness β are one step).
+  const FIELD_IDS = { rotate: "t-rotate", angle: "t-angle", flip: "t-flip", alpha: "t-contrast", beta: "t-brightness", gamma: "t-gamma" };
   let extraOps = [];
   function loadTransform(ops) {
-    for (const op of ops) {
-      if (op.op === "rotate") {
-        const a = ((op.angle % 360) + 360) % 360;
-        if ([0, 90, 180, 270].includes(a)) $("t-rotate").value = String(a);
-        else { $("t-rotate").value = "custom"; $("t-angle").disabled = false; $("t-angle").value = op.angle; }
-      } else if (op.op === "flip") $("t-flip").value = op.direction || "horizontal";
-      else if (op.op === "contrast" && !op.beta) $("t-contrast").value = op.alpha;
-      else if (op.op === "brightness" && op.additive !== false) $("t-brightness").value = op.beta;
-      else if (op.op === "gamma") $("t-gamma").value = op.gamma;
-      else extraOps.push(op); // anything else (imported files may hold more) is kept as it is
-    }
+    const { fields, extra } = window.RecoveryFields.fromOps(ops);
+    Object.entries(FIELD_IDS).forEach(([name, id]) => { $(id).value = fields[name]; });
+    $("t-angle").disabled = fields.rotate !== "custom";
+    extraOps = extra; // anything else (imported files may hold more) is kept as it is
   }
   function buildTransform() {
-    const ops = [];
-    const rot = $("t-rotate").value === "custom" ? parseFloat($("t-angle").value) || 0 : parseInt($("t-rotate").value, 10);
-    if (rot) ops.push({ op: "rotate", angle: rot });
-    if ($("t-flip").value) ops.push({ op: "flip", direction: $("t-flip").value });
-    const alpha = parseFloat($("t-contrast").value);
-    if (!isNaN(alpha) && alpha !== 1) ops.push({ op: "contrast", alpha });
-    const beta = parseFloat($("t-brightness").value);
-    if (!isNaN(beta) && beta !== 0) ops.push({ op: "brightness", beta });
-    const gamma = parseFloat($("t-gamma").value);
-    if (!isNaN(gamma) && gamma !== 1) ops.push({ op: "gamma", gamma });
-    return ops.concat(extraOps);
+    const fields = Object.fromEntries(Object.entries(FIELD_IDS).map(([name, id]) => [name, $(id).value]));
+    return window.RecoveryFields.toOps(fields).concat(extraOps);
   }
   function frameSize(ops) { // as annotation.benchmark_format.frame_size
     let w = data.width, h = data.height;
@@ -190,7 +183,7 @@
     const ops = buildTransform();
     if (lastGeometry !== null && geometry(ops) !== lastGeometry) {
       if (boxes.boxes.length && !window.confirm("The boxes are in the rotated/flipped frame. Clear them and change the transform?")) {
-        $("t-rotate").value = "0"; $("t-flip").value = ""; extraOps = []; loadTransform(lastTransform); return;
+        loadTransform(lastTransform); return;
       }
       if (boxes.boxes.length) { boxes.checkpoint(); boxes.boxes = []; boxes.selected = -1; }
       const [w, h] = frameSize(ops);
@@ -260,7 +253,15 @@
   }
   loadTransform(state.transform || []);
   transformChanged();
-  $("t-rotate").addEventListener("change", () => { $("t-angle").disabled = $("t-rotate").value !== "custom"; transformChanged(); dirty(); });
+  $("t-rotate").addEventListener("change", () => {
+    const custom = $("t-rotate").value === "custom";
+    $("t-angle").disabled = !custom;
+    if (custom && !parseFloat($("t-angle").value)) { // "other…" starts from the turn there was, not from none
+      const turn = (lastTransform || []).find((op) => op.op === "rotate");
+      if (turn) $("t-angle").value = String(turn.angle);
+    }
+    transformChanged(); dirty();
+  });
   ["t-angle", "t-flip", "t-contrast", "t-brightness", "t-gamma"].forEach((id) =>
     $(id).addEventListener("change", () => { transformChanged(); dirty(); }));
 
@@ -430,10 +431,112 @@
     const n = transformPrefix(before);
     transformRemoved = !opCalls(ops).length && n < 0;
     if (n > 0) { // the chain started from the old transform: it starts from the new one
+      const old = state.toolchain.slice(0, n).map((c) => ({ ...c, args: { ...c.args } }));
       startChainFrom(ops, n);
+      showReframed(reframeChain(old, opCalls(ops).length));
       renderChain();
       chainEdited();
     } else showChainStart();
+  }
+
+  // ---- a chain whose frame changes under it ------------------------------------------------------
+  // The calls after the transform's read an image whose frame the new transform changed: the map from the old
+  // frame to the new one is D = new o old^-1 (frames.js). Where D is exact (quarter turns and flips: whole
+  // pixels onto whole pixels) each box argument goes through it, and the frame of each output follows
+  // (D' = new step o D o old step^-1); where it is not, or a frame is not known, a call with a box or
+  // coordinates is marked invalid. The notice says which calls and why, before anyone runs the chain.
+  function exactMap([a, b, c, d, e, f]) {
+    const unit = (v) => Math.abs(v) < 1e-9 || Math.abs(Math.abs(v) - 1) < 1e-9;
+    const whole = (v) => Math.abs(v - Math.round(v)) < 1e-6;
+    return [a, b, d, e].every(unit) && Math.abs(Math.abs(a * e - b * d) - 1) < 1e-9 && whole(c) && whole(f);
+  }
+  function prefixFrame(calls) { // img0 -> the last output of these calls, and its size; null when not known
+    let size = [data.width, data.height], matrix = Frames.IDENTITY;
+    for (const c of calls) {
+      const s = Frames.step(c.tool, c.args, size, keepsFrame(c.tool));
+      if (!s) return null;
+      matrix = Frames.compose(s.matrix, matrix); size = s.size;
+    }
+    return { matrix, size };
+  }
+  // A call's arguments in pixels of its input: its boxes and points (each with a setter and how it maps), and what
+  // cannot be carried (a box argument not written as four numbers).
+  const POINTS = [["x1", "y1"], ["x2", "y2"], ["x", "y"]];
+  function placedArgs(call) {
+    const props = (toolByName[call.tool] && toolByName[call.tool].schema.properties) || {};
+    const slots = [], loose = [];
+    Object.entries(props).forEach(([name, spec]) => {
+      if (spec.format !== "bbox" || !(name in call.args)) return;
+      const b = call.args[name];
+      if (Array.isArray(b) && b.length === 4 && b.every(Number.isFinite)) {
+        slots.push({ name, value: b, map: (D) => Frames.mapBox(D, b), set: (v) => { call.args[name] = v; } });
+      } else loose.push(name);
+    });
+    const a = call.args;
+    if (["x", "y", "width", "height"].every((k) => props[k] && Number.isFinite(a[k]))) { // crop's corner and size
+      slots.push({ name: "x, y, width, height", value: [a.x, a.y, a.x + a.width, a.y + a.height],
+        map: (D) => Frames.mapBox(D, [a.x, a.y, a.x + a.width, a.y + a.height]),
+        set: ([x1, y1, x2, y2]) => Object.assign(a, { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }) });
+    } else {
+      POINTS.forEach(([kx, ky]) => { // a pixel (column, row): its centre goes through the map
+        if (!props[kx] || !props[ky] || !Number.isFinite(a[kx]) || !Number.isFinite(a[ky])) return;
+        slots.push({ name: `${kx}, ${ky}`, value: [a[kx], a[ky]],
+          map: (D) => Frames.apply(D, [a[kx] + 0.5, a[ky] + 0.5]).map((v) => Math.floor(v + 1e-6)),
+          set: ([x, y]) => { a[kx] = x; a[ky] = y; } });
+      });
+    }
+    return { slots, loose };
+  }
+  function reframeChain(oldPrefix, n) {
+    const converted = [], invalid = [];
+    const fo = prefixFrame(oldPrefix), fn = prefixFrame(state.toolchain.slice(0, n));
+    const last = n ? state.toolchain[n - 1].output : "img0";
+    const maps = {};
+    if (!fo || !fn) maps[last] = null;
+    else {
+      const D = Frames.compose(fn.matrix, Frames.invert(fo.matrix));
+      if (D.every((v, i) => Math.abs(v - Frames.IDENTITY[i]) < 1e-9) && fo.size.join() === fn.size.join()) return { converted, invalid };
+      maps[last] = { D, oldSize: fo.size, newSize: fn.size };
+    }
+    state.toolchain.slice(n).forEach((c, k) => {
+      if (!("args" in c) || !(c.input in maps)) return;
+      const m = maps[c.input], place = n + k + 1, oldArgs = { ...c.args };
+      const { slots, loose } = placedArgs(c);
+      const placed = slots.length + loose.length > 0;
+      let why = null;
+      if (m === null) why = "the frame it reads is not known here (a step before it has no known geometry)";
+      else if (placed && !exactMap(m.D)) why = "the new frame is not the old one turned by quarter turns or flipped, so its pixels cannot be carried over exactly";
+      else if (loose.length) why = `its ${loose.join(", ")} is not four numbers, so it cannot be carried over`;
+      if (why && placed) {
+        c.verdict = "invalid";
+        invalid.push(`call ${place} (${c.tool}): ${why}; draw its box again`);
+      } else if (m) {
+        slots.forEach((slot) => {
+          const after = slot.map(m.D);
+          converted.push(`call ${place} (${c.tool}) ${slot.name}: [${slot.value.join(", ")}] → [${after.join(", ")}]`);
+          slot.set(after);
+        });
+      }
+      if (!c.output) return;
+      if (m === null || (why && placed)) { maps[c.output] = null; return; }
+      const so = Frames.step(c.tool, oldArgs, m.oldSize, keepsFrame(c.tool)), sn = Frames.step(c.tool, c.args, m.newSize, keepsFrame(c.tool));
+      maps[c.output] = so && sn ? { D: Frames.compose(sn.matrix, Frames.compose(m.D, Frames.invert(so.matrix))), oldSize: so.size, newSize: sn.size } : null;
+    });
+    return { converted, invalid };
+  }
+  function showReframed({ converted, invalid }) {
+    const box = $("chain-reframed");
+    box.hidden = !converted.length && !invalid.length;
+    box.innerHTML = "";
+    if (box.hidden) return;
+    const say = (cls, text, items) => {
+      if (!items.length) return;
+      const p = document.createElement("p"); p.className = cls; p.textContent = text; box.appendChild(p);
+      const ul = document.createElement("ul"); items.forEach((t) => { const li = document.createElement("li"); li.textContent = t; ul.appendChild(li); });
+      box.appendChild(ul);
+    };
+    say("reframed-converted", "The transform changed the frame the chain reads; the boxes were carried into the new frame (same pixels of the image):", converted);
+    say("reframed-invalid", "Marked invalid, as their boxes are in the old frame:", invalid);
   }
   const writeCalls = (calls) => calls.map((c) => `${c.tool}(${Object.entries(c.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`).join(", ");
   function showChainStart() {
@@ -447,7 +550,11 @@
       : `The chain does not start from the recovery transform any more: the transform is empty, but the chain starts with ${writeCalls(state.toolchain.slice(0, transformLikePrefix()))}.`;
   }
   $("chain-from-transform").addEventListener("click", () => {
-    startChainFrom(buildTransform(), transformLikePrefix());
+    const n = transformLikePrefix(), old = state.toolchain.slice(0, n).map((c) => ({ ...c, args: { ...c.args } }));
+    // With no old calls, the first call's frame is known only if it read img0 (not an image since deleted).
+    const known = n > 0 || (state.toolchain[0] && state.toolchain[0].input === "img0");
+    startChainFrom(buildTransform(), n);
+    showReframed(known ? reframeChain(old, opCalls(buildTransform()).length) : { converted: [], invalid: [] });
     transformRemoved = false;
     renderChain();
     chainEdited();
@@ -667,6 +774,13 @@
       li.appendChild(foot);
       const said = reviewNote("tool_call", (x) => x.position === i);
       if (said) li.appendChild(said);
+      const problems = heldProblems.filter((m) => m.startsWith(`toolchain[${i + 1}]`));
+      if (problems.length) {
+        const p = document.createElement("p");
+        p.className = "call-problem"; p.setAttribute("role", "alert");
+        p.textContent = `Not saved yet (the rest is): ${problems.join("; ")}`;
+        li.appendChild(p);
+      }
       ol.appendChild(li);
     });
   }
