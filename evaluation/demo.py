@@ -26,6 +26,7 @@ from evaluation import demo_shapes, pipeline, selectors, services
 from evaluation.harness.cache import MemoryRequestCache
 from evaluation.harness.client import Settings
 from evaluation.harness.simulated import serving
+from evaluation.hosted_runs import harness_record
 from evaluation.metrics.types import BOARD_MODES
 from evaluation.models import Submission, SubmissionStatus
 from evaluation.run_inputs import run_benchmark, write_simulated_key
@@ -236,16 +237,21 @@ def _harness_submission_load(*, slug: str, model_name: str, modes: list[str], se
         with tempfile.TemporaryDirectory(prefix="harness-demo-") as folder:
             key = write_simulated_key(benchmark, Path(folder) / "key.jsonl")
             out = Path(folder) / "predictions.jsonl"
+            stamp = protocol_stamp(benchmark, tool_images=tool_images)
             with serving(key, *serve_args) as url:
                 settings = Settings(model="sim-harness-vl", base_url=url, price_input=0.3, price_output=1.2)
-                run_benchmark(benchmark=benchmark, settings=settings, modes=modes, concurrency=8,
-                              cache=MemoryRequestCache(), out=out, tool_images=tool_images,
-                              stamp=protocol_stamp(benchmark, tool_images=tool_images), **extra)
+                _, summary = run_benchmark(benchmark=benchmark, settings=settings, modes=modes, concurrency=8,
+                                           cache=MemoryRequestCache(), out=out, tool_images=tool_images,
+                                           stamp=stamp, **extra)
+            # The platform's harness made it: a run row (provenance "run"), with the record a hosted run has.
+            record = harness_record(benchmark=benchmark, modes=modes, split="all", settings=settings,
+                                    protocol="function_calling", model_ids=summary.model_ids if summary else [],
+                                    endpoint=url, stamp=dict(stamp) if stamp else None)
             sub = services.submission_create(
                 benchmark=benchmark, owner=owner, file=ContentFile(out.read_bytes(), name="harness-run.jsonl"),
                 model_name=model_name, organisation="Demo (simulated model)", weights="open",
                 price_input_per_mtok=0.3, price_output_per_mtok=1.2, is_public=True, is_demo=True,
-                enforce_limits=False, enqueue=False, description=description)
+                enforce_limits=False, enqueue=False, description=description, run_record=record)
     if sub.status != SubmissionStatus.DONE:
         if sub.is_final:
             services.submission_rescore(submission=sub, enqueue=False)

@@ -371,15 +371,12 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path, spe
              f"answered ({failed}), so no row was made. The file is kept: see its failure details.", **fields)
         return
     details = run.details
-    record = {"run_id": run.pk, "harness_version": HARNESS_VERSION,
-              "prompt_versions": {mode: load_prompt(benchmark_family(run.benchmark), mode).name for mode in run.modes},
-              "sampling": _harness_settings(run).sampling(), "protocol": run.options["protocol"],
-              "date": timezone.now().isoformat(timespec="seconds"), "model_ids": summary.model_ids,
-              "declared_model": run.model, "endpoint_host": urlsplit(run.endpoint).hostname or "",
-              "split": run.split, "modes": run.modes,
-              # The protocol it ran under (docs/runs.md, "The protocol page"): its version and where it is stated.
-              "protocol_version": protocol_version(protocol_facts(run.benchmark)),
-              "protocol_page": protocol_page(run.benchmark)}
+    record = {"run_id": run.pk, **harness_record(
+        benchmark=run.benchmark, modes=run.modes, split=run.split, settings=_harness_settings(run),
+        protocol=run.options["protocol"], model_ids=summary.model_ids, endpoint=run.endpoint,
+        # The protocol it ran under (docs/runs.md, "The protocol page"): its version and where it is stated.
+        stamp={"protocol_version": protocol_version(protocol_facts(run.benchmark)),
+               "protocol_page": protocol_page(run.benchmark)})}
     metadata = {k: details[k] for k in services.METADATA_FIELDS if details.get(k) not in (None, "")}
     try:
         with out.open("rb") as handle:
@@ -392,6 +389,18 @@ def _finish_held(run: HostedRun, token: str, summary: RunSummary, out: Path, spe
              **fields)
         return
     _end(run, token, status=RunStatus.DONE, reason="", submission=sub, **fields)
+
+
+def harness_record(*, benchmark: Benchmark, modes: list[str], split: str, settings: Settings, protocol: str,
+                   model_ids: list[str], endpoint: str, stamp: dict[str, str] | None) -> dict[str, Any]:
+    """The run record of a submission the platform's harness made (provenance "run"; docs/runs.md, "The verified
+    tier"): a hosted run's, or one of load_demo's harness runs. ``stamp``: the protocol it ran under, if it did."""
+    return {"harness_version": HARNESS_VERSION,
+            "prompt_versions": {mode: load_prompt(benchmark_family(benchmark), mode).name for mode in modes},
+            "sampling": settings.sampling(), "protocol": protocol,
+            "date": timezone.now().isoformat(timespec="seconds"), "model_ids": model_ids,
+            "declared_model": settings.model, "endpoint_host": urlsplit(endpoint).hostname or "",
+            "split": split, "modes": list(modes), **(stamp or {})}
 
 
 def _end(run: HostedRun, token: str, *, status: str, reason: str, **fields: Any) -> None:

@@ -176,6 +176,10 @@ def test_the_harness_row_is_labelled_and_its_traces_show_steps_and_tool_images(d
     assert set(sub.results["modes"]) == {"text", "adaptive", "oracle"}
     board = client.get("/b/adaptmm-demo/").content.decode()
     assert HARNESS_MODEL in board
+    # Made by the platform's harness, so a run row, as its description says (issue 38, item 6), never "submitted file".
+    row = re.search(rf'<tr [^>]*data-key="s{sub.pk}"[^>]*>(.*?)</tr>', board, re.S).group(1)
+    assert sub.provenance == "run" and 'data-provenance="run"' in row and "submitted file" not in row
+    assert sub.run_record["declared_model"] in sub.run_record["model_ids"]  # no mismatch to report
     page = client.get(f"/b/adaptmm-demo/m/{sub.pk}/").content.decode()
     assert "simulated model" in page
     result = PredictionResult.objects.filter(submission=sub, mode="adaptive", n_calls__gt=0,
