@@ -158,6 +158,20 @@ def test_a_chain_is_verified_only_when_it_runs_and_every_step_is_valid(bench, pe
     assert not assignment.annotation.chain_verified
 
 
+def test_a_call_marked_anything_but_valid_withdraws_the_verification(bench, people) -> None:  # noqa: F811
+    """Issue 38, item 6: "verified" stood beside a chain whose call had since been marked invalid."""
+    assignment = assignment_claim_next(user=people["ann1"], benchmark=bench)
+    chain = [{"tool": "zoom_in", "args": {"bbox": [10, 10, 60, 40]}, "verdict": "valid"}]
+    assert save(assignment, people["ann1"], payload(toolchain=chain)).ok
+    assert annotation_chain_verify(annotation_id=assignment.annotation_id).chain_verified
+    assert save(assignment, people["ann1"], payload(toolchain=[{**chain[0], "note": "checked twice"}])).ok
+    assignment.annotation.refresh_from_db()
+    assert assignment.annotation.chain_verified  # a note is not a change of what was verified
+    assert save(assignment, people["ann1"], payload(toolchain=[{**chain[0], "verdict": "invalid"}])).ok
+    assignment.annotation.refresh_from_db()
+    assert not assignment.annotation.chain_verified
+
+
 def test_changing_the_transform_withdraws_the_verification_of_an_unchanged_chain(bench, people) -> None:
     # The chain starts from the transform (rotate 90, then a zoom); the transform changes, the chain is sent as it was.
     assignment = assignment_claim_next(user=people["ann1"], benchmark=bench)

@@ -214,6 +214,10 @@ def _write(annotation: Annotation, payload: dict) -> None:
         setattr(annotation, attr, payload[attr])
     if _chain_core(payload["toolchain"]) != before:
         annotation.chain_verified = False  # a verified chain stays verified only as it was run
+    if any(call.get("verdict") != "valid" for call in payload["toolchain"]):
+        # Verified needs every call marked valid (chain.annotation_chain_verify): a call marked otherwise since
+        # withdraws it, or the page would say "verified" beside a call it calls invalid.
+        annotation.chain_verified = False
     if json.dumps(payload["transform"] or [], sort_keys=True) != transform_before:
         # A chain starts from the recovery transform (docs/annotation.md): a chain saved unchanged with another
         # transform (a page that did not rewrite it, an API client) was not checked against the transform it now has.
