@@ -24,6 +24,7 @@ LABELS = {
     "agentx": "an Agent-X output list (a JSON list of {\"<id>\": {reasoning_steps, final_answer}})",
     "tirbench": "a TIR-Bench response file (a JSON object {\"0\": response, ...})",
     "vstar": "V* Bench's eval_result.json ({\"direct_attributes\": [{image, option_chosen, ...}], ...})",
+    "inspect": "an Inspect AI log (.eval: a zip of header.json and samples/<id>_epoch_<n>.json)",
 }
 _TIR_KEY = re.compile(r'^\{\s*"\d+"\s*:')
 
@@ -151,7 +152,9 @@ def zip_names(stream: IO[bytes]) -> list[str]:
 
 
 def sniff_zip(names: list[str]) -> Kind:
-    """A zip by what it holds: VTC-Bench's results with their response lists, else a plain zip."""
+    """A zip by what it holds: an Inspect log, VTC-Bench's results with their response lists, else a plain zip."""
+    if "header.json" in names and any(n.startswith("samples/") for n in names):
+        return Kind("inspect", "an Inspect AI log (.eval)", "inspect")
     base = [n.rsplit("/", 1)[-1] for n in names]
     if any(b.startswith("results_") and b.endswith(".jsonl") for b in base):
         lists = sum(b.startswith("response_list_") and b.endswith(".json") for b in base)
