@@ -174,7 +174,7 @@ def _pool(sample: dict[str, Any]) -> None:
 def header(*, model: str, task_args: Mapping[str, Any], status: str = "success") -> dict[str, Any]:
     return {"version": 2, "status": status,
             "eval": {"eval_id": "e1", "run_id": "r1", "created": "2026-08-01T00:00:00+00:00", "task": "adaptmm",
-                     "task_args": dict(task_args), "model": model, "model_generate_config": {"temperature": 0.0},
+                     "task_args": dict(task_args), "model": model, "model_generate_config": {"temperature": 0.0}, "config": {},
                      "dataset": {"name": "adaptmm-demo", "samples": 0}, "packages": {"inspect_ai": "0.3.285"}},
             "plan": {"name": "plan", "steps": []}, "results": {"total_samples": 0, "completed_samples": 0},
             "stats": {"started_at": "", "completed_at": "", "model_usage": {}}}

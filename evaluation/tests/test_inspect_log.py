@@ -195,3 +195,14 @@ def test_an_inspect_log_sent_as_another_format_is_named() -> None:
     out = io.BytesIO()
     report = convert(io.BytesIO(_one_sample()), out, fmt="vtcbench", filename="run.eval")
     assert "Inspect AI log" in report.errors[0].message and "'inspect'" in report.errors[0].message
+
+
+def test_a_zstd_entry_whose_checksum_differs_is_named_damaged() -> None:
+    content = bytearray(_one_sample())
+    name = b"samples/s01_epoch_1.json"
+    at = content.index(b"PK\x01\x02")
+    while content[at + 46:at + 46 + len(name)] != name:
+        at = content.index(b"PK\x01\x02", at + 4)
+    content[at + 16] ^= 0xFF  # the CRC-32 the central directory gives
+    report, lines = convert_log(bytes(content))
+    assert not lines and "checksum" in report.errors[0].message
