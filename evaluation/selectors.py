@@ -126,15 +126,20 @@ def scoring_samples(*, benchmark: Benchmark) -> tuple[list[dict[str, Any]], dict
 
 def conversion_context(*, benchmark: Benchmark) -> BenchmarkContext:
     """What the converters of other harnesses' logs need beyond the uids (converters.BenchmarkContext):
-    each split's uids in export order (``position``, then ``uid``, as ``annotation.export_rows``), the
+    each split's uids in export order (``position``, then ``uid``, as ``annotation.export_rows``; ``all``: the
+    whole benchmark's when it has several splits), the
     answers (to check an lmms-eval file's row order) and each sample's count of media. One query."""
     context = BenchmarkContext()
     rows = (Sample.objects.filter(benchmark=benchmark).order_by("position", "uid")
             .annotate(n_media=Count("media")).values_list("uid", "split", "answer", "n_media"))
+    everything: list[str] = []
     for uid, split, answer, n_media in rows:
         context.splits.setdefault(split, []).append(uid)
+        everything.append(uid)
         context.gold[uid] = answer
         context.media[uid] = max(n_media, 1)  # a sample built by hand has its image only
+    if len(context.splits) > 1:
+        context.splits["all"] = everything  # a task run on every sample, in the export's order
     return context
 
 

@@ -14,6 +14,7 @@ one error saying what it looks like (``sniff``).
 - ``vstar``: V*'s eval_result.json {subtask: [{image, option_chosen, ...}]}; mode adaptive.
 - ``inspect``: an Inspect AI ``.eval`` log (a zip: header.json, samples/<id>_epoch_<n>.json); the mode from
   the task's arguments or each sample's metadata (interop.md).
+- ``lmms-eval``: lmms-eval's ``--log_samples`` JSON Lines; ``doc_id`` by position in a split (interop.md).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from . import agentx, inspect_log, tirbench, vlmevalkit, vstar, vtcbench
+from . import agentx, inspect_log, lmms_eval, tirbench, vlmevalkit, vstar, vtcbench
 from .common import FILE, BenchmarkContext, ConversionError, ConversionReport, Locate, Sink, TooManyErrors, WrongKind
 from .sniff import HEAD_BYTES, LABELS, Kind, sniff, sniff_zip, wrong_kind_message, zip_names
 
-FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar", "inspect")
-CONVERTED = ("vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar", "inspect")
+FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar", "inspect", "lmms-eval")
+CONVERTED = ("vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar", "inspect", "lmms-eval")
 FORMAT_CHOICES = (
     ("jsonl", "Our format (JSON Lines)"),
     ("vlmevalkit", "VLMEvalKit result file (.xlsx, .tsv, .csv, .json)"),
@@ -35,9 +36,11 @@ FORMAT_CHOICES = (
     ("tirbench", "TIR-Bench response file ({\"0\": response, ...})"),
     ("vstar", "V* Bench eval_result.json"),
     ("inspect", "Inspect AI log (.eval)"),
+    ("lmms-eval", "lmms-eval samples (<date>_samples_<task>.jsonl)"),
 )
 _READERS = {"vlmevalkit": vlmevalkit.convert, "vtcbench": vtcbench.convert, "agentx": agentx.convert,
-            "tirbench": tirbench.convert, "vstar": vstar.convert, "inspect": inspect_log.convert}
+            "tirbench": tirbench.convert, "vstar": vstar.convert, "inspect": inspect_log.convert,
+            "lmms-eval": lmms_eval.convert}
 
 __all__ = ["CONVERTED", "FORMATS", "FORMAT_CHOICES", "LABELS", "BenchmarkContext", "ConversionError", "ConversionReport", "Kind",
            "check_kind", "convert", "sniff"]

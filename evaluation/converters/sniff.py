@@ -16,6 +16,7 @@ from typing import IO
 import orjson
 
 HEAD_BYTES = 64 * 1024
+TABLE_SUFFIXES = (".xlsx", ".tsv", ".csv", ".json")  # a VLMEvalKit result table, in a zip
 
 LABELS = {
     "jsonl": "a prediction file in our format (JSON Lines with sample_id and mode)",
@@ -25,7 +26,9 @@ LABELS = {
     "tirbench": "a TIR-Bench response file (a JSON object {\"0\": response, ...})",
     "vstar": "V* Bench's eval_result.json ({\"direct_attributes\": [{image, option_chosen, ...}], ...})",
     "inspect": "an Inspect AI log (.eval: a zip of header.json and samples/<id>_epoch_<n>.json)",
+    "lmms-eval": "lmms-eval samples (<date>_samples_<task>.jsonl with doc_id and filtered_resps)",
 }
+LMMS = "lmms-eval samples (JSON Lines with doc_id and filtered_resps)"
 _TIR_KEY = re.compile(r'^\{\s*"\d+"\s*:')
 
 
@@ -102,7 +105,11 @@ def _json_object(text: str) -> Kind:
             return Kind("ours", "JSON Lines in our prediction format", "jsonl")
         if _key(first, "item_id") or _key(first, "agent_answer"):
             return Kind("vtcbench", "VTC-Bench agent results (JSON Lines with item_id, agent_answer)", "vtcbench")
+        if _key(first, "doc_id") and (_key(first, "filtered_resps") or _key(first, "resps")):
+            return Kind("lmms_eval", LMMS, "lmms-eval")
     if isinstance(obj, dict):
+        if "doc_id" in obj and ("filtered_resps" in obj or "resps" in obj):
+            return Kind("lmms_eval", LMMS, "lmms-eval")
         if "sample_id" in obj:
             return Kind("ours", "JSON Lines in our prediction format", "jsonl")
         if "item_id" in obj or "agent_answer" in obj:
@@ -160,7 +167,11 @@ def sniff_zip(names: list[str]) -> Kind:
         lists = sum(b.startswith("response_list_") and b.endswith(".json") for b in base)
         return Kind("vtcbench_zip", f"a zip of VTC-Bench agent results (results_*.jsonl and {lists} "
                                     "response_list_<id>.json files)", "vtcbench")
-    if any(b.endswith((".xlsx", ".tsv", ".csv")) for b in base):
+    tables = [b for b in base if b.endswith(TABLE_SUFFIXES)]
+    if len(tables) == 1 and any(b.startswith("img_") for b in base):
+        return Kind("vlmevalkit_zip", "a zip of a VLMEvalKit agent-mode result table and its tool images",
+                    "vlmevalkit")
+    if tables:
         return Kind("zip", "a zip archive (unzip it and submit the result file inside)")
     return Kind("zip", "a zip archive")
 
