@@ -10,7 +10,7 @@ in the *author's* file and the field there, so the person can find them in the f
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -223,3 +223,21 @@ class Sink:
         self.first[key] = loc.where
         self.out.write(line + b"\n")
         self.report.n_predictions += 1
+
+
+def json_objects(stream: IO[bytes], sink: Sink) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    """The objects of a JSON Lines file with their lines; blank lines skipped, anything else an error on its line."""
+    for number, raw in enumerate(stream, start=1):
+        if not raw.strip():
+            continue
+        loc = Loc.of("line", number)
+        sink.item()
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            sink.error(loc, "", f"not valid JSON: {exc}")
+            continue
+        if not isinstance(obj, dict):
+            sink.error(loc, "", f"expected a JSON object, got {type(obj).__name__}")
+            continue
+        yield loc, obj

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import orjson
 
-from .common import Loc, Sink, WrongKind, text_of
+from .common import Loc, Sink, WrongKind, json_objects, text_of
 
 KNOWN = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "token_counts", "doc_hash",
                    "input_media"})
@@ -35,19 +35,7 @@ KNOWN = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_re
 
 def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
     rows: list[tuple[Loc, dict[str, Any]]] = []
-    for number, raw in enumerate(stream, start=1):
-        if not raw.strip():
-            continue
-        loc = Loc.of("line", number)
-        sink.item()
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            sink.error(loc, "", f"not valid JSON: {exc}")
-            continue
-        if not isinstance(obj, dict):
-            sink.error(loc, "", f"expected a JSON object, got {type(obj).__name__}")
-            continue
+    for loc, obj in json_objects(stream, sink):
         doc_id = obj.get("doc_id")
         if isinstance(doc_id, bool) or not isinstance(doc_id, int) or doc_id < 0:
             sink.error(loc, "doc_id", f"expected the document's position (a whole number from 0), got {doc_id!r}")
