@@ -75,7 +75,7 @@ def _split_order(rows: list[tuple[Loc, dict[str, Any]]], sink: Sink) -> Sequence
     if not sink.context.splits:
         raise WrongKind("An lmms-eval samples file names documents by position: it can only be read against a "
                         "benchmark's splits.")
-    fits: list[Sequence[str]] = []
+    fits: list[tuple[str, Sequence[str]]] = []
     best: tuple[int, str, tuple[Loc, str, Any, str, int]] | None = None
     for name, order in sink.context.splits.items():
         matched, first = 0, None
@@ -90,11 +90,16 @@ def _split_order(rows: list[tuple[Loc, dict[str, Any]]], sink: Sink) -> Sequence
             elif first is None:
                 first = (loc, "target", obj["target"], order[doc_id], doc_id)
         if first is None:
-            fits.append(order)
+            fits.append((name, order))
         elif best is None or matched > best[0]:
             best = (matched, name, first)
     if fits:
-        return next((order for order in fits if len(order) == len(rows)), fits[0])
+        name, order = next(((n, o) for n, o in fits if len(o) == len(rows)), fits[0])
+        if len(fits) > 1:
+            sink.report.warnings.append(f"the targets fit the splits {', '.join(repr(n) for n, _o in fits)}; the "
+                                        f"documents are read as the '{name}' split's (the one the file covers whole, "
+                                        "else the first)")
+        return order
     assert best is not None
     _matched, name, (loc, field_name, value, detail, doc_id) = best
     if field_name == "doc_id":

@@ -114,6 +114,17 @@ def test_lmms_eval_picks_the_split_the_file_ran_on() -> None:
     assert report.ok and [g["sample_id"] for g in got] == ["q3", "q4"]
 
 
+def test_lmms_eval_prefers_the_split_the_file_covers_whole_and_says_so() -> None:
+    gold = {"q1": "A", "q2": "A", "q3": "A", "q4": "B"}
+    context = BenchmarkContext(splits={"all": ["q1", "q3", "q2", "q4"], "dev": ["q1", "q2"], "test": ["q3", "q4"]},
+                               gold=gold)
+    lines = [{"sample_id": u, "mode": "text", "answer": "A"} for u in ("q1", "q2")]
+    report, got = run(shapes.lmms_samples(lines, ["q1", "q2"], gold), "lmms-eval", context=context)
+    assert report.ok and [g["sample_id"] for g in got] == ["q1", "q2"]  # dev's, not the whole benchmark's q1, q3
+    assert report.warnings == ["the targets fit the splits 'all', 'dev'; the documents are read as the 'dev' "
+                               "split's (the one the file covers whole, else the first)"]
+
+
 def test_lmms_eval_in_another_order_is_refused_with_the_first_differing_line() -> None:
     order = ["q2", "q1", "q3", "q4"]  # their split lists q2 first; ours lists q1 first
     report, got = run(shapes.lmms_samples(ours(), order, GOLD), "lmms-eval")
