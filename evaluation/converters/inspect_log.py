@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import io
 import re
 import zipfile
 from collections.abc import Iterator
@@ -37,12 +38,13 @@ from typing import IO, Any
 import orjson
 
 from .common import FILE, Loc, Sink, WrongKind, text_of
-from .zipread import EntryError, read_entry
+from .zipread import EntryError, open_zip, read_entry
 
 HEADER = "header.json"
 SAMPLE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
 SAMPLE_MAX_BYTES = 256 << 20  # one sample, unpacked (its images included)
 HEADER_MAX_BYTES = 64 << 20
+LOG_MAX_BYTES = 1 << 30  # one log inside a zip of logs, unpacked (the upload itself is capped far lower)
 ATTACHMENT = "attachment://"
 MODES = ("text", "adaptive", "oracle", "blind")
 GRADER_ROLES = frozenset({"grader", "scorer", "judge"})
@@ -52,11 +54,29 @@ LIMIT_FAILURES = {"message": "max_turns", "turn": "max_turns", "time": "timeout"
 
 
 def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
-    try:
-        archive = zipfile.ZipFile(stream)
-    except zipfile.BadZipFile as exc:
-        raise WrongKind(f"The Inspect log could not be read as a zip ({exc}).") from exc
-    with archive:
+    if kind == "inspect_zip":
+        _convert_logs(stream, sink)
+        return
+    _convert_log(stream, sink, prefix="")
+
+
+def _convert_logs(stream: IO[bytes], sink: Sink) -> None:
+    """A zip of logs, one per mode (Inspect runs a task per mode): each read in turn, its places prefixed."""
+    with open_zip(stream) as bundle:
+        for name in sorted(i.filename for i in bundle.infolist() if not i.is_dir()):
+            try:
+                data = read_entry(bundle, name, max_bytes=LOG_MAX_BYTES)
+            except EntryError as exc:
+                sink.error(Loc(None, name), "", str(exc))
+                continue
+            try:
+                _convert_log(io.BytesIO(data), sink, prefix=f"{name}: ")
+            except WrongKind as exc:
+                sink.error(Loc(None, name), "", exc.message)
+
+
+def _convert_log(stream: IO[bytes], sink: Sink, *, prefix: str) -> None:
+    with open_zip(stream, "The Inspect log") as archive:
         header = _json_entry(archive, HEADER, HEADER_MAX_BYTES, sink)
         if not isinstance(header, dict):
             raise WrongKind("The Inspect log has no readable header.json (the run's description).")
@@ -64,14 +84,14 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         task_args = spec.get("task_args") if isinstance(spec.get("task_args"), dict) else {}
         log_mode = task_args.get("mode")
         if log_mode is not None and log_mode not in MODES:
-            sink.error(Loc(None, HEADER), "eval.task_args.mode", f"expected one of {', '.join(MODES)}, got {log_mode!r}")
+            sink.error(Loc(None, prefix + HEADER), "eval.task_args.mode", f"expected one of {', '.join(MODES)}, got {log_mode!r}")
         model = spec.get("model") if isinstance(spec.get("model"), str) else None
         later: list[str] = []
         for name, epoch in _sample_entries(archive):
             if epoch != 1:
-                later.append(name)
+                later.append(prefix + name)
                 continue
-            loc = Loc(None, name)
+            loc = Loc(None, prefix + name)
             sink.item()
             data = _json_entry(archive, name, SAMPLE_MAX_BYTES, sink, loc)
             if data is None:
@@ -87,7 +107,7 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
                 f"{len(later)} sample file(s) of later epochs were left out (the first: {later[0]}); "
                 "a row scores one answer per sample: epoch 1")
         if header.get("status") not in (None, "success"):
-            sink.report.warnings.append(f"the Inspect run's status is {header.get('status')!r}, not 'success': "
+            sink.report.warnings.append(f"{prefix}the Inspect run's status is {header.get('status')!r}, not 'success': "
                                         "the samples it finished are read")
 
 
@@ -196,6 +216,11 @@ def _prediction(data: dict[str, Any], loc: Loc, sink: Sink, *, log_mode: Any, mo
         # a log that lacks either (a tool answering in text) does not record them: not available, never 0.
         del record["tool_outputs"]
     record["model_ids"] = sorted(model_ids)
+    # The provider's id of each answer, from the raw call Inspect keeps beside each model event.
+    response_ids = [str(e["call"]["response"]["id"]) for e in model_events if isinstance(e.get("call"), dict)
+                    and isinstance(e["call"].get("response"), dict) and e["call"]["response"].get("id")]
+    if response_ids:
+        record["response_ids"] = response_ids
     verdicts = {name: score.get("value") for name, score in (data.get("scores") or {}).items()
                 if isinstance(score, dict)} if isinstance(data.get("scores"), dict) else {}
     if verdicts:

@@ -162,6 +162,8 @@ def sniff_zip(names: list[str]) -> Kind:
     """A zip by what it holds: an Inspect log, VTC-Bench's results with their response lists, else a plain zip."""
     if "header.json" in names and any(n.startswith("samples/") for n in names):
         return Kind("inspect", "an Inspect AI log (.eval)", "inspect")
+    if names and all(n.endswith(".eval") for n in names):
+        return Kind("inspect_zip", f"a zip of {len(names)} Inspect AI log(s) (.eval)", "inspect")
     base = [n.rsplit("/", 1)[-1] for n in names]
     if any(b.startswith("results_") and b.endswith(".jsonl") for b in base):
         lists = sum(b.startswith("response_list_") and b.endswith(".json") for b in base)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import zipfile
 from collections.abc import Iterator
 from itertools import chain, islice
 from typing import IO, Any
@@ -30,7 +29,7 @@ import orjson
 from .common import FILE, HEADER, Loc, Sink, WrongKind, norm_id, text_of
 from .sniff import HEAD_BYTES, TABLE_SUFFIXES, sniff
 from .vlmevalkit_agent import ImageBytes, agent_fields, parse_cell
-from .zipread import EntryError, read_entry
+from .zipread import EntryError, open_zip, read_entry
 
 ID_COLUMNS = ("index", "id")  # the sample's uid: index, unless id matches the benchmark better
 DECIDE_ROWS = 500  # rows read before choosing the id column
@@ -48,11 +47,7 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
 
 def _convert_zip(stream: IO[bytes], sink: Sink) -> None:
     """An agent-mode table with the tool images VLMEvalKit saved (``<stamp>_<uid>/img_NNNN.<ext>``)."""
-    try:
-        archive = zipfile.ZipFile(stream)
-    except zipfile.BadZipFile as exc:
-        raise WrongKind(f"The zip could not be read ({exc}).") from exc
-    with archive:
+    with open_zip(stream) as archive:
         names = [i.filename for i in archive.infolist() if not i.is_dir()]
         tables = [n for n in names if n.lower().endswith(TABLE_SUFFIXES) and "/img_" not in f"/{n}"]
         if len(tables) != 1:

@@ -13,6 +13,9 @@ from __future__ import annotations
 import struct
 import zipfile
 import zlib
+from typing import IO
+
+from .common import WrongKind
 
 ZSTD = 93  # the zip compression method number for zstd (APPNOTE 4.4.5)
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
@@ -74,3 +77,11 @@ def _zstd_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     if zlib.crc32(data) != info.CRC:
         raise EntryError("damaged: its checksum does not match")
     return bytes(data)
+
+
+def open_zip(stream: IO[bytes], what: str = "The zip") -> zipfile.ZipFile:
+    """The upload as a zip, or one message saying it is not one."""
+    try:
+        return zipfile.ZipFile(stream)
+    except zipfile.BadZipFile as exc:
+        raise WrongKind(f"{what} could not be read as a zip ({exc}).") from exc

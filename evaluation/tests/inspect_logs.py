@@ -70,6 +70,7 @@ def sample_of_line(line: dict[str, Any], *, media: Sequence[bytes], tool_images:
         else:
             turns.append((step.get("thought") or "", [step["tool"]] if step.get("tool") else []))
     model_ids = line.get("run", {}).get("model_ids") or [model]
+    response_ids = iter(line.get("run", {}).get("response_ids") or [])
     answered_by = model_ids[0]
     for t, (thought, calls) in enumerate(turns):
         inputs.append(list(messages))
@@ -86,7 +87,7 @@ def sample_of_line(line: dict[str, Any], *, media: Sequence[bytes], tool_images:
             assistant["tool_calls"] = tool_calls
         messages.append(assistant)
         events.append({"event": "model", "model": answered_by, "role": None, "input": inputs[-1], "tools": [],
-                       "tool_choice": "auto", "config": {},
+                       "tool_choice": "auto", "config": {}, "call": _call(next(response_ids, None)),
                        "output": {"model": answered_by, "choices": [{"message": assistant, "stop_reason":
                                                                      "tool_calls" if tool_calls else "stop"}]}})
         new_images: list[bytes] = []
@@ -113,7 +114,7 @@ def sample_of_line(line: dict[str, Any], *, media: Sequence[bytes], tool_images:
         final = {"id": "final", "role": "assistant", "model": answered_by, "content": response}
         messages.append(final)
         events.append({"event": "model", "model": answered_by, "role": None, "input": inputs[-1], "tools": [],
-                       "tool_choice": "auto", "config": {},
+                       "tool_choice": "auto", "config": {}, "call": _call(next(response_ids, None)),
                        "output": {"model": answered_by, "choices": [{"message": final, "stop_reason": "stop"}]}})
     # A grader's call: its model and usage must not count as the answering model's.
     events.append({"event": "model", "model": GRADER, "role": "grader", "input": [user], "tools": [],
@@ -146,6 +147,11 @@ def sample_of_line(line: dict[str, Any], *, media: Sequence[bytes], tool_images:
     if pooled:
         _pool(sample)
     return sample
+
+
+def _call(response_id: str | None) -> dict[str, Any] | None:
+    """The raw API call Inspect keeps on a model event (``ModelCall``): here only the response's id."""
+    return {"request": {}, "response": {"id": response_id}} if response_id else None
 
 
 def _pool(sample: dict[str, Any]) -> None:

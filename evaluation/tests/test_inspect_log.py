@@ -206,3 +206,14 @@ def test_a_zstd_entry_whose_checksum_differs_is_named_damaged() -> None:
     content[at + 16] ^= 0xFF  # the CRC-32 the central directory gives
     report, lines = convert_log(bytes(content))
     assert not lines and "checksum" in report.errors[0].message
+
+
+def test_a_zip_of_logs_reads_each_and_names_the_log_of_a_problem() -> None:
+    bundle = io.BytesIO()
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("adaptive.eval", _one_sample())
+        archive.writestr("text.eval", b"not a zip at all")
+    report, lines = convert_log(bundle.getvalue())
+    assert [(e.where, e.message) for e in report.errors] == [
+        ("text.eval", "The Inspect log could not be read as a zip (File is not a zip file).")]
+    assert not report.ok and len(lines) == 1  # the good log is read; the upload still fails as a whole
