@@ -5,11 +5,15 @@ file and a VLMEvalKit agent-mode table, converted in the worker's validation sta
 from __future__ import annotations
 
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from evaluation.tests import author_shapes as shapes
 from evaluation.tests import inspect_logs, interop_shapes
+from evaluation.models import Submission
+from evaluation.tests.submission_helpers import upload
 from evaluation.tests.test_conversion_pipeline import ANSWERS, UIDS, bench, owner, results, rows, submit  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +107,23 @@ def test_an_lmms_eval_samples_file_makes_the_row_of_the_same_predictions_in_our_
     assert theirs.status == "done", (theirs.failure_reason, theirs.errors)
     assert results(theirs) == results(mine) and rows(theirs) == rows(mine)
     assert {r[2] for r in rows(mine)} == {True, False}
+
+
+def test_the_upload_form_and_submit_take_the_new_formats(bench, owner, client, tmp_path,  # noqa: F811
+                                                         django_capture_on_commit_callbacks) -> None:
+    line = {"sample_id": "11", "mode": "text", "answer": ANSWERS["11"], "steps": [], "run": {"model_ids": ["m"]}}
+    sample = inspect_logs.sample_of_line(line, media=[b"png"], tool_images={}, model="m", pooled=True)
+    log = inspect_logs.eval_zip(inspect_logs.header(model="m", task_args={"mode": "text"}), [sample], zstd=True)
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        res = client.post("/submissions/new/", {"benchmark": "numeric", "model_name": "inspect-model",
+                                                "format": "inspect", "file": upload(log, "run.eval")})
+    assert res.status_code == 302
+    sub = Submission.objects.get(model_name="inspect-model")
+    assert sub.format == "inspect" and sub.status == "done", (sub.failure_reason, sub.errors)
+    path = tmp_path / "20260801_samples_bench.jsonl"
+    path.write_bytes(interop_shapes.lmms_samples([line], ["11"], ANSWERS))
+    out = StringIO()
+    call_command("submit", "numeric", str(path), "--model", "lmms", "--user", "grace", "--format", "lmms-eval",
+                 "--sync", stdout=out)
+    assert json.loads(out.getvalue().split("\n", 1)[1])["modes"]["text"]["accuracy"]["overall"]["count"] == 1

@@ -161,3 +161,9 @@ def test_no_hf_entries_for_a_benchmark_not_on_the_hub(client, row: Submission) -
     Benchmark.objects.filter(pk=row.benchmark_id).update(hf_dataset="")
     response = client.get(reverse("leaderboard:hf_eval_results", args=[row.benchmark.slug, row.pk]))
     assert response.status_code == 404
+
+
+def test_the_model_page_links_both_exports(client, row: Submission) -> None:
+    page = client.get(reverse("leaderboard:model", args=[row.benchmark.slug, row.pk])).content.decode()
+    assert reverse("leaderboard:eee", args=["hand", row.pk]) in page
+    assert reverse("leaderboard:hf_eval_results", args=["hand", row.pk]) in page
