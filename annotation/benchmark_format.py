@@ -153,6 +153,9 @@ class Manifest:
     # The scoring profile the manifest (or a release's reader) declares; None: not said (a new
     # benchmark is then generic, a re-import keeps the benchmark's own).
     scoring: str | None = None
+    # The benchmark's dataset on the Hugging Face Hub ("org/name"): the dataset.id of the model pages'
+    # .eval_results entries (docs/interop.md); empty: not on the Hub.
+    hf_dataset: str = ""
 
 
 @dataclass(slots=True)
@@ -308,7 +311,7 @@ def manifest_from_data(data: Any, *, resolve_tool: Callable[[str], str | None]) 
     if not isinstance(data, dict):
         return Manifest(), [FieldError(None, "", "must be a JSON object")]
     manifest = Manifest()
-    for key in ("slug", "name", "version", "description", "license", "citation"):
+    for key in ("slug", "name", "version", "description", "license", "citation", "hf_dataset"):
         value = data.get(key)
         if value is None:
             continue

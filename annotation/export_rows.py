@@ -162,4 +162,6 @@ def benchmark_manifest(benchmark: Benchmark) -> dict:
         manifest["figures"] = list(benchmark.figures)
     if benchmark.scoring != "generic":
         manifest["scoring"] = benchmark.scoring
+    if benchmark.hf_dataset:
+        manifest["hf_dataset"] = benchmark.hf_dataset
     return manifest

@@ -46,6 +46,8 @@ class Benchmark(models.Model):
     # re-scores the benchmark's submissions (evaluation.services.benchmark_scoring_changed).
     scoring = models.CharField(max_length=16, choices=ScoringProfile.choices, default=ScoringProfile.GENERIC)
     # Fixed cost bounds for the rank score in $ per sample (RouterArena fixes them); else derived.
+    # Its dataset on the Hugging Face Hub ("org/name"), named by .eval_results exports (docs/interop.md).
+    hf_dataset = models.CharField(max_length=200, blank=True, default="")
     cost_min = models.FloatField(null=True, blank=True)
     cost_max = models.FloatField(null=True, blank=True)
     # Oracle runs on the test split (docs/runs.md): the oracle image shows an endpoint the evidence of a

@@ -249,7 +249,7 @@ def _write_bundle(
     )
     benchmark.name = name or manifest.name or benchmark.name
     for attr in ("version", "description", "license", "citation", "tools", "declared_tools", "cost_min", "cost_max",
-                 "figures"):
+                 "figures", "hf_dataset"):
         setattr(benchmark, attr, getattr(manifest, attr))
     if manifest.scoring is not None:  # else a new benchmark is generic and a re-import keeps its own
         if benchmark.scoring != manifest.scoring and benchmark.results_version:

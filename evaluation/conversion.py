@@ -20,10 +20,13 @@ from django.core.files import File
 from evaluation import converters
 from evaluation.benchmark_cache import other_benchmark_of, prepared_benchmarks, tool_hooks
 from evaluation.models import Submission
+from evaluation.selectors import conversion_context
 from evaluation.services import file_failure_reason, submission_fail, submission_heartbeat
 
 _BEAT_SECONDS = 0.5
 WARNINGS_KEPT = 100  # the first conversion warnings kept on the submission
+# Formats whose converter needs the benchmark's split orders or media counts (converters.BenchmarkContext).
+CONTEXT_FORMATS = frozenset({"inspect", "lmms-eval", "vlmevalkit"})
 
 
 def submission_file_ready(*, submission: Submission) -> bool:
@@ -50,6 +53,7 @@ def submission_file_ready(*, submission: Submission) -> bool:
                 src, out, fmt=sub.format, filename=sub.original_name, sample_ids=uids, resolve_tool=resolve,
                 max_errors=settings.SUBMISSION_MAX_ERRORS, max_line_bytes=settings.SUBMISSION_MAX_LINE_BYTES,
                 progress=progress, benchmark=sub.benchmark.slug, locate=other_benchmark_of(sub.benchmark),
+                context=conversion_context(benchmark=sub.benchmark) if sub.format in CONTEXT_FORMATS else None,
             )
             if report.ok:
                 out.seek(0)

@@ -28,6 +28,7 @@ from annotation.models import (
     SampleMedia,
     Split,
 )
+from evaluation.converters import BenchmarkContext
 from evaluation.models import ACTIVE_STATUSES, HostedRun, PredictionResult, Submission, SubmissionStatus, WorkerBeat
 
 User = AbstractBaseUser | AnonymousUser
@@ -121,6 +122,25 @@ def scoring_samples(*, benchmark: Benchmark) -> tuple[list[dict[str, Any]], dict
     """Each sample in the scorer's mapping shape (formats.md), and the sample primary keys by uid."""
     pks: dict[str, int] = {}
     return list(iter_scoring_samples(benchmark=benchmark, pks=pks)), pks
+
+
+def conversion_context(*, benchmark: Benchmark) -> BenchmarkContext:
+    """What the converters of other harnesses' logs need beyond the uids (converters.BenchmarkContext):
+    each split's uids in export order (``position``, then ``uid``, as ``annotation.export_rows``; ``all``: the
+    whole benchmark's when it has several splits), the
+    answers (to check an lmms-eval file's row order) and each sample's count of media. One query."""
+    context = BenchmarkContext()
+    rows = (Sample.objects.filter(benchmark=benchmark).order_by("position", "uid")
+            .annotate(n_media=Count("media")).values_list("uid", "split", "answer", "n_media"))
+    everything: list[str] = []
+    for uid, split, answer, n_media in rows:
+        context.splits.setdefault(split, []).append(uid)
+        everything.append(uid)
+        context.gold[uid] = answer
+        context.media[uid] = max(n_media, 1)  # a sample built by hand has its image only
+    if len(context.splits) > 1:
+        context.splits["all"] = everything  # a task run on every sample, in the export's order
+    return context
 
 
 def iter_scoring_samples(*, benchmark: Benchmark, pks: dict[str, int]) -> Iterator[dict[str, Any]]:

@@ -17,6 +17,8 @@ urlpatterns = [
     path("b/<slug:slug>/m/<int:pk>/", views_model.model_page_view, name="model"),
     path("b/<slug:slug>/m/<int:pk>/agentx/", views_model.agentx_tasks, name="agentx_tasks"),
     path("b/<slug:slug>/m/<int:pk>/records.jsonl", views_model.records, name="records"),
+    path("b/<slug:slug>/m/<int:pk>/eee.zip", views_model.eee_export, name="eee"),
+    path("b/<slug:slug>/m/<int:pk>/eval_results.zip", views_model.hf_eval_results, name="hf_eval_results"),
     path("b/<slug:slug>/m/<int:pk>/s/<str:uid>/", views_model.sample, name="sample"),
     path("b/<slug:slug>/m/<int:pk>/s/<str:uid>/media/<int:position>/<str:part>", views_model.sample_medium,
          name="sample_medium"),

@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from annotation.imagetools import ToolError
@@ -22,7 +23,7 @@ from evaluation.records import export_lines
 from evaluation.models import Submission
 from evaluation.metrics.tool_effect import outputs_shown
 from leaderboard.author_figures_view import author_figures
-from leaderboard import agentx_tab, cache, chain_runs, flipped, model_page, selectors, tools_tab
+from leaderboard import agentx_tab, cache, chain_runs, eee, flipped, hf_results, model_page, selectors, tools_tab
 
 def _benchmark(slug: str):  # noqa: ANN202
     benchmark = cache.benchmark_for_page(slug)
@@ -95,12 +96,10 @@ def agentx_tasks(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return response
 
 
-@require_GET
-def records(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResponse:
-    """The row's canonical per-sample records (docs/runs.md, "The verified tier"): a public submission's
-    dev-split records for anyone, every record for its owner and staff; a private submission's for its
-    owner and staff only (others: 404). Test-split records are per-sample correctness: never public."""
-    benchmark = _benchmark(slug)
+def row_for_export(request: HttpRequest, benchmark: Any, pk: int) -> tuple[Submission, bool]:
+    """The row a per-sample export may show this reader, and whether it may show the test split: a public
+    submission's dev split for anyone; every split for its owner and staff (a private one: theirs only,
+    others 404). docs/security.md, "a row's records export"."""
     submission = model_page.public_submission(benchmark, pk)
     own = submission_visible_to(user=request.user, submission_id=pk)
     if own is not None and (own.benchmark_id != benchmark.pk or own.status != "done" or not own.results):
@@ -109,9 +108,19 @@ def records(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResponse:
         raise Http404("No submission with this number on this benchmark")
     chosen = own or submission
     assert chosen is not None
-    response = StreamingHttpResponse(export_lines(chosen, include_test=own is not None),
+    return chosen, own is not None
+
+
+@require_GET
+def records(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResponse:
+    """The row's canonical per-sample records (docs/runs.md, "The verified tier"): a public submission's
+    dev-split records for anyone, every record for its owner and staff; a private submission's for its
+    owner and staff only (others: 404). Test-split records are per-sample correctness: never public."""
+    benchmark = _benchmark(slug)
+    chosen, include_test = row_for_export(request, benchmark, pk)
+    response = StreamingHttpResponse(export_lines(chosen, include_test=include_test),
                                      content_type="application/x-ndjson; charset=utf-8")
-    scope = "all" if own is not None else "dev"
+    scope = "all" if include_test else "dev"
     response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-{pk}-records-{scope}.jsonl"'
     response["Cache-Control"] = "private, no-store"
     patch_vary_headers(response, ("Cookie",))
@@ -285,3 +294,36 @@ def compare_sample(request: HttpRequest, slug: str, a: int, b: int, uid: str) ->
     response = render(request, "leaderboard/compare_sample.html", context)
     patch_vary_headers(response, ("Cookie",))
     return response
+
+
+@require_GET
+def eee_export(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The row as Every Eval Ever records (docs/interop.md): the aggregate JSON and the instances of the
+    samples this reader may see (``row_for_export``), zipped in EEE's layout."""
+    benchmark = _benchmark(slug)
+    chosen, include_test = row_for_export(request, benchmark, pk)
+    body = eee.build(chosen, include_test=include_test, now=timezone.now()).zip_bytes()
+    response = HttpResponse(body, content_type="application/zip")
+    scope = "all" if include_test else "dev"
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-{pk}-eee-{scope}.zip"'
+    response["Cache-Control"] = "private, no-store"
+    patch_vary_headers(response, ("Cookie",))
+    return response
+
+
+@require_GET
+def hf_eval_results(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The row's headline figures as Hugging Face .eval_results entries (docs/interop.md); 404 with the
+    reason when the benchmark names no Hub dataset."""
+    benchmark = _benchmark(slug)
+    chosen, _ = row_for_export(request, benchmark, pk)
+    try:
+        body = hf_results.zip_bytes(chosen)
+    except hf_results.NotOnTheHub as exc:
+        raise Http404(str(exc)) from None
+    response = HttpResponse(body, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-{pk}-eval_results.zip"'
+    response["Cache-Control"] = "private, no-store"
+    patch_vary_headers(response, ("Cookie",))
+    return response
+

@@ -12,6 +12,9 @@ one error saying what it looks like (``sniff``).
 - ``agentx``: Agent-X's output list: {id: {reasoning_steps, final_answer}}; mode adaptive.
 - ``tirbench``: TIR-Bench's response file {"0": reply, ...} (or tasks with model_response, extracted_answer); mode text.
 - ``vstar``: V*'s eval_result.json {subtask: [{image, option_chosen, ...}]}; mode adaptive.
+- ``inspect``: an Inspect AI ``.eval`` log (a zip: header.json, samples/<id>_epoch_<n>.json); the mode from
+  the task's arguments or each sample's metadata (interop.md).
+- ``lmms-eval``: lmms-eval's ``--log_samples`` JSON Lines; ``doc_id`` by position in a split (interop.md).
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from . import agentx, tirbench, vlmevalkit, vstar, vtcbench
-from .common import FILE, ConversionError, ConversionReport, Locate, Sink, TooManyErrors, WrongKind
+from . import agentx, inspect_log, lmms_eval, tirbench, vlmevalkit, vstar, vtcbench
+from .common import FILE, BenchmarkContext, ConversionError, ConversionReport, Locate, Sink, TooManyErrors, WrongKind
 from .sniff import HEAD_BYTES, LABELS, Kind, sniff, sniff_zip, wrong_kind_message, zip_names
 
-FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar")
-CONVERTED = ("vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar")
+FORMATS = ("jsonl", "vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar", "inspect", "lmms-eval")
+CONVERTED = ("vlmevalkit", "vtcbench", "agentx", "tirbench", "vstar", "inspect", "lmms-eval")
 FORMAT_CHOICES = (
     ("jsonl", "Our format (JSON Lines)"),
     ("vlmevalkit", "VLMEvalKit result file (.xlsx, .tsv, .csv, .json)"),
@@ -32,11 +35,14 @@ FORMAT_CHOICES = (
     ("agentx", "Agent-X output list (.json)"),
     ("tirbench", "TIR-Bench response file ({\"0\": response, ...})"),
     ("vstar", "V* Bench eval_result.json"),
+    ("inspect", "Inspect AI log (.eval)"),
+    ("lmms-eval", "lmms-eval samples (<date>_samples_<task>.jsonl)"),
 )
 _READERS = {"vlmevalkit": vlmevalkit.convert, "vtcbench": vtcbench.convert, "agentx": agentx.convert,
-            "tirbench": tirbench.convert, "vstar": vstar.convert}
+            "tirbench": tirbench.convert, "vstar": vstar.convert, "inspect": inspect_log.convert,
+            "lmms-eval": lmms_eval.convert}
 
-__all__ = ["CONVERTED", "FORMATS", "FORMAT_CHOICES", "LABELS", "ConversionError", "ConversionReport", "Kind",
+__all__ = ["CONVERTED", "FORMATS", "FORMAT_CHOICES", "LABELS", "BenchmarkContext", "ConversionError", "ConversionReport", "Kind",
            "check_kind", "convert", "sniff"]
 
 
@@ -64,12 +70,14 @@ def convert(
     progress: Callable[[int], None] | None = None,
     benchmark: str = "",
     locate: Locate | None = None,
+    context: BenchmarkContext | None = None,
 ) -> ConversionReport:
     """Convert ``stream`` (an author's file, format ``fmt``) into our JSON Lines on ``out``.
 
     The report lists the problems (first ``max_errors``); ``out`` is only usable when it is ok.
     ``locate`` names the benchmark that holds ids not in ``sample_ids``: their errors are then one
-    message naming it (``benchmark`` is this one's slug).
+    message naming it (``benchmark`` is this one's slug). ``context`` is what some formats need of the
+    benchmark beyond its uids (split orders, media counts: ``BenchmarkContext``).
     """
     if fmt not in _READERS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(_READERS)}")
@@ -79,7 +87,7 @@ def convert(
         report.errors.append(ConversionError(None, FILE.where, "", wrong))
         return report
     sink = Sink(out, report, sample_ids=sample_ids, resolve_tool=resolve_tool, max_errors=max_errors,
-                max_line_bytes=max_line_bytes, progress=progress)
+                max_line_bytes=max_line_bytes, progress=progress, context=context)
     try:
         _READERS[fmt](stream, sink, filename=filename, kind=kind.name)
     except WrongKind as exc:

@@ -10,7 +10,7 @@ in the *author's* file and the field there, so the person can find them in the f
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -68,6 +68,27 @@ class TooManyErrors(Exception):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class BenchmarkContext:
+    """What a few converters need to know of the benchmark beyond its uids, read from the database by
+    the caller (``evaluation.selectors.conversion_context``) so that this library stays Django-free.
+
+    - ``splits``: each split's uids in the order of our export of that split (lmms-eval names a row by
+      its position in the split it ran on);
+    - ``gold``: each sample's answer, only to check that such positions pair the right rows (a target
+      that differs from ours means the orders differ); never written to the converted file;
+    - ``media``: each sample's count of media, so that a call's output is numbered after them
+      (``img<n>``...), as our harness numbers its calls' outputs.
+    """
+
+    splits: dict[str, list[str]] = field(default_factory=dict)
+    gold: dict[str, str] = field(default_factory=dict)
+    media: dict[str, int] = field(default_factory=dict)
+
+    def media_count(self, uid: str) -> int:
+        return self.media.get(uid, 1)
+
+
 # The benchmark (its slug) that holds most of the given sample ids, when another one does; from the
 # database (annotation.selectors.benchmark_holding), passed in so that this library stays Django-free.
 Locate = Callable[[Sequence[str]], "str | None"]
@@ -119,7 +140,10 @@ class Sink:
 
     def __init__(self, out: IO[bytes], report: ConversionReport, *, sample_ids: Sequence[str] | None,
                  resolve_tool: Callable[[str], str | None] | None, max_errors: int, max_line_bytes: int,
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None, context: BenchmarkContext | None = None,
+                 mode: str | None = None) -> None:
+        self.context = context or BenchmarkContext()
+        self.mode = mode  # the mode the uploader named, for a file that records none (an Inspect log)
         self.unknown: list[str] = []  # each id not in the benchmark
         self.out = out
         self.report = report
@@ -199,3 +223,21 @@ class Sink:
         self.first[key] = loc.where
         self.out.write(line + b"\n")
         self.report.n_predictions += 1
+
+
+def json_objects(stream: IO[bytes], sink: Sink) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    """The objects of a JSON Lines file with their lines; blank lines skipped, anything else an error on its line."""
+    for number, raw in enumerate(stream, start=1):
+        if not raw.strip():
+            continue
+        loc = Loc.of("line", number)
+        sink.item()
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            sink.error(loc, "", f"not valid JSON: {exc}")
+            continue
+        if not isinstance(obj, dict):
+            sink.error(loc, "", f"expected a JSON object, got {type(obj).__name__}")
+            continue
+        yield loc, obj

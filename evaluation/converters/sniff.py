@@ -16,6 +16,7 @@ from typing import IO
 import orjson
 
 HEAD_BYTES = 64 * 1024
+TABLE_SUFFIXES = (".xlsx", ".tsv", ".csv", ".json")  # a VLMEvalKit result table, in a zip
 
 LABELS = {
     "jsonl": "a prediction file in our format (JSON Lines with sample_id and mode)",
@@ -24,7 +25,10 @@ LABELS = {
     "agentx": "an Agent-X output list (a JSON list of {\"<id>\": {reasoning_steps, final_answer}})",
     "tirbench": "a TIR-Bench response file (a JSON object {\"0\": response, ...})",
     "vstar": "V* Bench's eval_result.json ({\"direct_attributes\": [{image, option_chosen, ...}], ...})",
+    "inspect": "an Inspect AI log (.eval: a zip of header.json and samples/<id>_epoch_<n>.json)",
+    "lmms-eval": "lmms-eval samples (<date>_samples_<task>.jsonl with doc_id and filtered_resps)",
 }
+LMMS = "lmms-eval samples (JSON Lines with doc_id and filtered_resps)"
 _TIR_KEY = re.compile(r'^\{\s*"\d+"\s*:')
 
 
@@ -101,7 +105,11 @@ def _json_object(text: str) -> Kind:
             return Kind("ours", "JSON Lines in our prediction format", "jsonl")
         if _key(first, "item_id") or _key(first, "agent_answer"):
             return Kind("vtcbench", "VTC-Bench agent results (JSON Lines with item_id, agent_answer)", "vtcbench")
+        if _key(first, "doc_id") and (_key(first, "filtered_resps") or _key(first, "resps")):
+            return Kind("lmms_eval", LMMS, "lmms-eval")
     if isinstance(obj, dict):
+        if "doc_id" in obj and ("filtered_resps" in obj or "resps" in obj):
+            return Kind("lmms_eval", LMMS, "lmms-eval")
         if "sample_id" in obj:
             return Kind("ours", "JSON Lines in our prediction format", "jsonl")
         if "item_id" in obj or "agent_answer" in obj:
@@ -151,13 +159,21 @@ def zip_names(stream: IO[bytes]) -> list[str]:
 
 
 def sniff_zip(names: list[str]) -> Kind:
-    """A zip by what it holds: VTC-Bench's results with their response lists, else a plain zip."""
+    """A zip by what it holds: an Inspect log, VTC-Bench's results with their response lists, else a plain zip."""
+    if "header.json" in names and any(n.startswith("samples/") for n in names):
+        return Kind("inspect", "an Inspect AI log (.eval)", "inspect")
+    if names and all(n.endswith(".eval") for n in names):
+        return Kind("inspect_zip", f"a zip of {len(names)} Inspect AI log(s) (.eval)", "inspect")
     base = [n.rsplit("/", 1)[-1] for n in names]
     if any(b.startswith("results_") and b.endswith(".jsonl") for b in base):
         lists = sum(b.startswith("response_list_") and b.endswith(".json") for b in base)
         return Kind("vtcbench_zip", f"a zip of VTC-Bench agent results (results_*.jsonl and {lists} "
                                     "response_list_<id>.json files)", "vtcbench")
-    if any(b.endswith((".xlsx", ".tsv", ".csv")) for b in base):
+    tables = [b for b in base if b.endswith(TABLE_SUFFIXES)]
+    if len(tables) == 1 and any(b.startswith("img_") for b in base):
+        return Kind("vlmevalkit_zip", "a zip of a VLMEvalKit agent-mode result table and its tool images",
+                    "vlmevalkit")
+    if tables:
         return Kind("zip", "a zip archive (unzip it and submit the result file inside)")
     return Kind("zip", "a zip archive")
 

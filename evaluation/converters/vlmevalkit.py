@@ -11,7 +11,9 @@ matched by its file name and index. ``prediction`` becomes
 ``answer``, as written (the scorer extracts the answer itself). A judge stage's ``extract`` column
 (MMReason's ``*_extract.xlsx``) is their extracted answer: when a row has one, it is the ``answer``
 and the prediction its ``response`` (the ``mmreason`` profile's exact match reads it; metrics.md
-section 13). Other judge columns (``score``, ``log_*``) are ignored.
+section 13). Other judge columns (``score``, ``log_*``) are ignored. A table with an ``extra_records``
+column comes from VLMEvalKit's agent mode: every row is mode ``adaptive``, its steps read from the
+cell (``vlmevalkit_agent``); such a table may come in a zip with the tool images it names.
 """
 
 from __future__ import annotations
@@ -25,12 +27,55 @@ from typing import IO, Any
 import orjson
 
 from .common import FILE, HEADER, Loc, Sink, WrongKind, norm_id, text_of
+from .sniff import HEAD_BYTES, TABLE_SUFFIXES, sniff
+from .vlmevalkit_agent import ImageBytes, agent_fields, parse_cell
+from .zipread import EntryError, open_zip, read_entry
 
 ID_COLUMNS = ("index", "id")  # the sample's uid: index, unless id matches the benchmark better
 DECIDE_ROWS = 500  # rows read before choosing the id column
+EXTRA = "extra_records"  # agent mode's column (vlmevalkit_agent.py)
+TABLE_MAX_BYTES = 512 << 20  # the result table inside an agent-mode zip, unpacked
+IMAGE_MAX_BYTES = 64 << 20  # one tool image in it
 
 
 def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
+    if kind == "vlmevalkit_zip":
+        _convert_zip(stream, sink)
+        return
+    _convert(stream, sink, filename=filename, kind=kind, image_bytes=None)
+
+
+def _convert_zip(stream: IO[bytes], sink: Sink) -> None:
+    """An agent-mode table with the tool images VLMEvalKit saved (``<stamp>_<uid>/img_NNNN.<ext>``)."""
+    with open_zip(stream) as archive:
+        names = [i.filename for i in archive.infolist() if not i.is_dir()]
+        tables = [n for n in names if n.lower().endswith(TABLE_SUFFIXES) and "/img_" not in f"/{n}"]
+        if len(tables) != 1:
+            raise WrongKind(f"A zip of VLMEvalKit agent results holds one result table beside the images "
+                            f"(tables found: {', '.join(tables[:3]) or 'none'}).")
+        exact = set(names)
+
+        def image_bytes(path: str) -> bytes | None:
+            # The cell names the image relative to temp/<dataset>/<model>/: the entry ending so.
+            path = path.lstrip("./")
+            name = path if path in exact else next((n for n in names if n.endswith("/" + path)), None)
+            if name is None:
+                return None
+            try:
+                return read_entry(archive, name, max_bytes=IMAGE_MAX_BYTES)
+            except EntryError as exc:
+                sink.report.warnings.append(f"{name}: {exc}; its call's image is not read")
+                return None
+
+        try:
+            table = read_entry(archive, tables[0], max_bytes=TABLE_MAX_BYTES)
+        except EntryError as exc:
+            raise WrongKind(f"{tables[0]}: {exc}.") from exc
+        kind = sniff(table[:HEAD_BYTES], tables[0]).name
+        _convert(io.BytesIO(table), sink, filename=tables[0], kind=kind, image_bytes=image_bytes)
+
+
+def _convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str, image_bytes: ImageBytes | None) -> None:
     if kind == "xlsx":
         rows = _xlsx_rows(stream)
     elif kind == "vlmevalkit_json":
@@ -48,7 +93,8 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         shown = ", ".join(h for h in header if h)[:200]
         raise WrongKind(f"{loc.where}: the table has no {' and no '.join(repr(m) for m in missing)} "
                         f"column, so it is not a VLMEvalKit result file (columns found: {shown}).")
-    cols = {name: lower.index(name) for name in ("prediction", "extract", *ID_COLUMNS) if name in lower}
+    cols = {name: lower.index(name) for name in ("prediction", "extract", EXTRA, *ID_COLUMNS) if name in lower}
+    mode = "adaptive" if EXTRA in cols else "text"  # agent mode: every row of the run had the tools
     data = ((loc, {name: (values[i] if i < len(values) else None) for name, i in cols.items()})
             for loc, values in rows if not all(v is None or v == "" for v in values))  # blank rows skipped
     prefix = dataset_prefix(filename, sink.known)
@@ -61,11 +107,21 @@ def convert(stream: IO[bytes], sink: Sink, *, filename: str, kind: str) -> None:
         sid = sink.sample_id(loc, [(id_column, cells.get(id_column))])
         if sid is None:
             continue
-        pred = {"sample_id": sid, "mode": "text", "answer": text_of(cells["prediction"])}
+        pred: dict[str, Any] = {"sample_id": sid, "mode": mode, "answer": text_of(cells["prediction"])}
         extract = text_of(cells.get("extract"))
         # A judge stage's extracted answer (MMReason's *_extract.xlsx): the answer their exact match reads.
         if extract.strip() and extract != pred["answer"]:
             pred = {**pred, "answer": extract, "response": pred["answer"]}
+        if mode == "adaptive":
+            records, problem = parse_cell(cells.get(EXTRA))
+            if problem is not None:
+                sink.error(loc, EXTRA, problem)
+                continue
+            if records is not None:
+                fields = agent_fields(records, loc, sink, sid=sid, image_bytes=image_bytes)
+                if fields is None:
+                    continue
+                pred.update(fields)
         sink.emit(loc, pred)
 
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import orjson
 
-from .common import Loc, Sink, WrongKind, text_of
+from .common import Loc, Sink, WrongKind, json_objects, text_of
 
 RESPONSE_LIST = re.compile(r"(?:^|/)response_list_(.+)\.json$")
 RESULTS = re.compile(r"(?:^|/)results_[^/]*\.jsonl$")
@@ -101,19 +101,7 @@ def _convert_lines(stream: IO[bytes], sink: Sink, response_lists: dict[str, Any]
 
 
 def _read_lines(stream: IO[bytes], sink: Sink, response_lists: dict[str, Any]) -> Iterator[tuple[Loc, dict[str, Any]]]:
-    for number, raw in enumerate(stream, start=1):
-        if not raw.strip():
-            continue
-        loc = Loc.of("line", number)
-        sink.item()
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            sink.error(loc, "", f"not valid JSON: {exc}")
-            continue
-        if not isinstance(obj, dict):
-            sink.error(loc, "", f"expected a JSON object, got {type(obj).__name__}")
-            continue
+    for loc, obj in json_objects(stream, sink):
         sid = sink.sample_id(loc, [("item_id", obj.get("item_id"))])
         if sid is None:
             continue
