@@ -242,6 +242,10 @@ TABLE: dict[str, Row] = {
     # A row's per-sample records (docs/runs.md, "The verified tier"): a private submission's for its owner and
     # staff (others: 404); a public one's dev-split records for anyone (leaderboard/tests/test_provenance.py).
     "leaderboard:records": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),
+    # The same row for the shared registries (docs/interop.md): as its records. The Hugging Face entries need the
+    # benchmark's Hub dataset, which this one does not name: 404 with the reason, for everyone.
+    "leaderboard:eee": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect={**OWNED, "anonymous": 404}),
+    "leaderboard:hf_eval_results": Row(args=lambda w: {**SLUG, "pk": w.private.pk}, expect=_all(404)),
     "leaderboard:sample": Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.dev.uid}, expect=PUBLIC),
     "leaderboard:sample_medium": Row(args=lambda w: {**SLUG, "pk": w.public.pk, "uid": w.dev.uid, "position": 0,
                                                      "part": "still"}, expect=PUBLIC),
