@@ -349,8 +349,10 @@ def _existing_samples(benchmark: Benchmark) -> dict[str, _Held]:
         rows = model.objects.filter(annotation__sample__benchmark=benchmark, annotation__status=AnnotationStatus.APPROVED)
         for row in rows.order_by("annotation_id", "position").iterator(chunk_size=5000):
             parts[name].setdefault(row.annotation_id, []).append(row)
-    revised = set(Revision.objects.filter(annotation_id__in=list(approved)).exclude(kind=RevisionKind.IMPORT)
-                  .values_list("annotation_id", flat=True).distinct()) if approved else set()
+    # By a join, not a list of ids (tens of thousands of them would pass SQLite's limit on query parameters).
+    revised = set(Revision.objects.filter(annotation__sample__benchmark=benchmark,
+                                          annotation__status=AnnotationStatus.APPROVED)
+                  .exclude(kind=RevisionKind.IMPORT).values_list("annotation_id", flat=True).distinct())
     for pk, annotation in approved.items():
         entry = held[annotation.sample_id]
         entry.approved = annotation
