@@ -47,7 +47,7 @@ PROTOCOLS = ("function_calling", "tagged_text")
 DEFAULT_MAX_IMAGE_PIXELS = 2048 * 2048
 # The decoded originals the pairs of one process may hold at once, in pixels (RUNS_DECODED_PIXELS_MAX): a pair holds
 # its sample's originals, decoded for the tools, from its first tool call to its last line; at 16 pairs in flight on
-# 8K images that was ~2.5 GB. Four 8K images (~400 MB as 8-bit RGB) by default.
+# 8K images that was ~2.5 GB. Two 8K images (~200 MB as 8-bit BGR) by default (docs/performance.md).
 DEFAULT_DECODED_PIXELS_MAX = 2 * 7680 * 4320
 
 
