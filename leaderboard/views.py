@@ -75,8 +75,12 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
         raise Http404("This benchmark has no such tab")
     stamp = builds_stamp(benchmark)
     offered = tabs_offered(benchmark)
-    if tab == "overview" and offered and "overview" not in offered and request.resolver_match.url_name == "board":
-        tab = offered[0]  # a board of reported figures alone (Agent-X's) opens on the tab that holds them
+    if (tab == "overview" and offered and "overview" not in offered and request.resolver_match.url_name == "board"
+            and not cache.updating(benchmark, "board")):
+        # A board of reported figures alone (Agent-X's) opens on the tab that holds them. Not while the board's
+        # build is behind: its rows may be on their way (a first publish whose router pool was built before the
+        # board), and the overview then says it is updating rather than a router tab standing in for it.
+        tab = offered[0]
     tabs = [t for t in tabs_for(benchmark) if t.slug in offered or t.slug == tab]
     params = known_params(TAB_BY_SLUG[tab], request.GET)
     # The tab shows its kind's last build (never built here); the key carries every build, so a page
