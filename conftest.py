@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,51 @@ def _shuffled(items: list[pytest.Item], seed: int) -> list[pytest.Item]:
     for tests in order:
         rng.shuffle(tests)
     return [item for tests in order for item in tests]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controlling process of a pytest-xdist run fixes the run's id before it starts the processes, so that it
+    can drop the run's template database at the end (config/test_databases.py)."""
+    if not hasattr(config, "workerinput") and getattr(config.option, "testrunuid", "") is None:
+        config.option.testrunuid = uuid.uuid4().hex
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    run = getattr(session.config.option, "testrunuid", None)
+    if hasattr(session.config, "workerinput") or not run or getattr(session.config.option, "numprocesses", None) in (
+            None, 0):
+        return
+    from pytest_django.plugin import blocking_manager_key
+
+    from config import test_databases
+
+    with session.config.stash[blocking_manager_key].unblock():
+        test_databases.template_drop(run)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request: pytest.FixtureRequest, django_test_environment: None, django_db_blocker: Any,
+                    django_db_use_migrations: bool, django_db_keepdb: bool, django_db_createdb: bool,
+                    django_db_modify_db_settings: None) -> Iterator[None]:
+    """pytest-django's test database setup, but on PostgreSQL under pytest-xdist each process's database is a copy
+    of one migrated for the whole run (config/test_databases.py): the migrations once per run, not per process."""
+    from config import test_databases
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") if hasattr(request.config, "workerinput") else None
+    verbosity = request.config.option.verbose
+    if not test_databases.applies(use_migrations=django_db_use_migrations,
+                                  keepdb=django_db_keepdb and not django_db_createdb, run=run):
+        from pytest_django import fixtures
+
+        yield from fixtures.django_db_setup.__wrapped__(  # type: ignore[attr-defined]
+            request, django_test_environment, django_db_blocker, django_db_use_migrations, django_db_keepdb,
+            django_db_createdb, django_db_modify_db_settings)
+        return
+    with django_db_blocker.unblock():
+        old_name = test_databases.setup(run=str(run), verbosity=verbosity)
+    yield
+    with django_db_blocker.unblock():
+        test_databases.teardown(old_name, verbosity=verbosity)
 
 
 def _weight(item: pytest.Item) -> int:
