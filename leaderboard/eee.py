@@ -10,6 +10,9 @@ string) in ``generation_config.additional_details`` and ``model_info.additional_
 adapter does; images as links to our dev-split media and re-run tool images, in an instance's
 ``metadata``; failure classes and process figures as strings (``score_details.details``, ``metadata``).
 A figure not available on the row is left out, with the reason in ``additional_details``: never 0.
+An instance whose answer no rule decided (it needs an LLM judge, metrics.md section 13) is left out too: EEE's
+``score`` and ``is_correct`` take a number and a boolean only, and 0 / false would say wrong; the aggregate's
+``source_metadata.additional_details.undecided_instances`` says how many and why.
 
 Reads only; the caller decides what the reader may see (``include_test``): the public gets the dev
 split's instances (as ``records.jsonl``), never a test sample's gold, media or per-sample verdict.
@@ -33,6 +36,7 @@ from django.db.models import Sum
 from annotation.imagetools import REGISTRY
 from annotation.models import Sample, Split
 from evaluation.harness import HARNESS_VERSION
+from evaluation.metrics.profiles import NEEDS_JUDGE, UNDECIDED
 from evaluation.validation import iter_prediction_objects
 from evaluation.models import PredictionResult, Submission
 
@@ -101,7 +105,9 @@ def build(submission: Submission, *, include_test: bool, now: datetime) -> EeeEx
     seed = hashlib.sha256(f"{row_url(submission)}#{stamp}#{include_test}".encode()).digest()
     export_uuid = str(uuid.UUID(bytes=seed[:16], version=4))
     folder = f"data/{_slug(benchmark.slug)}/{_slug(developer)}/{_slug(submission.model_name)}"
-    instances = list(_instances(submission, evaluation_id=evaluation_id, model_id=model_id, include_test=include_test))
+    left_out: list[str] = []  # the (mode, sample) of each undecided row, not an instance
+    instances = list(_instances(submission, evaluation_id=evaluation_id, model_id=model_id, include_test=include_test,
+                                left_out=left_out))
     samples = "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in instances).encode()
     costs = dict(PredictionResult.objects.filter(submission=submission).values_list("mode").annotate(Sum("cost_usd"))
                  .values_list("mode", "cost_usd__sum"))
@@ -126,7 +132,11 @@ def build(submission: Submission, *, include_test: bool, now: datetime) -> EeeEx
             "evaluator_relationship": "third_party" if submission.provenance == "hosted" else "other",
             "additional_details": _strings({"row": row_url(submission), "provenance": submission.provenance,
                                             "benchmark_version": benchmark.version,
-                                            "instances": "every split" if include_test else "dev split only"}),
+                                            "instances": "every split" if include_test else "dev split only",
+                                            "undecided_instances": (
+                                                f"{len(left_out)} left out: their answers {NEEDS_JUDGE} (neither "
+                                                "right nor wrong, and EEE's score takes a number)"
+                                                if left_out else None)}),
         },
         "eval_library": {"name": LIBRARY, "version": record.get("harness_version") or HARNESS_VERSION,
                          "additional_details": _strings({"scorer_version": submission.scorer_version,
@@ -222,7 +232,9 @@ def _wanted_lines(submission: Submission, keys: set[tuple[str, str]]) -> dict[tu
     return found
 
 
-def _instances(submission: Submission, *, evaluation_id: str, model_id: str, include_test: bool):  # noqa: ANN202
+def _instances(submission: Submission, *, evaluation_id: str, model_id: str, include_test: bool,  # noqa: ANN202
+               left_out: list[str]):
+    """The instances of the decided rows; each undecided row's ``mode/sample`` goes to ``left_out``."""
     rows = (PredictionResult.objects.filter(submission=submission).select_related("sample")
             .prefetch_related("sample__media").order_by("sample__uid", "mode"))
     if not include_test:
@@ -230,6 +242,9 @@ def _instances(submission: Submission, *, evaluation_id: str, model_id: str, inc
     rows = list(rows)
     lines = _wanted_lines(submission, {(r.sample.uid, r.mode) for r in rows})
     for row in rows:
+        if row.decided_by == UNDECIDED:
+            left_out.append(f"{row.mode}/{row.sample.uid}")
+            continue
         yield instance(submission, row, lines.get((row.sample.uid, row.mode), {}), evaluation_id=evaluation_id,
                        model_id=model_id)
 

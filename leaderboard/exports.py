@@ -175,6 +175,13 @@ def _csv_cell(value: Any) -> Any:
     return csv_text_cell(value)
 
 
+def csv_header(*, agentx: bool, tools: bool, authors_of: str | None) -> list[str]:
+    """The CSV's column names: CSV_HEADER, then Agent-X's, the Tools tab's and the authors' (of the scoring profile
+    ``authors_of``) where the benchmark has them. Its CSVW metadata (leaderboard/csv_metadata.py) reads the same."""
+    return (CSV_HEADER + ([f"agentx_{k}{s}" for k in AGENTX_KEYS for s in ("", "_low", "_high")] if agentx else [])
+            + (list(tools_tab.CSV_KEYS) if tools else []) + (authors_csv_keys(authors_of) if authors_of else []))
+
+
 def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: dict[int, dict] | None = None,
              scoring: str | None = None, tools: dict[int, dict] | None = None,
              authors: dict[int, dict] | None = None) -> str:
@@ -185,9 +192,8 @@ def rows_csv(rows: list[board.Row], standings: Standings | None = None, agentx: 
     buf = io.StringIO()
     writer = csv.writer(buf)
     with_authors = authors is not None and scoring in RULES
-    writer.writerow(CSV_HEADER + ([f"agentx_{k}{s}" for k in AGENTX_KEYS for s in ("", "_low", "_high")]
-                                  if agentx is not None else []) + (list(tools_tab.CSV_KEYS) if tools is not None else [])
-                    + (authors_csv_keys(str(scoring)) if with_authors else []))
+    writer.writerow(csv_header(agentx=agentx is not None, tools=tools is not None,
+                               authors_of=str(scoring) if with_authors else None))
     for row in ordered(rows):
         d = row_dict(row, standings, scoring)
         flat = [d["rank"], d["model"], d["organisation"], d["weights"], d["date"], d["submission_id"], d["source"],

@@ -6,6 +6,7 @@ app_name = "leaderboard"
 urlpatterns = [
     path("", views.home, name="home"),
     path("b/<slug:slug>/leaderboard.csv", views.export, {"fmt": "csv"}, name="export_csv"),
+    path("b/<slug:slug>/leaderboard.csv-metadata.json", views.export_csv_metadata, name="export_csv_metadata"),
     path("b/<slug:slug>/leaderboard.json", views.export, {"fmt": "json"}, name="export_json"),
     path("b/<slug:slug>/", views.board, name="board"),
     path("b/<slug:slug>/data/", downloads.data_page, name="data"),

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import urlencode
 
+import orjson
+
 from django.conf import settings
 from django.contrib.messages.storage.cookie import CookieStorage
 from django.http import Http404, HttpRequest, HttpResponse
@@ -25,7 +27,8 @@ from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from evaluation.derived import derived_read
 from evaluation.metrics import PROFILE_NOTES
-from leaderboard import cache, exports, selectors
+from config.csvw import CONTENT_TYPE as CSVW_CONTENT_TYPE, link_header
+from leaderboard import cache, csv_metadata, exports, selectors
 from routers.selectors import routers_stamp
 from leaderboard.board import Page as BoardPage
 from leaderboard.tabs import (TAB_BY_SLUG, builds_stamp, known_params, overview_shown, tab_context, tab_url,
@@ -146,6 +149,14 @@ def _submit_url(benchmark: Benchmark) -> str | None:
 
 
 @require_GET
+def export_csv_metadata(request: HttpRequest, slug: str) -> HttpResponse:
+    """leaderboard.csv's CSVW metadata (each column's title, datatype and unit), where a CSVW processor looks."""
+    benchmark = _benchmark(slug)
+    return HttpResponse(orjson.dumps(csv_metadata.leaderboard_metadata(benchmark), option=orjson.OPT_INDENT_2),
+                        content_type=CSVW_CONTENT_TYPE)
+
+
+@require_GET
 def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     benchmark = _benchmark(slug)
     rows, standings = selectors.board_rows(benchmark), selectors.standings(benchmark)
@@ -154,6 +165,7 @@ def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
                                                  scoring=benchmark.scoring, tools=exports.tools_tab.tool_figures(benchmark),
                                                  authors=exports.authors_figures(benchmark)),
                                 content_type="text/csv; charset=utf-8")
+        response["Link"] = link_header(reverse("leaderboard:export_csv_metadata", args=[slug]))  # its units (CSVW)
     else:
         response = HttpResponse(exports.rows_json(benchmark, rows, standings), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-leaderboard.{fmt}"'

@@ -15,6 +15,7 @@ from typing import Any
 from django.urls import reverse
 
 from config.csv_cells import csv_text_row
+from config.csvw import Column, table_metadata
 from evaluation.metrics.routing import SPLITS
 from routers.pool import PoolData
 
@@ -89,3 +90,32 @@ def board_json(slug: str, board: Any) -> dict[str, Any]:  # board: routers.selec
 
 def board_csv(board: Any) -> str:
     return _csv(BOARD_COLUMNS, (r.flat() for r in board.rows))
+
+
+# routers.csv's columns with their datatypes and units (the CSVW metadata, /b/<slug>/routers.csv-metadata.json;
+# config/csvw.py). Shares here are fractions of 1, as in routers.json, not percent.
+SHARE = "fraction, 0 to 1"
+BOARD_METADATA = [
+    Column("kind", "router (a submission), baseline (oracle, random, the reference router ...) or model (one "
+                   "pool model, always picked)"),
+    Column("name", "The router's or baseline's name"),
+    Column("router_id", "The router submission's id (/b/<slug>/routers/<id>/); empty on a baseline", "integer"),
+    Column("accuracy", "Share of the test split answered right by the picked models", "number", SHARE),
+    Column("accuracy_low", "Lower end of the accuracy's 95 % bootstrap interval", "number", SHARE),
+    Column("accuracy_high", "Upper end of the accuracy's 95 % bootstrap interval", "number", SHARE),
+    Column("cost_per_sample_usd", "Mean cost of the picked models per test sample", "number", "USD per sample"),
+    Column("cost_per_10k_usd", "The same for 10,000 samples", "number", "USD per 10,000 samples"),
+    Column("rank_score", "RouterArena's accuracy-cost score (b = 0.1)", "number", "dimensionless, 0 to 1"),
+    Column("oracle_gap_accuracy", "Oracle's accuracy minus this row's", "number", SHARE),
+    Column("oracle_gap_cost_usd", "This row's cost per sample minus the oracle's", "number", "USD per sample"),
+    Column("on_frontier", "True when no other row is both more accurate and cheaper", "boolean"),
+    Column("pool_current", "True when scored on the pool the board was built from", "boolean"),
+    Column("pool_version", "The pool version the row was scored on", "integer"),
+]
+
+
+def board_metadata(slug: str) -> dict[str, Any]:
+    """routers.csv's CSVW metadata: its columns, in the file's order, each with its datatype and unit."""
+    return table_metadata(csv_url="routers.csv", title=f"{slug} router leaderboard", columns=BOARD_METADATA,
+                          description="The router board's rows; the same as routers.json without share and "
+                                      "accuracy_by_domain (docs/routers.md)")

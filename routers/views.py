@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -10,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotation.models import Benchmark, Sample
+from config.csvw import CONTENT_TYPE as CSVW_CONTENT_TYPE, link_header
 from evaluation.metrics.routing import SPLITS
 from routers import exports, services
 from routers.forms import RouterForm
@@ -51,11 +54,18 @@ def matrix(request: HttpRequest, slug: str, split: str, fmt: str) -> HttpRespons
 
 
 @require_GET
+def board_csv_metadata(request: HttpRequest, slug: str) -> HttpResponse:
+    """routers.csv's CSVW metadata (each column's title, datatype and unit), where a CSVW processor looks for it."""
+    get_object_or_404(Benchmark, slug=slug)
+    return HttpResponse(json.dumps(exports.board_metadata(slug), indent=2), content_type=CSVW_CONTENT_TYPE)
+
+
 def board_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, slug=slug)
     board = router_board(benchmark)
     if fmt == "csv":
         response = HttpResponse(exports.board_csv(board), content_type="text/csv; charset=utf-8")
+        response["Link"] = link_header(reverse("routers:routers_csv_metadata", args=[slug]))  # its units (CSVW)
     else:
         response = JsonResponse(exports.board_json(slug, board))
     response["Content-Disposition"] = f'attachment; filename="{slug}-routers.{fmt}"'

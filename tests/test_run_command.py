@@ -1,9 +1,11 @@
 """The README's run command brings the app up on SQLite with the demo data, from nothing, and says so
-only once the server answers."""
+only once the server answers; started again on the same folder, it leaves the work a reviewer approved as
+the reviewer left it (issue 38, item 4: load_demo's keep_edited)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -37,16 +39,8 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}
     env.update(VAR_DIR=str(tmp_path / "var"), PORT=str(port))
     log = (tmp_path / "run.log").open("w")
-    process = subprocess.Popen(
-        [str(ROOT / "scripts" / "run")], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    process = start(env, log, tmp_path / "run.log")
     try:
-        # The "up" message comes only once the server answers: the first request after it succeeds.
-        deadline = time.monotonic() + 240
-        while "The platform is up at" not in (tmp_path / "run.log").read_text():
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("the run command never said it was up:\n" + (tmp_path / "run.log").read_text()[-4000:])
-            time.sleep(0.2)
         # The links in e-mails go to the address the server runs on, not to a fixed port (SITE_URL).
         said = (tmp_path / "run.log").read_text()
         assert f"Links in its e-mails go to http://127.0.0.1:{port}." in said
@@ -72,6 +66,75 @@ def test_run_command_serves_home_and_login_with_demo_data(tmp_path: Path) -> Non
     finally:
         stop_group(process)
         log.close()
+
+    # Started again on the same folder (the whole run command: migrate, collectstatic, load_demo, workers, server),
+    # a reviewer's approved edit stays as they left it. Only this second start is added here: the first is paid above.
+    manage_env = {**env, "DJANGO_SETTINGS_MODULE": "config.settings.local"}  # as scripts/run exports it
+    left = manage_shell(manage_env, APPROVE_AN_EDIT)
+    assert left["status"] == "approved" and left["key_steps"][1] == EDITED_STEP, left
+    log = (tmp_path / "run-again.log").open("w")
+    process = start(env, log, tmp_path / "run-again.log")
+    stop_group(process)
+    log.close()
+    after = manage_shell(manage_env, READ_IT_BACK.replace("PK", str(left["pk"])))
+    assert after == {**left, "imports_since": 0}  # the same annotation, parts, answer; no import in its history
+    again = (tmp_path / "run-again.log").read_text()
+    assert "1 approved annotation(s) people edited or reviewed left as they are" in again, again[-3000:]
+
+
+def start(env: dict[str, str], log, log_path: Path) -> subprocess.Popen:  # noqa: ANN001 - an open text file
+    """scripts/run, until it says it is up: the "up" message comes only once the server answers."""
+    process = subprocess.Popen(
+        [str(ROOT / "scripts" / "run")], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    deadline = time.monotonic() + 240
+    while "The platform is up at" not in log_path.read_text():
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_group(process)
+            pytest.fail("the run command never said it was up:\n" + log_path.read_text()[-4000:])
+        time.sleep(0.2)
+    return process
+
+
+def manage_shell(env: dict[str, str], code: str) -> dict:
+    """``manage.py shell -c code`` on the run command's database; the JSON object its last line prints."""
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+EDITED_STEP = "Reviewer's wording: the tag sits at the lower edge."
+# annotator1 takes their next demo item, rewords its second key step through the workbench's save and submits it;
+# the reviewer approves it whole (annotation/workbench): people's work the demo file does not hold.
+APPROVE_AN_EDIT = f"""
+import json
+from django.contrib.auth import get_user_model
+from annotation.demo import DEMO_SLUG
+from annotation.models import Annotation, AnnotationStatus, Benchmark
+from annotation.workbench.assignments import assignment_claim_next
+from annotation.workbench.editing import annotation_save, annotation_snapshot
+from annotation.workbench.review import PARTS, sample_approve
+users = get_user_model().objects
+claim = assignment_claim_next(user=users.get(username="annotator1"), benchmark=Benchmark.objects.get(slug=DEMO_SLUG))
+sample, draft = claim.sample, Annotation.objects.get(pk=claim.annotation_id)
+data = annotation_snapshot(sample.annotations.get(status=AnnotationStatus.APPROVED))
+data.update(question=sample.question, answer=sample.answer, options=sample.options, answer_type=sample.answer_type)
+data["key_steps"][1] = {{**data["key_steps"][1], "text": {EDITED_STEP!r}}}
+saved = annotation_save(annotation_id=draft.pk, user=users.get(username="annotator1"), base_version=draft.version,
+                        data=data, submit=True)
+assert saved.ok, saved.errors
+kept = sample_approve(sample=sample, reviewer=users.get(username="reviewer"), sources=dict.fromkeys(PARTS, draft.pk))
+print(json.dumps({{"pk": kept.pk, "status": kept.status, "key_steps": [s.text for s in kept.key_steps.all()],
+                  "answer": sample.answer}}))
+"""
+READ_IT_BACK = """
+import json
+from annotation.models import Annotation, RevisionKind
+a = Annotation.objects.select_related("sample").get(pk=PK)
+print(json.dumps({"pk": a.pk, "status": a.status, "key_steps": [s.text for s in a.key_steps.all()],
+                  "answer": a.sample.answer, "imports_since": a.revisions.filter(kind=RevisionKind.IMPORT).count()}))
+"""
 
 
 def stop_group(process: subprocess.Popen) -> None:

@@ -219,6 +219,7 @@ TABLE: dict[str, Row] = {
     "api-benchmark-leaderboard": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:home": Row(expect=PUBLIC),
     "leaderboard:export_csv": Row(args=lambda w: SLUG, expect=PUBLIC),
+    "leaderboard:export_csv_metadata": Row(args=lambda w: SLUG, expect=PUBLIC),  # CSVW: column units, no data
     "leaderboard:export_json": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:board": Row(args=lambda w: SLUG, expect=PUBLIC),
     "leaderboard:tab": Row(args=lambda w: {**SLUG, "tab": "process"}, expect=PUBLIC),
@@ -256,6 +257,7 @@ TABLE: dict[str, Row] = {
     "routers:matrix_parquet": Row(args=lambda w: {**SLUG, "split": "test"}, expect=PUBLIC),
     "routers:routers_json": Row(args=lambda w: SLUG, expect=PUBLIC),
     "routers:routers_csv": Row(args=lambda w: SLUG, expect=PUBLIC),
+    "routers:routers_csv_metadata": Row(args=lambda w: SLUG, expect=PUBLIC),  # CSVW: column units, no data
     "routers:submit": Row(args=lambda w: SLUG, expect=_signed_in(200)),
     "routers:page": Row(args=lambda w: {**SLUG, "pk": 999_999}, expect=_all(404)),  # private ones: routers/tests/test_pages.py
     "api-router-create": Row(args=lambda w: SLUG, method="post", expect=_signed_in(400, anonymous=401)),

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import orjson
 
 from annotation.models import Benchmark
+from evaluation.metrics.profiles import UNDECIDED
 from trace_review.models import HumanVerdict
 from trace_review.selectors import judge_rows
 
@@ -48,7 +49,9 @@ def _lines(verdicts: list[HumanVerdict]) -> Iterator[bytes]:
             "human": {"answer_correct": v.answer_correct, "key_steps": v.key_steps, "calls": v.calls,
                       "step_scores": v.step_scores, "comment": v.comment},
             "judge": None if pr is None else {
-                "name": t.submission.judge_name, "answer_correct": pr.correct, "answer_decided_by": pr.decided_by,
+                "name": t.submission.judge_name, "answer_decided_by": pr.decided_by,
+                # null when no rule decided it (it needs an LLM judge): neither right nor wrong, as the API says
+                "answer_correct": None if pr.decided_by == UNDECIDED else pr.correct,
                 "key_steps": pr.key_steps, "calls": [{"valid": c.get("valid"), "decided_by": c.get("decided_by")}
                                                      for c in pr.calls],
                 "step_scores": pr.step_scores,

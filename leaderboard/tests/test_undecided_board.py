@@ -149,3 +149,39 @@ def test_the_exports_rank_no_accuracy_with_undecided_rows(client, judged_board) 
     assert rows["Alpha"]["text"]["value"] is None and rows["Alpha"]["ranks"]["text"] is None
     assert rows["Alpha"]["not_available"]["text_acc"].startswith("6 of 8 rows need an LLM judge")
     assert rows["Delta"]["ranks"]["text"]["rank"] == 1
+
+
+def test_the_eee_export_leaves_undecided_instances_out_and_says_so(client, judged_board) -> None:
+    """EEE's instance score is a number and is_correct a boolean: an undecided row exported as 0 / false would
+    read wrong, so it is left out, counted in the aggregate (leaderboard/eee.py)."""
+    import io
+    import zipfile
+
+    import jsonschema
+
+    from leaderboard.tests.eee_schema import AGGREGATE, INSTANCE
+
+    _, subs = judged_board
+    alpha = subs["Alpha"]
+    response = client.get(f"/b/hand/m/{alpha.pk}/eee.zip")
+    assert response.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    aggregate = json.loads(next(v for k, v in files.items() if k.endswith(".json")))
+    instances = [json.loads(x) for x in next(v for k, v in files.items() if k.endswith(".jsonl")).splitlines()]
+    jsonschema.validate(aggregate, AGGREGATE)
+    for item in instances:
+        jsonschema.validate(item, INSTANCE)
+    # the public gets the dev split; some of Alpha's rows there are undecided (text on s1 and s8, among others)
+    from evaluation.models import PredictionResult
+    undecided = PredictionResult.objects.filter(submission=alpha, decided_by="undecided", sample__split="dev")
+    assert undecided.exists()
+    exported = {(i["metadata"]["mode"], i["sample_id"]) for i in instances}
+    assert not exported & {(r.mode, r.sample.uid) for r in undecided}
+    assert all(i["evaluation"]["is_correct"] for i in instances)  # nothing under MMReason's rules is wrong here
+    note = aggregate["source_metadata"]["additional_details"]["undecided_instances"]
+    assert note == f"{undecided.count()} left out: their answers need an LLM judge (neither right nor wrong, and " \
+                   "EEE's score takes a number)"
+    # the accuracy not available on text is no item either (never a 0)
+    ids = {r["evaluation_result_id"] for r in aggregate["evaluation_results"]}
+    assert "text/accuracy" not in ids

@@ -185,3 +185,33 @@ def test_score_router_sync_with_no_worker_leaves_the_router_board_built(tmp_path
     data = client.get(f"/b/{helpers.SLUG}/routers.json").json()
     assert data["models"] == ["Big", "Mid", "Small"]
     assert [r["pool_current"] for r in data["rows"] if r["router_id"] == sub.pk] == [True]
+
+
+def test_sync_public_leaves_the_row_on_the_board_and_its_exports_with_no_worker(tmp_path, client):
+    """`submit --router --sync --public` (interfaces.md) runs the derived refreshes in the process, as evaluation's
+    `submit --sync` does (evaluation/tests/test_scoring_profiles.py). Here the models are in but nothing built the
+    pool's board (their refresh waits for a worker, and none runs: a test's transaction never commits, so nothing
+    sent on commit is taken); when the command returns, routers.json, routers.csv and the Routers tab hold the row,
+    on the current pool, beside the baselines."""
+    benchmark = helpers.make_benchmark(tmp_path)
+    for name, (cost, right) in helpers.MODELS.items():
+        helpers.add_model(benchmark, name, cost, right)
+    helpers.user("rita")
+    assert client.get(f"/b/{helpers.SLUG}/routers.json").json()["rows"] == []  # nothing built yet
+    out, _ = submit(write(tmp_path, [{"sample_id": u, "model": choose(u)} for u in TEST]), "--sync", "--public")
+    printed = json.loads(out[out.index("{"):])
+    sub = RouterSubmission.objects.get()
+    board = client.get(f"/b/{helpers.SLUG}/routers.json").json()
+    rows = {r["name"]: r for r in board["rows"]}
+    assert "My router" in rows, board
+    row = rows["My router"]
+    # on the pool the board was built from (without the refresh: pool_current false, "scored on another pool")
+    assert row["router_id"] == sub.pk and row["pool_current"] is True, row
+    assert row["accuracy"] == printed["accuracy"]["value"] and row["pool_version"] == printed["pool_version"]
+    assert {"Big", "Mid", "Small", "Oracle"} <= set(rows)  # the baselines of the same build
+    assert board["pool_version"] == printed["pool_version"]
+    table = list(csv.DictReader(io.StringIO(client.get(f"/b/{helpers.SLUG}/routers.csv").content.decode())))
+    mine = [r for r in table if r["router_id"] == str(sub.pk)]
+    assert len(mine) == 1 and mine[0]["name"] == "My router" and mine[0]["pool_current"] in ("True", "true", "1")
+    tab = client.get(f"/b/{helpers.SLUG}/routers/").content.decode()
+    assert "My router" in tab

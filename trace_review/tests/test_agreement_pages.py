@@ -175,3 +175,17 @@ def test_an_answer_left_to_an_llm_judge_is_no_verdict_to_compare(judged):
     assert a.raw == pytest.approx(1 / 2)
     page = selectors.agreement_page(everything=True)
     assert "undecided" not in [row.judge for row in page.judges]
+
+
+def test_the_export_gives_an_undecided_answer_as_null_not_wrong(judged, client, people, world) -> None:
+    """The verdicts export says what the Predictions API says of a row no rule decided: correct null."""
+    first = judged[0]
+    PredictionResult.objects.filter(submission=first.submission, sample=first.sample,
+                                    mode=first.mode).update(correct=False, decided_by="undecided")
+    client.force_login(people["admin"])
+    response = client.get(reverse("trace_review:export") + f"?benchmark={world.benchmark.slug}")
+    lines = [json.loads(x) for x in b"".join(response.streaming_content).splitlines()]
+    mine = [x["judge"] for x in lines if x["trace"] == first.pk]
+    assert mine and all(j["answer_correct"] is None and j["answer_decided_by"] == "undecided" for j in mine)
+    others = [x["judge"]["answer_correct"] for x in lines if x["trace"] != first.pk]
+    assert others and all(isinstance(c, bool) for c in others)
