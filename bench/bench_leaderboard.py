@@ -331,13 +331,15 @@ def after_change_ms(client: Client, benchmark, worker_kind: str = "thread") -> t
 def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[str, float]:
     """The worker's cost of a change: the board's refresh task after one unpublish (wall and CPU time), then after
     ``burst`` unpublishes within ``within`` seconds, each sending its message as on commit to one worker (a thread
-    of this process draining a queue in order, as a Celery worker with concurrency 1 does): the worker's CPU time
+    of this process draining a queue in order, as a Celery worker with concurrency 1 does, each message run once
+    its countdown, settings.RESULTS_CHANGED_DELAY_SECONDS, has passed): the worker's CPU time
     over the burst, its wall time until drained, and how many of its runs built (the others found the board
     current). SQLite runs in this process, so the worker thread's CPU time is the refresh's whole work. The
     submissions are published again afterwards and the board rebuilt (not measured)."""
     import queue
     import threading
 
+    from django.conf import settings
     from django.db import connections
 
     from evaluation.derived import derived_read
@@ -360,7 +362,9 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
     spent = {"cpu": 0.0, "builds": 0, "runs": 0}
 
     def worker() -> None:
-        while (pk := messages.get()) is not None:
+        while (message := messages.get()) is not None:
+            due, pk = message  # sent with a countdown (settings.RESULTS_CHANGED_DELAY_SECONDS), as on commit
+            time.sleep(max(0.0, due - time.monotonic()))
             before = derived_read(benchmark, "board", payload=False).built_at
             c = time.thread_time()
             board_refresh.run(pk)
@@ -374,7 +378,7 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
     t = time.perf_counter()
     for i, sub in enumerate(subs):
         submission_set_public(submission=sub, public=False)
-        messages.put(benchmark.pk)  # on commit
+        messages.put((time.monotonic() + settings.RESULTS_CHANGED_DELAY_SECONDS, benchmark.pk))  # on commit
         time.sleep(max(0.0, t + within * (i + 1) / len(subs) - time.perf_counter()))
     changes_s = time.perf_counter() - t
     messages.put(None)
