@@ -8,8 +8,8 @@ of it written in bulk (``build``: a submission and its board entry each, a few t
 not through the pipeline; each copy's per-sample vectors are the template's with a share of its answers
 redrawn at a skill of its own, and its results' accuracies and MCC follow them, so sorting, neighbour
 tests and rank intervals have work to do; its own price and weights). Prediction rows are written for the
-first --prediction-rows copies only (20: a re-score rebuilds an entry from them). 100,000 entries build in
-about 4 minutes on the shared 2-core machine (docs/performance.md).
+first --prediction-rows copies only (20: a re-score rebuilds an entry from them). 10,000 entries build in 25 s,
+100,000 in 11 minutes at load 7-11 on the shared 2-core machine (docs/performance.md).
 Then it measures, for GET /b/adaptmm-demo/ (the overview, 50 rows a page, sorted by adaptive
 accuracy, with paired tests between neighbours):
 
@@ -27,7 +27,9 @@ accuracy, with paired tests between neighbours):
    cores; the CPU each used per request is printed too, so the figure can be read against load;
 5. every other tab of the benchmark (/b/adaptmm-demo/<tab>/, page 1 as an anonymous visitor sees it): its
    size in bytes and its median uncached time (--tab-runs requests, the cache cleared before each). The
-   wide tabs are paged 50 rows a page like the overview, so their size must not grow with the board.
+   wide tabs are paged 50 rows a page like the overview, so their size must not grow with the board;
+6. (``--only refresh``) the worker's cost of a change: the board's refresh task after one unpublish, and after
+   a burst of 20 within a second sent to one worker that honours the messages' countdown (``refresh_costs``).
 
     .venv/bin/python bench/bench_leaderboard.py [--sizes 1000,10000] [--concurrency 16] [--duration 10]
         [--workers 2] [--threads 1] [--repeat 3] [--client wrk|python]
