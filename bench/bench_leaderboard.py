@@ -3,13 +3,18 @@
 Runs itself once per size (``--sizes 1000,10000``, each in its own process and database under
 VAR_DIR/n<size>) and prints the figures side by side with their ratio: a cached page must cost
 the same whatever the size. Each run builds, in a SQLite database: the demo benchmark (151
-samples), one simulated submission scored through the real pipeline, and N - 1 copies of it (each
-with its 453 prediction rows and its own prices, weights and accuracies, so sorting has work to do).
+samples), one simulated submission scored through the real pipeline (the template), and N - 1 copies
+of it written in bulk (``build``: a submission and its board entry each, a few thousand a statement,
+not through the pipeline; each copy's per-sample vectors are the template's with a share of its answers
+redrawn at a skill of its own, and its results' accuracies and MCC follow them, so sorting, neighbour
+tests and rank intervals have work to do; its own price and weights). Prediction rows are written for the
+first --prediction-rows copies only (20: a re-score rebuilds an entry from them). 10,000 entries build in 25 s,
+100,000 in 11 minutes at load 7-11 on the shared 2-core machine (docs/performance.md).
 Then it measures, for GET /b/adaptmm-demo/ (the overview, 50 rows a page, sorted by adaptive
 accuracy, with paired tests between neighbours):
 
-1. the one-off build of the board (leaderboard.services.board_refresh: the derived entries, then the
-   whole board's ranks, tie groups, rank intervals and neighbour tests, as after a submission finishes);
+1. the one-off build of the board (leaderboard.services.board_refresh: the whole board's ranks, tie groups,
+   rank intervals and neighbour tests and the wide tabs' index; the entries are written by the bulk build);
 2. median server time through Django's handler (test client), uncached: the cache cleared
    before each request, so selectors, neighbour tests and template all run;
 3. median server time, cached (the fragment served from the per-benchmark cache);
@@ -22,7 +27,9 @@ accuracy, with paired tests between neighbours):
    cores; the CPU each used per request is printed too, so the figure can be read against load;
 5. every other tab of the benchmark (/b/adaptmm-demo/<tab>/, page 1 as an anonymous visitor sees it): its
    size in bytes and its median uncached time (--tab-runs requests, the cache cleared before each). The
-   wide tabs are paged 50 rows a page like the overview, so their size must not grow with the board.
+   wide tabs are paged 50 rows a page like the overview, so their size must not grow with the board;
+6. (``--only refresh``) the worker's cost of a change: the board's refresh task after one unpublish, and after
+   a burst of 20 within a second sent to one worker that honours the messages' countdown (``refresh_costs``).
 
     .venv/bin/python bench/bench_leaderboard.py [--sizes 1000,10000] [--concurrency 16] [--duration 10]
         [--workers 2] [--threads 1] [--repeat 3] [--client wrk|python]
@@ -83,14 +90,18 @@ def parent() -> None:
     first, last = sizes[0], sizes[-1]
     rows = [("read after a change, no worker, max (ms)", "after_idle_ms"),
             ("read after a change, refresh running, max (ms)", "after_busy_ms"), ("board build (s)", "build_s"),
-            ("board rebuild per change (s)", "rebuild_s"), ("overview, uncached, median (ms)", "uncached_ms"),
+            ("board rebuild per change (s)", "rebuild_s"), ("refresh after one change, CPU (s)", ("refresh", "one_cpu_s")),
+            ("refresh after a burst of 20, CPU (s)", ("refresh", "burst_cpu_s")),
+            ("overview, uncached, median (ms)", "uncached_ms"),
             ("overview, cached, test client (ms)", "cached_ms"), ("requests/s, cached, gunicorn", "rps"),
             ("server CPU per cached request (ms)", "cpu_ms"), ("page size (bytes)", "bytes")]
     for slug in results[first].get("tabs", {}):
         rows += [(f"{slug} tab, page size (bytes)", ("tabs", slug, 0)), (f"{slug} tab, uncached (ms)", ("tabs", slug, 1))]
     print(f"\n{'figure':38} {first:>12,} {last:>12,} {'ratio':>8}")
     for label, k in rows:
-        if isinstance(k, tuple):
+        if isinstance(k, tuple) and len(k) == 2:
+            a, b = (results[n].get(k[0], {}).get(k[1], 0.0) for n in (first, last))
+        elif isinstance(k, tuple):
             a, b = (results[n][k[0]].get(k[1], [0, 0])[k[2]] for n in (first, last))
         else:
             a, b = results[first][k], results[last][k]
@@ -136,19 +147,29 @@ from django.test import Client  # noqa: E402
 URL = "/b/adaptmm-demo/"
 
 
-def build(n: int) -> None:
-    import copy
-
+def build(n: int, prediction_rows: int = 20) -> None:
+    """The demo benchmark, one simulated submission scored through the real pipeline (the template), then
+    n - 1 copies of it written in bulk, a few thousand rows a statement: each copy a Submission and its
+    BoardEntry, whose per-sample vectors are the template's with a share of the answers redrawn (a skill of
+    its own per copy), so accuracies, MCC, neighbour tests and rank intervals have real work to do; its
+    results' overall accuracies and MCC follow its vectors. Prediction rows are written for the first
+    ``prediction_rows`` copies only (a re-score rebuilds an entry from them): at 100,000 copies they would be
+    45 million rows, which nothing measured here reads."""
+    import numpy as np
     import orjson
     from django.contrib.auth import get_user_model
     from django.core.files.base import ContentFile
+    from django.db import transaction
     from django.utils import timezone
 
     from annotation.demo import demo_benchmark_load
     from annotation.models import Benchmark
     from evaluation import pipeline, selectors, services
+    from evaluation.metrics.mode_selection import EPSILON
     from evaluation.models import PredictionResult, Submission
     from evaluation.simulator import Profile, simulate
+    from leaderboard.models import BoardEntry
+    from leaderboard.services import entries_sync, sample_frame
 
     if Submission.objects.filter(benchmark__slug="adaptmm-demo").count() >= n:
         services.benchmark_results_bump(benchmark_id=Benchmark.objects.get(slug="adaptmm-demo").pk)
@@ -162,30 +183,95 @@ def build(n: int) -> None:
         benchmark=benchmark, owner=owner, file=ContentFile(content, name="sim.jsonl"), model_name="Template",
         is_public=True, enforce_limits=False, enqueue=False, price_input_per_mtok=1.0, price_output_per_mtok=4.0)
     template = pipeline.submission_process_sync(submission=template)
-    rng = random.Random(1)
+    entries_sync(benchmark, [template.pk])
+    entry = BoardEntry.objects.filter(submission=template).values().get()
+    for name in ("id", "submission_id", "built_at"):
+        entry.pop(name)
+    frame = sample_frame(benchmark)
+    modes = [m for m in ("text", "adaptive", "oracle") if entry["correct"].get(m)]
+    base = {m: np.frombuffer(entry["correct"][m].encode("ascii"), dtype=np.uint8) for m in modes}
+    invoked_base = np.frombuffer(entry["invoked"].encode("ascii"), dtype=np.uint8) if entry["invoked"] else None
+    ONE, ZERO, DASH = ord("1"), ord("0"), ord("-")
+    rng = np.random.default_rng(1)
+    prices = random.Random(1)
+    pred_rows = list(PredictionResult.objects.filter(submission=template).values())
     now = timezone.now()
-    subs = []
-    for i in range(n - 1):
-        results = copy.deepcopy(template.results)
-        for mode in results["modes"].values():  # spread the accuracies so the order means something
-            overall = mode["accuracy"]["overall"]
-            overall["count"] = max(0, min(overall["n"], overall["count"] + rng.randint(-30, 30)))
-            overall["value"] = overall["count"] / overall["n"]
-            overall["percent"] = 100 * overall["value"]
-        subs.append(Submission(
-            benchmark=benchmark, owner=owner, model_name=f"Model {i:04d}", organisation=f"Org {i % 37}",
-            weights=rng.choice(["open", "closed", ""]), is_public=True, is_demo=True, status="done", results=results,
-            file=template.file.name, price_input_per_mtok=rng.uniform(0.05, 5), price_output_per_mtok=4.0,
-            finished_at=now, scored_at=now))
-    subs = Submission.objects.bulk_create(subs, batch_size=500)
-    rows = list(PredictionResult.objects.filter(submission=template).values())
-    batch = []
-    for sub in subs:
-        batch += [PredictionResult(**{**r, "id": None, "submission_id": sub.pk}) for r in rows]
-        if len(batch) >= 20_000:
-            PredictionResult.objects.bulk_create(batch, batch_size=2000)
-            batch = []
-    PredictionResult.objects.bulk_create(batch, batch_size=2000)
+    chunk = 2000
+    for start in range(0, n - 1, chunk):
+        k = min(chunk, n - 1 - start)
+        # per copy, a share of its decided answers redrawn at a skill of its own
+        share, skill = rng.uniform(0.05, 0.6, size=(k, 1)), rng.uniform(0.1, 0.95, size=(k, 1))
+        bits = {}
+        for m in modes:
+            decided = (base[m] == ONE) | (base[m] == ZERO)
+            redraw = decided & (rng.random((k, base[m].size)) < share)
+            new = np.where(rng.random((k, base[m].size)) < skill, ONE, ZERO).astype(np.uint8)
+            bits[m] = np.where(redraw, new, base[m]).astype(np.uint8)
+        if invoked_base is not None:
+            flip = (invoked_base != DASH) & (rng.random((k, invoked_base.size)) < share / 2)
+            invoked = np.where(flip, np.where(invoked_base == ONE, ZERO, ONE), invoked_base).astype(np.uint8)
+        subs, extra = [], []
+        for j in range(k):
+            i = start + j
+            results = {**template.results, "modes": dict(template.results["modes"])}
+            fields = dict(entry)
+            correct = {m: bits[m][j].tobytes().decode("ascii") for m in modes}
+            for m in modes:
+                node = dict(results["modes"][m]["accuracy"]["overall"])
+                count = int((bits[m][j] == ONE).sum())
+                delta = count / node["n"] - node["value"]
+                interval = node.get("interval") or {}
+                node.update(count=count, value=count / node["n"], percent=100 * count / node["n"])
+                if interval.get("low") is not None:
+                    node["interval"] = {**interval, "low": max(0.0, interval["low"] + delta),
+                                        "high": min(1.0, interval["high"] + delta)}
+                mode = dict(results["modes"][m])
+                mode["accuracy"] = {**mode["accuracy"], "overall": node}
+                results["modes"][m] = mode
+                fields[f"{m}_acc"] = node["percent"]
+                if fields[f"{m}_lo"] is not None:
+                    fields[f"{m}_lo"] = max(0.0, fields[f"{m}_lo"] + 100 * delta)
+                    fields[f"{m}_hi"] = min(100.0, fields[f"{m}_hi"] + 100 * delta)
+            if invoked_base is not None and "text" in bits:
+                text, inv = bits["text"][j], invoked[j]
+                has = (text != DASH) & (text != ord("?")) & (inv != DASH)
+                right, used = text == ONE, inv == ONE
+                tp, fp = int((has & ~right & used).sum()), int((has & right & used).sum())
+                tn, fn = int((has & right & ~used).sum()), int((has & ~right & ~used).sum())
+                mcc = (tp * tn - fp * fn) / (float((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)) ** 0.5 + EPSILON)
+                if results.get("mode_selection"):
+                    shift = mcc - (results["mode_selection"].get("mcc") or 0.0)
+                    results["mode_selection"] = {**results["mode_selection"], "mcc": mcc}
+                    if fields["mcc_lo"] is not None:
+                        fields["mcc_lo"], fields["mcc_hi"] = fields["mcc_lo"] + shift, fields["mcc_hi"] + shift
+                    fields["mcc"] = mcc
+                fields["invoked"] = inv.tobytes().decode("ascii")
+            price = prices.uniform(0.05, 5)
+            if fields["cost"] is not None:
+                fields["cost"] = entry["cost"] * (price + 4.0) / 5.0  # the template's at $1 + $4 a Mtok
+            fields.update(correct=correct, scored_at=now, heartbeat_at=now, finished_at=now)
+            subs.append(Submission(
+                benchmark=benchmark, owner=owner, model_name=f"Model {i:06d}", organisation=f"Org {i % 37}",
+                weights=prices.choice(["open", "closed", ""]), is_public=True, is_demo=True, status="done",
+                results=results, file=template.file.name, price_input_per_mtok=price, price_output_per_mtok=4.0,
+                finished_at=now, scored_at=now, heartbeat_at=now, digest=template.digest,
+                digest_dev=template.digest_dev, provenance=template.provenance))
+            extra.append(fields)
+        with transaction.atomic():
+            subs = Submission.objects.bulk_create(subs, batch_size=500)
+            BoardEntry.objects.bulk_create([BoardEntry(submission_id=s.pk, **f) for s, f in zip(subs, extra)],
+                                           batch_size=500)
+            rows = []
+            for j, sub in enumerate(subs):
+                if start + j >= prediction_rows:
+                    break
+                for r in pred_rows:  # the template's rows, right or wrong as the copy's vector says
+                    bit = extra[j]["correct"].get(r["mode"], "")
+                    pos = frame.order.get(r["sample_id"])
+                    ok = r["correct"] if pos is None or not bit or bit[pos] not in "01" else bit[pos] == "1"
+                    rows.append(PredictionResult(**{**r, "id": None, "submission_id": sub.pk, "correct": ok}))
+            PredictionResult.objects.bulk_create(rows, batch_size=2000)
+        print(f"  {start + k:,} of {n - 1:,} copies written; {load_average()}", flush=True)
     services.benchmark_results_bump(benchmark_id=benchmark.pk)  # as a finishing submission does
 
 
@@ -242,6 +328,71 @@ def after_change_ms(client: Client, benchmark, worker_kind: str = "thread") -> t
         submission_set_public(submission=sub, public=True)
     board_refresh.run(benchmark.pk)
     return idle, busy
+
+
+def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[str, float]:
+    """The worker's cost of a change: the board's refresh task after one unpublish (wall and CPU time), then after
+    ``burst`` unpublishes within ``within`` seconds, each sending its message as on commit to one worker (a thread
+    of this process draining a queue in order, as a Celery worker with concurrency 1 does, each message run once
+    its countdown, settings.RESULTS_CHANGED_DELAY_SECONDS, has passed): the worker's CPU time
+    over the burst, its wall time until drained, and how many of its runs built (the others found the board
+    current). SQLite runs in this process, so the worker thread's CPU time is the refresh's whole work. The
+    submissions are published again afterwards and the board rebuilt (not measured)."""
+    import queue
+    import threading
+
+    from django.conf import settings
+    from django.db import connections
+
+    from evaluation.derived import derived_read
+    from evaluation.models import Submission
+    from evaluation.services import submission_set_public
+    from leaderboard.tasks import board_refresh
+
+    subs = list(Submission.objects.filter(benchmark=benchmark, is_public=True).order_by("-pk")[:burst])
+    out: dict[str, float] = {}
+    submission_set_public(submission=subs[0], public=False)
+    t, c = time.perf_counter(), time.thread_time()
+    board_refresh.run(benchmark.pk)
+    out["one_wall_s"], out["one_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
+    print(f"refresh after one change (the task): {out['one_wall_s']:.2f} s wall, {out['one_cpu_s']:.2f} s CPU; "
+          f"{load_average()}", flush=True)
+    submission_set_public(submission=subs[0], public=True)
+    board_refresh.run(benchmark.pk)
+
+    messages: queue.Queue = queue.Queue()
+    spent = {"cpu": 0.0, "builds": 0, "runs": 0}
+
+    def worker() -> None:
+        while (message := messages.get()) is not None:
+            due, pk = message  # sent with a countdown (settings.RESULTS_CHANGED_DELAY_SECONDS), as on commit
+            time.sleep(max(0.0, due - time.monotonic()))
+            before = derived_read(benchmark, "board", payload=False).built_at
+            c = time.thread_time()
+            board_refresh.run(pk)
+            spent["cpu"] += time.thread_time() - c
+            spent["runs"] += 1
+            spent["builds"] += derived_read(benchmark, "board", payload=False).built_at != before
+        connections.close_all()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    t = time.perf_counter()
+    for i, sub in enumerate(subs):
+        submission_set_public(submission=sub, public=False)
+        messages.put((time.monotonic() + settings.RESULTS_CHANGED_DELAY_SECONDS, benchmark.pk))  # on commit
+        time.sleep(max(0.0, t + within * (i + 1) / len(subs) - time.perf_counter()))
+    changes_s = time.perf_counter() - t
+    messages.put(None)
+    thread.join()
+    out.update(burst_cpu_s=spent["cpu"], burst_wall_s=time.perf_counter() - t, burst_builds=spent["builds"])
+    print(f"refresh after a burst of {len(subs)} changes ({changes_s:.2f} s to make them): worker CPU "
+          f"{spent['cpu']:.2f} s over {spent['runs']} runs, of which {spent['builds']} built; drained "
+          f"{out['burst_wall_s']:.2f} s after the first change; {load_average()}", flush=True)
+    for sub in subs:
+        submission_set_public(submission=sub, public=True)
+    board_refresh.run(benchmark.pk)
+    return out
 
 
 def median_ms(client: Client, runs: int, *, uncached: bool) -> float:
@@ -467,13 +618,17 @@ def main() -> None:
     parser.add_argument("--routers-pool-max", type=int, default=2000,
                         help="build the router pool (a candidate model per entry) up to this many entries")
     parser.add_argument("--only", default="", help="comma-separated parts to run after the build: "
-                        "overview (uncached and cached), after-change, tabs, throughput (default: all); refresh-tab (with "
-                        "--without-tab: the refresh alternately with and without that tab's index)")
+                        "overview (uncached and cached), after-change, refresh (the worker's cost of one change and "
+                        "of a burst of 20), tabs, throughput (default: all); refresh-tab (with --without-tab: the "
+                        "refresh alternately with and without that tab's index)")
     parser.add_argument("--worker", choices=("thread", "process"), default="thread",
                         help="where the refresh runs beside the reads after a change (a Celery worker is a process)")
     parser.add_argument("--cache-url", default=None, help="a shared cache (redis://...); default: local memory")
     parser.add_argument("--without-tab", default="", help="leave this wide tab (tools, ...) out of the board's "
                         "refresh, to measure what its index costs the refresh (docs/performance.md)")
+    parser.add_argument("--prediction-rows", type=int, default=20,
+                        help="copies given prediction rows (a re-score rebuilds an entry from them); the others "
+                        "have their submission, results and board entry only")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
@@ -486,7 +641,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     t = time.perf_counter()
-    build(args.submissions)
+    build(args.submissions, args.prediction_rows)
     print(f"built {args.submissions} submissions in {time.perf_counter() - t:.1f} s")
     benchmark = Benchmark.objects.get(slug="adaptmm-demo")
     t = time.perf_counter()
@@ -501,7 +656,7 @@ def main() -> None:
     rebuild_s = time.perf_counter() - t
     print(f"board rebuilt after a change (the task's work per finish, entries aside): {rebuild_s:.2f} s")
     print(f"Python {sys.version.split()[0]}, {load_average()}")
-    parts = set(args.only.split(",")) if args.only else {"overview", "after-change", "tabs", "throughput"}
+    parts = set(args.only.split(",")) if args.only else {"overview", "after-change", "refresh", "tabs", "throughput"}
     if "refresh-tab" in parts and args.without_tab:
         refresh_with_and_without(benchmark, args.without_tab, args.repeat)
     client = Client()
@@ -528,6 +683,9 @@ def main() -> None:
               f"(median {statistics.median(after_busy):.1f}); {load_average()}")
         print("  no worker, each read (ms): " + " ".join(f"{x:.1f}" for x in after_idle))
         print("  refresh beside it, each read (ms): " + " ".join(f"{x:.1f}" for x in after_busy))
+    refresh: dict[str, float] = {}
+    if "refresh" in parts:
+        refresh = refresh_costs(benchmark)
     tabs: dict[str, list[float]] = {}
     if "tabs" in parts:
         from config.celery import task_by_name
@@ -556,7 +714,8 @@ def main() -> None:
     print(RESULT + json.dumps({"after_idle_ms": max(after_idle), "after_busy_ms": max(after_busy),
                                "build_s": build_s, "rebuild_s": rebuild_s, "uncached_ms": statistics.median(uncached),
                                "cached_ms": statistics.median(cached), "rps": statistics.median(rates),
-                               "cpu_ms": statistics.median(cpu), "bytes": page_bytes, "tabs": tabs}), flush=True)
+                               "cpu_ms": statistics.median(cpu), "bytes": page_bytes, "tabs": tabs, "refresh": refresh}),
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ is filtered at read time with ``on_board_q``, not left to the refresh.
 from __future__ import annotations
 
 from collections.abc import Callable
+import logging
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +31,8 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from evaluation.models import DerivedState
+
+log = logging.getLogger(__name__)
 
 KINDS = ("board", "routers", "guessability", "agentx")
 
@@ -87,6 +90,7 @@ def derived_refresh(*, benchmark_id: int, kind: str, build: Callable[[Benchmark]
         state.payload = build(benchmark)
         state.version, state.built_at = version, timezone.now()
         state.save(update_fields=["payload", "version", "built_at"])
+    log.info("benchmark %s: %s built for results version %s", benchmark_id, kind, version)
     return version
 
 

@@ -74,11 +74,14 @@ def results_changed_publish(*, benchmark_id: int) -> None:
     """Tell the apps that derive figures from a benchmark's public results (settings.RESULTS_CHANGED_TASKS,
     by name: evaluation/derived.py) that they changed. Called on commit of the bump. A broker that is down
     leaves the pages on their last build, marked as updating; the next change, or the sweeper's check of
-    builds behind their version (``derived_sweep``), sends them again."""
+    builds behind their version (``derived_sweep``), sends them again. Sent with a countdown
+    (``settings.RESULTS_CHANGED_DELAY_SECONDS``): the changes of a burst are built by the first message due,
+    which reads the latest version; the others find the build current."""
     for name in settings.RESULTS_CHANGED_TASKS:
         try:
             task_by_name(name).apply_async(args=[benchmark_id], queue=settings.SUBMISSIONS_QUEUE, retry=True,
-                                           retry_policy=_PUBLISH_RETRY)
+                                           retry_policy=_PUBLISH_RETRY,
+                                           countdown=settings.RESULTS_CHANGED_DELAY_SECONDS or None)
         except Exception as exc:  # noqa: BLE001 - as in submission_enqueue: "not sent", logged
             log.warning("benchmark %s: could not publish %s (%s); its readers will catch up", benchmark_id, name, exc)
 

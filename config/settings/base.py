@@ -300,6 +300,10 @@ DOWNLOAD_APPROVAL_DELAY_SECONDS = env_int("DOWNLOAD_APPROVAL_DELAY_SECONDS", 120
 # and ranks, the router pool and its baselines, the guessability audit. Readers never build them.
 RESULTS_CHANGED_TASKS = ("leaderboard.tasks.board_refresh", "routers.pool_refresh",
                          "evaluation.tasks.guessability_refresh", "evaluation.tasks.agentx_refresh")
+# Each refresh is sent this many seconds after the change (a countdown), so that a burst of changes (twenty
+# finishes within a second) is built once: the first message due builds the latest version and the others find
+# it current (one query each). Pages say "updating" meanwhile and filter what must hold at once at read time.
+RESULTS_CHANGED_DELAY_SECONDS = env_float("RESULTS_CHANGED_DELAY_SECONDS", 2.0)
 # Tasks told (by name, with the benchmark's id) on commit of a change of a benchmark's scoring profile
 # (annotation.services.benchmark_scoring_set: the admin, an import): evaluation re-scores its submissions.
 SCORING_CHANGED_TASKS = ("evaluation.tasks.benchmark_rescore",)

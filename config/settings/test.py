@@ -10,7 +10,7 @@ from pathlib import Path
 
 from config.settings.base import *  # noqa: F401,F403
 from config.settings.base import DATABASES, VAR_DIR
-from config.settings.env import env_bool, env_str
+from config.settings.env import env_bool, env_float, env_str
 
 DEBUG = False
 SECRET_KEY = "test-secret-key-not-for-production"
@@ -42,3 +42,5 @@ STORAGES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One file per test process, so two test runs on one machine never share (or delete) a database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
+# A change's refresh is sent at once (the default waits 2 s to coalesce a burst: leaderboard's burst test sets it).
+RESULTS_CHANGED_DELAY_SECONDS = env_float("RESULTS_CHANGED_DELAY_SECONDS", 0.0)

@@ -1,0 +1,98 @@
+"""The board's refresh (leaderboard.services.board_refresh) after a random sequence of 200 changes builds,
+field by field, the board a full rebuild from nothing builds: the entries, their ranks, tie groups, rank
+intervals and neighbour tests, and the build's payload (what the navigation offers, the wide tabs' index).
+
+The refresh reuses what an earlier build left (entries whose submission did not move, the MCC neighbour
+tests of unchanged pairs), and whatever it keeps must be what a rebuild would compute. Runs on the test
+database (SQLite), and on PostgreSQL with DATABASE_URL set (docs/testing.md).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.core.files.base import ContentFile
+
+from evaluation import pipeline
+from evaluation.derived import derived_read
+from evaluation.models import DerivedState, Submission
+from evaluation.services import submission_delete, submission_rescore, submission_set_public
+from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.services import board_refresh
+from leaderboard.tests import helpers
+
+pytestmark = pytest.mark.django_db
+
+NON_AUX = [u for u in helpers.UIDS if not helpers.SAMPLES[u][4]]
+MODES = ("text", "adaptive", "oracle")
+
+
+def _spec(rng: random.Random, name: str) -> helpers.ModelSpec:
+    """A model with a random share of right answers per mode and random tool calls."""
+    right = {m: tuple(u for u in helpers.UIDS if rng.random() < rng.uniform(0.2, 0.9)) for m in MODES}
+    return helpers.ModelSpec(name, right, tools=tuple(u for u in helpers.UIDS if rng.random() < 0.5),
+                             prices=(rng.uniform(0.1, 3), 4.0))
+
+
+def _board(benchmark) -> dict:  # noqa: ANN001
+    """Everything the board's build wrote, by submission (ids and build times aside)."""
+    entries = {e.pop("submission_id"): e for e in BoardEntry.objects.filter(benchmark=benchmark).values()}
+    for e in entries.values():
+        e.pop("id"), e.pop("built_at")
+    ranks = {(r.pop("submission_id"), r.pop("metric")): r for r in EntryRank.objects.filter(benchmark=benchmark).values()}
+    for r in ranks.values():
+        r.pop("id")
+    return {"entries": entries, "ranks": ranks, "payload": derived_read(benchmark, "board").payload}
+
+
+def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_path) -> None:
+    rng = random.Random(37)
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    scored = [helpers.submit(benchmark, _spec(rng, f"Model {i}"), public=i % 5 != 4, refresh=False) for i in range(10)]
+    # clones share a template's vectors until re-scored (ties, broken by finish time then id)
+    subs = scored + helpers.clone(scored[0], 14) + helpers.clone(scored[1], 8, prefix="Twin")
+    board_refresh(benchmark_id=benchmark.pk)
+    kinds = {"publish": 0, "unpublish": 0, "rescore": 0, "finish": 0, "delete": 0}
+    for step in range(200):
+        for sub in subs:
+            sub.refresh_from_db()
+        live = [s for s in subs if s.deleted_at is None]
+        choices = {
+            "publish": [s for s in live if s.status == "done" and not s.is_public],
+            "unpublish": [s for s in live if s.is_public],
+            "rescore": [s for s in live if s.status == "done"],
+            "finish": [s for s in live if s.status == "queued"],  # a re-score's new results, from a new file
+            "delete": live if len(live) > 20 else [],
+        }
+        kind = rng.choice([k for k, v in choices.items() if v])
+        sub = rng.choice(choices[kind])
+        kinds[kind] += 1
+        if kind in ("publish", "unpublish"):
+            submission_set_public(submission=sub, public=kind == "publish")
+        elif kind == "rescore":
+            submission_rescore(submission=sub, enqueue=False)
+        elif kind == "finish":
+            sub.file.save("p.jsonl", ContentFile(helpers.jsonl(helpers.prediction_lines(_spec(rng, sub.model_name)))))
+            pipeline.submission_process_sync(submission=sub)
+        else:
+            submission_delete(submission=sub)
+        if rng.random() < 0.35 or step == 199:  # else the next change comes before the worker ran (a burst)
+            board_refresh(benchmark_id=benchmark.pk)
+    assert min(kinds.values()) >= 10, kinds  # every kind of change was made, often
+    refreshed = _board(benchmark)
+    assert len(refreshed["entries"]) >= 10 and len(refreshed["ranks"]) >= 20  # a board, not an empty one
+
+    EntryRank.objects.filter(benchmark=benchmark).delete()
+    BoardEntry.objects.filter(benchmark=benchmark).delete()
+    DerivedState.objects.filter(benchmark=benchmark, kind="board").delete()
+    board_refresh(benchmark_id=benchmark.pk)
+    rebuilt = _board(benchmark)
+    assert refreshed["entries"].keys() == rebuilt["entries"].keys()
+    for key, entry in rebuilt["entries"].items():
+        assert refreshed["entries"][key] == entry, key
+    assert refreshed["ranks"].keys() == rebuilt["ranks"].keys()
+    for key, rank in rebuilt["ranks"].items():
+        assert refreshed["ranks"][key] == rank, key
+    assert refreshed["payload"] == rebuilt["payload"]
+    assert Submission.objects.on_board().filter(benchmark=benchmark).count() == len(rebuilt["entries"])
