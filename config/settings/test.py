@@ -22,7 +22,9 @@ CELERY_TASK_EAGER_PROPAGATES = True
 SCORING_WARMUP = env_bool("SCORING_WARMUP", False)
 # Files per pytest-xdist process (CI spreads the suite over two; "" without xdist): a test that lists what an
 # upload left behind must not see another process's files. A worker a test starts inherits the variable.
-_XDIST = os.environ.get("PYTEST_XDIST_WORKER", "")
+# .ci/run runs its SQLite and PostgreSQL paths at once in one checkout: each database's runs have files of their own.
+_ENGINE = DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+_XDIST = os.environ.get("PYTEST_XDIST_WORKER", "") + ("" if _ENGINE == "sqlite3" else f"-{_ENGINE}")
 MEDIA_ROOT = VAR_DIR / f"test-media{_XDIST}"
 # The fake endpoints the tests start listen on 127.0.0.1 (the refusal's own tests turn this off).
 RUNS_ALLOW_PRIVATE_ENDPOINTS = env_bool("RUNS_ALLOW_PRIVATE_ENDPOINTS", True)
@@ -39,6 +41,10 @@ STORAGES = {
     "private": {"BACKEND": "config.storages.PrivateFileSystemStorage", "OPTIONS": {"location": str(PRIVATE_MEDIA_ROOT)}},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Commits do not wait for the WAL to reach the disk (a session setting): a test database is thrown away.
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = " ".join(
+        filter(None, [DATABASES["default"].get("OPTIONS", {}).get("options"), "-c synchronous_commit=off"]))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One file per test process, so two test runs on one machine never share (or delete) a database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
