@@ -22,7 +22,7 @@ from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.services import board_refresh
 from leaderboard.tests import helpers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # ~15 s alone: its file starts first (conftest.py)
 
 NON_AUX = [u for u in helpers.UIDS if not helpers.SAMPLES[u][4]]
 MODES = ("text", "adaptive", "oracle")
