@@ -136,3 +136,28 @@ def test_a_proposal_run_reaches_done_on_a_real_worker(settings, tmp_path: Path, 
     assert run.status == "done", run.failure_reason
     assert run.progress_done == 6 and run.api_key_encrypted == ""
     assert Proposal.objects.filter(run=run, errors={}).count() == 6
+
+
+def test_a_benchmarks_admin_sees_the_estimate_then_starts_a_run_from_the_page(runs_settings, tmp_path: Path,
+                                                                               client) -> None:  # noqa: ANN001
+    from annotation.models import Role
+    from annotation.workbench.access import role_grant
+
+    benchmark = make_benchmark(tmp_path / "bench")
+    admin = _owner()
+    role_grant(benchmark=benchmark, user=admin, role=Role.ADMIN)
+    client.force_login(admin)
+    page = f"/runs/proposals/{benchmark.slug}/"
+    form = {"endpoint": "http://127.0.0.1:9/v1", "model": "sim", "api_key": "sk-x", "split": "dev",
+            "items": "s1, s2", "price_input_per_mtok": "2"}
+    estimate = client.post(page, form)
+    assert estimate.status_code == 200 and b"2 items: 2 requests" in estimate.content
+    assert not ProposalRun.objects.exists()  # an estimate creates nothing
+    started = client.post(page, {**form, "confirm": "1"})
+    run = ProposalRun.objects.get()
+    assert started.status_code == 302 and started["Location"] == f"{page}{run.pk}/"
+    assert run.sample_uids == ["s1", "s2"] and run.owner == admin and run.status == "queued"
+    detail = client.get(started["Location"])
+    assert b"stored encrypted" in detail.content and b"sk-x" not in detail.content
+    refused = client.post(page, {**form, "items": "s1 zz9"})
+    assert b"zz9 is not in" in refused.content and ProposalRun.objects.count() == 1
