@@ -679,6 +679,43 @@ class Proposal(models.Model):
         return "request" not in self.errors
 
 
+class ProposalAction(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted"
+    EDITED = "edited", "Edited"
+    REJECTED = "rejected", "Rejected"
+
+
+class ProposalDecision(models.Model):
+    """What an annotator did with one part of a proposal (a box, the transform, a key step, the chain),
+    recorded on the annotation's history: the revision of the save that recorded it last, the action as the
+    saved work shows it (a box taken then moved is ``edited``), and how far the final work is from the proposal:
+    ``measure`` is the IoU of a box, the edit distance of a step (characters) or of the chain (calls); null for
+    the transform and for a rejection. Workbench: annotation/workbench/proposals.py."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="proposal_decisions")
+    proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="decisions")
+    revision = models.ForeignKey(Revision, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="proposal_decisions")
+    part = models.CharField(max_length=10)  # region | transform | key_step | toolchain
+    index = models.PositiveSmallIntegerField(default=0)  # the part's place in the proposal
+    action = models.CharField(max_length=8, choices=ProposalAction.choices)
+    measure = models.FloatField(null=True, blank=True)
+    proposed = models.JSONField(null=True, blank=True)
+    final = models.JSONField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["annotation", "part", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "proposal", "part", "index"], name="proposal_decision_unique"),
+            models.CheckConstraint(name="proposal_decision_action_valid",
+                                   condition=Q(action__in=[c.value for c in ProposalAction])),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.part} {self.index + 1} {self.action}"
+
+
 # --- a benchmark's inputs as public downloads (docs/downloads.md) --------------------------------
 
 
