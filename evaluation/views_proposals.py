@@ -4,12 +4,13 @@ proposal: the parts that passed validation, the errors of those that did not). A
 
 from __future__ import annotations
 
+import csv
 import re
 from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -17,6 +18,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Benchmark, Proposal, ProposalRun, Role
 from annotation.workbench.access import roles_of
 from evaluation import proposal_runs
+from evaluation.proposal_quality import FIGURES, proposal_quality
 from evaluation.run_inputs import SPLITS
 
 
@@ -85,3 +87,27 @@ def proposal_run_cancel(request: HttpRequest, slug: str, pk: int) -> HttpRespons
     benchmark = _admin_benchmark(request, slug)
     run = proposal_runs.proposal_run_cancel(run=get_object_or_404(ProposalRun, pk=pk, benchmark=benchmark))
     return redirect(reverse("proposals:detail", args=[benchmark.slug, run.pk]))
+
+
+@login_required
+def proposal_quality_page(request: HttpRequest, slug: str, fmt: str = "") -> HttpResponse:
+    """How good the benchmark's proposals were, per run and per model; ``fmt``: "csv" or "json" for the export."""
+    benchmark = _admin_benchmark(request, slug)
+    rows = proposal_quality(benchmark)
+    if fmt == "json":
+        return JsonResponse({"benchmark": benchmark.slug, "rows": [row.as_dict() for row in rows]})
+    if fmt == "csv":
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-proposal-quality.csv"'
+        writer = csv.writer(response)
+        writer.writerow(["label", "model", "runs", "items", "boxes_left_out_other_frame",
+                         *[c for name, _ in FIGURES for c in (name, f"{name}_n", f"{name}_not_available")]])
+        for row in rows:
+            writer.writerow([row.label, row.model, " ".join(map(str, row.runs)), row.items, row.frame_differs,
+                             *[c for name, _ in FIGURES for c in (
+                                 "" if row.figures[name].value is None else round(row.figures[name].value, 4),
+                                 row.figures[name].n, row.figures[name].reason)]])
+        return response
+    table = [{"row": row, "cells": [row.figures[name] for name, _ in FIGURES]} for row in rows]
+    return render(request, "evaluation/proposal_quality.html",
+                  {"benchmark": benchmark, "table": table, "headers": [title for _, title in FIGURES]})

@@ -217,6 +217,9 @@ TABLE: dict[str, Row] = {
                           private_ok=frozenset()),
     # Proposal runs: staff's and a benchmark's admins' (others 404); the stored key is nobody's.
     "proposals:runs": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
+    "proposals:quality": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
+    "proposals:quality_csv": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
+    "proposals:quality_json": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
     "proposals:detail": Row(args=lambda w: {**SLUG, "pk": w.proposal_run.pk}, expect=ADMINS, private_ok=frozenset()),
     "proposals:cancel": Row(args=lambda w: {**SLUG, "pk": w.proposal_run.pk}, method="post",
                             expect={**ADMINS, "staff": 302}, private_ok=frozenset()),
