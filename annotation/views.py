@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.benchmark_fields import TRANSFORM_OPS
-from annotation.workbench.proposals import proposal_for_item, proposal_view
+from annotation.workbench.proposals import QUEUE_ORDERS, proposal_for_item, proposal_view
 from annotation.coco import coco_from_benchmark
 from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge, ToolError
 from annotation.media import media_for_page, media_part
@@ -71,7 +71,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         rows.append({"benchmark": benchmark, "roles": sorted(roles),
                      "assignments": selectors.assignments_of(request.user, benchmark)[:50],
                      "progress": selectors.benchmark_progress(benchmark)})
-    return render(request, "annotation/queue.html", {"rows": rows})
+    return render(request, "annotation/queue.html", {"rows": rows, "orders": QUEUE_ORDERS})
 
 
 @login_required
@@ -82,7 +82,8 @@ def claim_next(request: HttpRequest, slug: str) -> HttpResponse:
         raise PermissionDenied("You are not an annotator of this benchmark.")
     after = request.POST.get("after", "")
     after_pk = int(after) if after.isdigit() else None  # "Save and next": past the item just saved
-    assignment = assignment_claim_next(user=request.user, benchmark=benchmark, after=after_pk)
+    assignment = assignment_claim_next(user=request.user, benchmark=benchmark, after=after_pk,
+                                       order=request.POST.get("order", ""))
     if assignment is None:
         if after_pk is not None:
             messages.info(request, f"Saved. Nothing else is waiting for you in {benchmark.name}: this was your last open item.")

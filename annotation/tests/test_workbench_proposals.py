@@ -91,3 +91,33 @@ def test_a_proposal_is_not_an_annotation_for_agreement_or_review(tmp_path) -> No
 def test_edit_distance() -> None:
     assert edit_distance("Count the squares.", "Count the red squares.") == 4
     assert edit_distance(["a", "b", "c"], ["a", "c"]) == 1 and edit_distance([], ["x", "y"]) == 2
+
+
+def _proposed(sample, owner, model: str, box: list[int], confidence: float | None) -> Proposal:  # noqa: ANN001
+    run = ProposalRun.objects.create(benchmark=sample.benchmark, owner=owner, endpoint="http://127.0.0.1:9/v1",
+                                     model=model, prompt_version="proposals_v1", status="done")
+    return Proposal.objects.create(run=run, sample=sample, model=model, prompt_version="proposals_v1",
+                                   regions=[{"box": box, "label": ""}], confidence=confidence)
+
+
+def test_the_queue_sorts_by_proposal_confidence_or_by_two_models_disagreement(tmp_path, client) -> None:  # noqa: ANN001
+    from annotation.models import Sample
+
+    bench = make_benchmark(tmp_path, n=4, per_item=3)
+    s0, s1, s2, s3 = Sample.objects.filter(benchmark=bench).order_by("position")
+    owner = make_user("owner")
+    _proposed(s0, owner, "a", [10, 10, 50, 50], 0.9)
+    _proposed(s1, owner, "a", [10, 10, 50, 50], 0.2)
+    _proposed(s2, owner, "a", [10, 10, 50, 50], 0.5)
+    _proposed(s0, owner, "b", [12, 10, 52, 50], None)  # two models nearly agree on s0
+    _proposed(s2, owner, "b", [100, 50, 140, 90], None)  # and disagree entirely on s2
+    picks = {}
+    for order in ("", "confidence", "disagreement"):
+        user = make_user(f"ann-{order or 'plain'}", bench, Role.ANNOTATOR)
+        client.force_login(user)
+        response = client.post(f"/annotate/next/{bench.slug}/", {"order": order})
+        assert response.status_code == 302, response
+        picks[order] = user.assignments.get().sample.uid
+    assert picks == {"": s0.uid, "confidence": s1.uid, "disagreement": s2.uid}
+    page = client.get("/annotate/").content.decode()
+    assert "least confident proposal first" in page and "most disagreement between two models" in page

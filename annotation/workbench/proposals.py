@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.agreement import iou
+from annotation.agreement import box_agreement, iou
 from annotation.models import Annotation, Proposal, ProposalAction, ProposalDecision, Revision, Sample
 
 PARTS = ("region", "transform", "key_step", "toolchain")
@@ -129,4 +129,31 @@ def _judge(proposal: Proposal, part: str, index: int, pressed: str, data: dict[s
     return proposal.toolchain, final, float(distance), ProposalAction.ACCEPTED if distance == 0 else ProposalAction.EDITED
 
 
-__all__ = ["decisions_record", "edit_distance", "proposal_for_item", "proposal_view"]
+QUEUE_ORDERS = {"": "in order", "confidence": "least confident proposal first",
+                "disagreement": "most disagreement between two models' proposals first"}
+
+
+def proposal_order_keys(sample_ids: Sequence[int], order: str) -> dict[int, float]:
+    """A sort key per sample for the annotators' queue (lower first); samples without one are left out (they
+    come after). ``confidence``: the confidence of the latest valid proposal that gives one. ``disagreement``: minus (1 - the
+    mean matched box IoU) between the latest proposals of the two models that proposed last (agreement's
+    matching), so the most disputed item comes first."""
+    latest: dict[int, dict[str, Proposal]] = {}
+    for proposal in (Proposal.objects.filter(sample_id__in=sample_ids).exclude(regions__isnull=True)
+                     .order_by("-created_at", "-pk")):
+        latest.setdefault(proposal.sample_id, {}).setdefault(proposal.model, proposal)
+    keys: dict[int, float] = {}
+    for sample_id, by_model in latest.items():
+        newest = list(by_model.values())
+        if order == "confidence":
+            confident = [p for p in newest if p.confidence is not None]
+            if confident:
+                keys[sample_id] = confident[0].confidence
+        elif order == "disagreement" and len(newest) >= 2:
+            a, b = newest[0], newest[1]
+            agreement = box_agreement([r["box"] for r in a.regions or []], [r["box"] for r in b.regions or []])
+            keys[sample_id] = -(1.0 - agreement.mean_iou)
+    return keys
+
+
+__all__ = ["QUEUE_ORDERS", "decisions_record", "proposal_order_keys", "edit_distance", "proposal_for_item", "proposal_view"]
