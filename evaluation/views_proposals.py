@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.csv_cells import csv_text_row
 from annotation.models import Benchmark, Proposal, ProposalRun, Role
 from annotation.workbench.access import roles_of
 from evaluation import proposal_runs
@@ -103,10 +104,10 @@ def proposal_quality_page(request: HttpRequest, slug: str, fmt: str = "") -> Htt
         writer.writerow(["label", "model", "runs", "items", "boxes_left_out_other_frame",
                          *[c for name, _ in FIGURES for c in (name, f"{name}_n", f"{name}_not_available")]])
         for row in rows:
-            writer.writerow([row.label, row.model, " ".join(map(str, row.runs)), row.items, row.frame_differs,
+            writer.writerow(csv_text_row([row.label, row.model, " ".join(map(str, row.runs)), row.items, row.frame_differs,
                              *[c for name, _ in FIGURES for c in (
                                  "" if row.figures[name].value is None else round(row.figures[name].value, 4),
-                                 row.figures[name].n, row.figures[name].reason)]])
+                                 row.figures[name].n, row.figures[name].reason)]]))
         return response
     table = [{"row": row, "cells": [row.figures[name] for name, _ in FIGURES]} for row in rows]
     return render(request, "evaluation/proposal_quality.html",

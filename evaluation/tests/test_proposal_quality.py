@@ -27,7 +27,7 @@ def test_the_figures_of_a_simulated_run_equal_a_hand_computation(settings, tmp_p
     staff = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
     key = write_simulated_key(benchmark, tmp_path / "key.jsonl")
     with simulated_model(key, tmp_path / "log.jsonl") as url:
-        run = proposal_runs.proposal_run_create(benchmark=benchmark, owner=staff, endpoint=url, model="sim-a",
+        run = proposal_runs.proposal_run_create(benchmark=benchmark, owner=staff, endpoint=url, model="=sim-a",
                                                 split="dev")
         proposal_runs.proposal_run_execute(run_id=run.pk)
     # Two annotators decided on a proposed transform: one accepted it, one rejected it.
@@ -36,7 +36,7 @@ def test_the_figures_of_a_simulated_run_equal_a_hand_computation(settings, tmp_p
         annotation = Annotation.objects.create(sample=proposal.sample, annotator=staff)
         ProposalDecision.objects.create(annotation=annotation, proposal=proposal, part="transform", action=action)
     by_run, by_model = proposal_quality(benchmark)
-    assert by_run.label == f"run #{run.pk}" and by_model.label == "sim-a" and by_run.items == 3
+    assert by_run.label == f"run #{run.pk}" and by_model.label == "=sim-a" and by_run.items == 3
     f = by_run.figures
     # Each approved box [10, 10, 60, 40] against the proposed [15, 10, 65, 40]: 45 x 30 / (1500 + 1500 - 1350).
     assert f["box_iou_mean"].value == pytest.approx(1350 / 1650) and f["box_iou_mean"].n == 3
@@ -51,6 +51,7 @@ def test_the_figures_of_a_simulated_run_equal_a_hand_computation(settings, tmp_p
     page = client.get(f"/runs/proposals/{benchmark.slug}/quality/").content.decode()
     assert "0.818" in page and "not available" in page and "no annotation that used these proposals" in page
     rows = list(csv.DictReader(io.StringIO(client.get(f"/runs/proposals/{benchmark.slug}/quality.csv").content.decode())))
+    assert rows[0]["model"] == "'=sim-a"  # a spreadsheet would run it: quoted (config/csv_cells.py)
     assert rows[0]["box_iou_mean"] == "0.8182" and rows[0]["minutes_with_proposals"] == ""
     assert rows[0]["minutes_with_proposals_not_available"]
     data = client.get(f"/runs/proposals/{benchmark.slug}/quality.json").json()
