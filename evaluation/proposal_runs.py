@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -203,6 +204,43 @@ def proposal_run_fail(*, run_id: int, reason: str) -> None:
     _end(run_id, None, status=ProposalRunStatus.FAILED, reason=reason)
 
 
+class _Heartbeat:
+    """The run's heartbeat from a thread with its own connection, every RUNS_HEARTBEAT_SECONDS, so that one slow
+    request (up to RUNS_REQUEST_TIMEOUT with its retries) does not let the sweeper take a live run for dead.
+    ``lost``: the claim is no longer ours. Not started inside a transaction (tests), as hosted runs' lease."""
+
+    def __init__(self, run_id: int, token: str) -> None:
+        self.run_id, self.token = run_id, token
+        self.stop, self.lost = threading.Event(), threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Heartbeat:
+        if not connection.in_atomic_block:
+            self.thread = threading.Thread(target=self._run, name=f"proposal-run-{self.run_id}", daemon=True)
+            self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            while not self.stop.wait(settings.RUNS_HEARTBEAT_SECONDS):
+                try:
+                    if not ProposalRun.objects.filter(pk=self.run_id, claim_token=self.token,
+                                                      status=ProposalRunStatus.RUNNING).update(
+                            heartbeat_at=timezone.now()):
+                        self.lost.set()
+                        return
+                except DatabaseError as exc:
+                    log.warning("proposal run %s: could not renew its heartbeat (%s)", self.run_id, exc)
+                    connection.close()
+        finally:
+            connection.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(timeout=30)
+
+
 def _beat(run_id: int, token: str, **fields: Any) -> tuple[bool, bool]:
     """(still ours, cancel asked): the heartbeat, renewed after every item with the progress so far."""
     held = ProposalRun.objects.filter(pk=run_id, claim_token=token, status=ProposalRunStatus.RUNNING).update(
@@ -240,37 +278,12 @@ def proposal_run_execute(*, run_id: int, token: str = "") -> None:
     failures: dict[str, int] = {}
     outcome: tuple[str, str] = (ProposalRunStatus.DONE, "")
     try:
-        for sample in _samples(run):
-            if sample.pk in done_ids:
-                continue
-            messages, scale = _messages(run, sample)
-            try:
-                answer, _ = endpoint.complete(messages, None)
-            except BudgetExceeded as exc:
-                outcome = (ProposalRunStatus.STOPPED, f"Stopped by its budget: {exc}. The proposals so far are kept.")
-                break
-            except EndpointUnusable as exc:
-                outcome = (ProposalRunStatus.FAILED, f"The endpoint could not be called: {exc}")
-                break
-            except Failure as exc:
-                failures[exc.klass] = failures.get(exc.klass, 0) + 1
-                Proposal.objects.update_or_create(run=run, sample=sample, defaults={
-                    "model": run.model, "prompt_version": run.prompt_version, "raw_reply": "",
-                    "errors": {"request": f"{exc.klass}: {exc.detail}"}})
-            else:
-                _store(run, sample, answer, scale, registry)
-            held, cancelled = _beat(run_id, token, progress_done=run.proposals.count(),
-                                    requests_sent=run.requests_sent + endpoint.counters.sent,
-                                    requests_cached=run.requests_cached + endpoint.counters.cached,
-                                    spent_usd=cache.spent_usd())
-            if not held:
-                log.warning("proposal run %s: taken over by another worker; this one stops", run_id)
-                return
-            if cancelled:
-                outcome = (ProposalRunStatus.CANCELLED, "Cancelled; the proposals so far are kept.")
-                break
+        with _Heartbeat(run_id, token) as heartbeat:
+            outcome = _ask_each(run, token, endpoint, cache, done_ids, registry, failures, heartbeat) or outcome
     finally:
         endpoint.close()
+    if outcome == _TAKEN_OVER:
+        return
     status, reason = outcome
     if status == ProposalRunStatus.DONE and failures:
         reason = "Some items got no answer: " + ", ".join(f"{n} {k}" for k, n in sorted(failures.items()))
@@ -278,6 +291,42 @@ def proposal_run_execute(*, run_id: int, token: str = "") -> None:
          requests_sent=run.requests_sent + endpoint.counters.sent,
          requests_cached=run.requests_cached + endpoint.counters.cached, spent_usd=cache.spent_usd(),
          failures=failures)
+
+
+_TAKEN_OVER = ("", "")
+
+
+def _ask_each(run: ProposalRun, token: str, endpoint: Endpoint, cache: SqliteRequestCache, done_ids: set[int],
+              registry: Any, failures: dict[str, int], heartbeat: _Heartbeat) -> tuple[str, str] | None:
+    """Ask for each item not answered yet, storing each proposal as it comes; the run's outcome when it ends
+    early (budget, an unusable endpoint, a cancel, taken over), None when every item was asked."""
+    for sample in _samples(run):
+        if sample.pk in done_ids:
+            continue
+        messages, scale = _messages(run, sample)
+        try:
+            answer, _ = endpoint.complete(messages, None)
+        except BudgetExceeded as exc:
+            return (ProposalRunStatus.STOPPED, f"Stopped by its budget: {exc}. The proposals so far are kept.")
+        except EndpointUnusable as exc:
+            return (ProposalRunStatus.FAILED, f"The endpoint could not be called: {exc}")
+        except Failure as exc:
+            failures[exc.klass] = failures.get(exc.klass, 0) + 1
+            Proposal.objects.update_or_create(run=run, sample=sample, defaults={
+                "model": run.model, "prompt_version": run.prompt_version, "raw_reply": "",
+                "errors": {"request": f"{exc.klass}: {exc.detail}"}})
+        else:
+            _store(run, sample, answer, scale, registry)
+        held, cancelled = _beat(run.pk, token, progress_done=run.proposals.count(),
+                                requests_sent=run.requests_sent + endpoint.counters.sent,
+                                requests_cached=run.requests_cached + endpoint.counters.cached,
+                                spent_usd=cache.spent_usd())
+        if not held or heartbeat.lost.is_set():
+            log.warning("proposal run %s: taken over by another worker; this one stops", run.pk)
+            return _TAKEN_OVER
+        if cancelled:
+            return (ProposalRunStatus.CANCELLED, "Cancelled; the proposals so far are kept.")
+    return None
 
 
 def _store(run: ProposalRun, sample: Sample, answer: dict[str, Any], scale: float, registry: Any) -> Proposal:

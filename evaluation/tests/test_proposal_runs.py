@@ -161,3 +161,22 @@ def test_a_benchmarks_admin_sees_the_estimate_then_starts_a_run_from_the_page(ru
     assert b"stored encrypted" in detail.content and b"sk-x" not in detail.content
     refused = client.post(page, {**form, "items": "s1 zz9"})
     assert b"zz9 is not in" in refused.content and ProposalRun.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_thread_renews_the_claim_while_a_request_is_slow_and_sees_a_takeover(settings, tmp_path) -> None:  # noqa: ANN001
+    import time
+
+    from django.utils import timezone
+
+    settings.RUNS_HEARTBEAT_SECONDS = 1
+    benchmark = make_benchmark(tmp_path / "bench")
+    past = timezone.now() - timezone.timedelta(minutes=5)
+    run = ProposalRun.objects.create(benchmark=benchmark, owner=_owner(), endpoint="http://x/v1", model="m",
+                                     prompt_version="proposals_v1", status="running", claim_token="mine",
+                                     heartbeat_at=past)
+    with proposal_runs._Heartbeat(run.pk, "mine") as heartbeat:
+        time.sleep(1.3)  # the thread's own period: one request taking longer than a beat
+        assert ProposalRun.objects.get(pk=run.pk).heartbeat_at > past
+        ProposalRun.objects.filter(pk=run.pk).update(claim_token="another worker's")
+        assert heartbeat.lost.wait(2.5)
