@@ -581,6 +581,141 @@ class KeyStepDraft(models.Model):
         return f"draft for {self.annotation_id} ({self.status})"
 
 
+# --- proposals from a model (docs/annotation.md "Proposals") ------------------------------------
+
+
+class ProposalRunStatus(models.TextChoices):
+    """A hosted run's statuses (evaluation.models.RunStatus), with the same meanings."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    STOPPED = "stopped", "Stopped by its budget"
+    CANCELLED = "cancelled", "Cancelled"
+    FAILED = "failed", "Failed"
+
+
+PROPOSAL_RUN_ACTIVE = (ProposalRunStatus.QUEUED, ProposalRunStatus.RUNNING)
+
+
+class ProposalRun(models.Model):
+    """A VLM endpoint asked for proposals on a benchmark's items (all of a split, or a selection), registered
+    as a hosted run is (evaluation/proposal_runs.py: the address guard, the key encrypted with
+    evaluation.secrets and emptied when the run ends, the estimate, the budget, the runs queue, claim and
+    heartbeat). ``details``: the prices per million tokens and ``simulated`` (the demo's, labelled so)."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="proposal_runs")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="proposal_runs")
+    endpoint = models.URLField(max_length=500)
+    model = models.CharField(max_length=200)  # the name the endpoint serves
+    api_key_encrypted = models.TextField(blank=True)
+    prompt_version = models.CharField(max_length=32)
+    split = models.CharField(max_length=8, default="all")
+    sample_uids = models.JSONField(default=list, blank=True)  # the selection; empty: every item of the split
+    options = models.JSONField(default=dict, blank=True)  # max_tokens, temperature, seed, budget_usd
+    details = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=ProposalRunStatus.choices, default=ProposalRunStatus.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    estimate = models.JSONField(default=dict, blank=True)
+    spent_usd = models.FloatField(default=0.0)
+    requests_sent = models.PositiveIntegerField(default=0)
+    requests_cached = models.PositiveIntegerField(default=0)
+    failures = models.JSONField(default=dict, blank=True)  # requests that got no answer, by class
+    failure_reason = models.TextField(blank=True)
+    claim_token = models.CharField(max_length=80, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    enqueue_failed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(name="proposal_run_status_valid",
+                                   condition=Q(status__in=[c.value for c in ProposalRunStatus])),
+            models.CheckConstraint(name="proposal_run_split_valid", condition=Q(split__in=["all", "dev", "test"])),
+        ]
+
+    def __str__(self) -> str:
+        return f"proposal run {self.pk} of {self.model} on {self.benchmark_id} ({self.status})"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status not in PROPOSAL_RUN_ACTIVE
+
+
+class Proposal(models.Model):
+    """One item's proposal from one run, kept apart from annotations: the model that answered, the prompt
+    version, the raw reply, the parts that passed validation (a part that did not is null, its error in
+    ``errors``; a request that got no answer has ``errors["request"]``). Never counted as an annotation."""
+
+    run = models.ForeignKey(ProposalRun, on_delete=models.CASCADE, related_name="proposals")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="proposals")
+    model = models.CharField(max_length=200)  # as the endpoint named itself in its answer
+    prompt_version = models.CharField(max_length=32)
+    raw_reply = models.TextField(blank=True)
+    # [{"box": [x1, y1, x2, y2], "label"}] in img0's pixels after the proposed transform
+    regions = models.JSONField(null=True, blank=True)
+    transform = models.JSONField(null=True, blank=True)  # [{"op", **args}]
+    key_steps = models.JSONField(null=True, blank=True)  # [str]
+    toolchain = models.JSONField(null=True, blank=True)  # [{"tool", "args", "input", "output"}]
+    confidence = models.FloatField(null=True, blank=True)
+    errors = models.JSONField(default=dict, blank=True)  # part (or "reply", "request") -> the first problem
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "sample"]
+        constraints = [models.UniqueConstraint(fields=["run", "sample"], name="proposal_one_per_run_and_sample")]
+
+    def __str__(self) -> str:
+        return f"proposal of run {self.run_id} for sample {self.sample_id}"
+
+    @property
+    def answered(self) -> bool:
+        return "request" not in self.errors
+
+
+class ProposalAction(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted"
+    EDITED = "edited", "Edited"
+    REJECTED = "rejected", "Rejected"
+
+
+class ProposalDecision(models.Model):
+    """What an annotator did with one part of a proposal (a box, the transform, a key step, the chain),
+    recorded on the annotation's history: the revision of the save that recorded it last, the action as the
+    saved work shows it (a box taken then moved is ``edited``), and how far the final work is from the proposal:
+    ``measure`` is the IoU of a box, the edit distance of a step (characters) or of the chain (calls); null for
+    the transform and for a rejection. Workbench: annotation/workbench/proposals.py."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="proposal_decisions")
+    proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="decisions")
+    revision = models.ForeignKey(Revision, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="proposal_decisions")
+    part = models.CharField(max_length=10)  # region | transform | key_step | toolchain
+    index = models.PositiveSmallIntegerField(default=0)  # the part's place in the proposal
+    action = models.CharField(max_length=8, choices=ProposalAction.choices)
+    measure = models.FloatField(null=True, blank=True)
+    proposed = models.JSONField(null=True, blank=True)
+    final = models.JSONField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["annotation", "part", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "proposal", "part", "index"], name="proposal_decision_unique"),
+            models.CheckConstraint(name="proposal_decision_action_valid",
+                                   condition=Q(action__in=[c.value for c in ProposalAction])),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.part} {self.index + 1} {self.action}"
+
+
 # --- a benchmark's inputs as public downloads (docs/downloads.md) --------------------------------
 
 

@@ -146,7 +146,8 @@ def annotations_for_review(sample: Sample) -> list[Annotation]:
 
 
 def revisions_of(annotation: Annotation) -> QuerySet[Revision]:
-    return Revision.objects.filter(annotation=annotation).select_related("author").order_by("-pk")
+    return (Revision.objects.filter(annotation=annotation).select_related("author")
+            .prefetch_related("proposal_decisions").order_by("-pk"))
 
 
 def benchmark_holding(uids: Collection[str], *, besides: Benchmark) -> str | None:

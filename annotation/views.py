@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.benchmark_fields import TRANSFORM_OPS
+from annotation.workbench.proposals import QUEUE_ORDERS, proposal_for_item, proposal_view
 from annotation.coco import coco_from_benchmark
 from annotation.imagetools import REGISTRY, ChainError, ImageTooLarge, ToolError
 from annotation.media import media_for_page, media_part
@@ -70,7 +71,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         rows.append({"benchmark": benchmark, "roles": sorted(roles),
                      "assignments": selectors.assignments_of(request.user, benchmark)[:50],
                      "progress": selectors.benchmark_progress(benchmark)})
-    return render(request, "annotation/queue.html", {"rows": rows})
+    return render(request, "annotation/queue.html", {"rows": rows, "orders": QUEUE_ORDERS})
 
 
 @login_required
@@ -81,7 +82,8 @@ def claim_next(request: HttpRequest, slug: str) -> HttpResponse:
         raise PermissionDenied("You are not an annotator of this benchmark.")
     after = request.POST.get("after", "")
     after_pk = int(after) if after.isdigit() else None  # "Save and next": past the item just saved
-    assignment = assignment_claim_next(user=request.user, benchmark=benchmark, after=after_pk)
+    assignment = assignment_claim_next(user=request.user, benchmark=benchmark, after=after_pk,
+                                       order=request.POST.get("order", ""))
     if assignment is None:
         if after_pk is not None:
             messages.info(request, f"Saved. Nothing else is waiting for you in {benchmark.name}: this was your last open item.")
@@ -114,6 +116,7 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
              for t in REGISTRY.values()]
     tools += [{"name": d["name"], "module": "declared (not run here)", "description": d["description"],
                "schema": d["args_schema"], "declared": True} for d in sample.benchmark.declared_tools or ()]
+    proposal = proposal_for_item(sample)
     rejection = selectors.last_rejection(annotation) if assignment.status == AssignmentStatus.RETURNED else None
     notes = [{"part": n.part, "position": n.position, "target": n.target, "text": n.text}
              for n in (rejection.notes.all() if rejection else ())]
@@ -121,7 +124,11 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
         "assignment": assignment, "annotation": annotation, "sample": sample, "frame": frame,
         "editor": {"version": annotation.version, "snapshot": snapshot, "width": sample.width, "height": sample.height,
                    "editable": annotation.status in ("draft", "rejected"), "chain_verified": annotation.chain_verified,
-                   "media": media, "review_notes": notes, "transform_ops": sorted(TRANSFORM_OPS)},
+                   "media": media, "review_notes": notes, "transform_ops": sorted(TRANSFORM_OPS),
+                   "proposal": proposal_view(proposal),
+                   "proposal_decided": [{"part": d.part, "index": d.index, "action": d.action}
+                                        for d in annotation.proposal_decisions.filter(proposal=proposal)]
+                   if proposal is not None else []},
         "media": media,
         "tools": tools, "llm_reason": llm_unavailable_reason(),
         "drafts": annotation.step_drafts.all()[:1],

@@ -39,6 +39,7 @@ urlpatterns = [
     path("api/docs/", api_docs, name="api-docs"),
     path("annotate/", include("annotation.urls")),
     path("submissions/", include("evaluation.urls")),
+    path("runs/proposals/", include("evaluation.proposal_urls")),
     path("runs/", include("evaluation.run_urls")),
     path("review/", include("trace_review.urls")),
     path("", include("routers.urls")),  # /b/<slug>/routers...: before the leaderboard's /b/<slug>/<tab>/

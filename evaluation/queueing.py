@@ -18,6 +18,7 @@ from config.celery import task_by_name
 from django.db import DatabaseError
 from django.db.models import QuerySet
 
+from annotation.models import PROPOSAL_RUN_ACTIVE, ProposalRun
 from evaluation.models import ACTIVE_STATUSES, RUN_ACTIVE_STATUSES, HostedRun, Submission, SubmissionStatus
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ def queue_depth(name: str) -> int | None:
 
 
 RUN_TASK = TASKS + "run_execute"
+PROPOSAL_RUN_TASK = TASKS + "proposal_run_execute"
 
 
 def run_enqueue(*, run_id: int) -> bool:
@@ -113,5 +115,18 @@ def run_enqueue(*, run_id: int) -> bool:
     except Exception as exc:  # noqa: BLE001 - as in submission_enqueue: "not sent", logged
         log.warning("run %s: could not publish %s (%s); the sweeper will send it", run_id, task.name, exc)
         _record_unsent(HostedRun.objects.filter(pk=run_id, status__in=RUN_ACTIVE_STATUSES), f"run {run_id}")
+        return False
+    return True
+
+
+def proposal_run_enqueue(*, run_id: int) -> bool:
+    """Publish a proposal run (evaluation/proposal_runs.py) on RUNS_QUEUE, as a hosted run; False if the broker is
+    down, and then the run says so (``enqueue_failed``) for the sweeper."""
+    task = task_by_name(PROPOSAL_RUN_TASK)
+    try:
+        task.apply_async(args=[run_id], queue=settings.RUNS_QUEUE, retry=True, retry_policy=_PUBLISH_RETRY)
+    except Exception as exc:  # noqa: BLE001 - as run_enqueue: "not sent", logged
+        log.warning("proposal run %s: could not publish %s (%s); the sweeper will send it", run_id, task.name, exc)
+        _record_unsent(ProposalRun.objects.filter(pk=run_id, status__in=PROPOSAL_RUN_ACTIVE), f"proposal run {run_id}")
         return False
     return True

@@ -106,6 +106,12 @@ def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | N
                 "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
                "oracle_sha256": hashlib.sha256(oracle).hexdigest(),
                "width": first.width, "height": first.height, "toolchain": chain,
+               # What a proposal request is answered from (simulated.proposal_reply): img0's approved regions
+               # (in the frame after the transform), the transform and the key steps.
+               "regions": [r.as_box() for r in annotation.regions.all() if r.image_ref == "img0"]
+               if annotation is not None else [],
+               "transform": list(annotation.transform or []) if annotation is not None else [],
+               "key_steps": [s.text for s in annotation.key_steps.all()] if annotation is not None else [],
                **({"detail": detail} if (detail := _detail(sample.meta)) else {})}
 
 

@@ -19,7 +19,7 @@ from django.db import close_old_connections
 from django.db.utils import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
-from evaluation import agentx_figures, benchmark_cache, hosted_runs, pipeline, services
+from evaluation import agentx_figures, benchmark_cache, hosted_runs, pipeline, proposal_runs, services
 from evaluation.guessability import guessability_build
 from evaluation.judges import JudgeError
 from evaluation.models import SubmissionStatus
@@ -170,6 +170,23 @@ def run_execute(run_id: int) -> None:
 @shared_task(ignore_result=True)
 def runs_sweep() -> None:
     hosted_runs.runs_sweep()
+    proposal_runs.proposal_runs_sweep()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+             time_limit=settings.RUNS_TASK_TIME_LIMIT, soft_time_limit=None)
+def proposal_run_execute(run_id: int) -> None:
+    """A proposal run (evaluation/proposal_runs.py), on RUNS_QUEUE, delivered and resumed as a hosted run."""
+    try:
+        proposal_runs.proposal_run_execute(run_id=run_id)
+    except CONNECTION_ERRORS:
+        close_old_connections()
+        log.warning("proposal run %s: lost its database connection; the sweeper will send it again", run_id,
+                    exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - a run never stays unfinished: it fails with the reason
+        log.exception("proposal run %s crashed", run_id)
+        proposal_runs.proposal_run_fail(run_id=run_id, reason=f"An internal error stopped the run "
+                                                              f"({type(exc).__name__}: {exc}).")
 
 
 def _guarded(submission_id: int, stage: str, token: str, retries: int, task, work: Callable[[], object],

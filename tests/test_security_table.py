@@ -75,6 +75,7 @@ class World:
     users: dict
     run: object = None  # the owner's hosted run (docs/runs.md)
     named_batch: object = None  # a trace batch naming the annotator only
+    proposal_run: object = None  # staff's proposal run (docs/annotation.md, "Proposals")
 
 
 def _judged_by_people(trace: Trace, people: list) -> None:
@@ -159,12 +160,19 @@ def build_world(folder) -> World:  # noqa: ANN001
                                    model="m", modes=["text"], api_key_encrypted=encrypt_api_key(PRIVATE_MARK),
                                    keep_endpoint=True, status="done")
     run.predictions.save(f"run-{run.pk}.jsonl", ContentFile(b'{"sample_id": "x", "mode": "text", "answer": "A"}\n'))
+    from annotation.models import Proposal, ProposalRun
+
+    proposal_run = ProposalRun.objects.create(benchmark=benchmark, owner=users["staff"], endpoint="http://127.0.0.1:9/v1",
+                                              model="m", prompt_version="proposals_v1", status="running",
+                                              api_key_encrypted=encrypt_api_key(PRIVATE_MARK))
+    Proposal.objects.create(run=proposal_run, sample=dev, model="m", prompt_version="proposals_v1", raw_reply="{}",
+                            regions=[], transform=[], key_steps=[], toolchain=[])
     from evaluation.queueing import results_changed_run
 
     benchmark.refresh_from_db()
     results_changed_run(benchmark_id=benchmark.pk)  # what the worker does after each finish: pages read it
     return World(benchmark, dev, test, public, private, assignment, revision, draft, batch, trace_assignment, users,
-                 run, named_batch)
+                 run, named_batch, proposal_run)
 
 
 SLUG = {"slug": lb.SLUG}
@@ -172,6 +180,7 @@ MINE = {"annotator": 200}  # the annotator's own assignment; everyone else 404 (
 OWN = {"anonymous": L, "owner": 404, "other": 404, "annotator": 200, "reviewer": 404, "staff": 404}
 OWNED = {"anonymous": L, "owner": 200, "other": 404, "annotator": 404, "reviewer": 404, "staff": 200}
 REVIEWERS = {"anonymous": L, "owner": 403, "other": 403, "annotator": 403, "reviewer": 200, "staff": 200}
+ADMINS = {"anonymous": L, "owner": 404, "other": 404, "annotator": 404, "reviewer": 404, "staff": 200}
 STAFF = {"anonymous": A, "owner": A, "other": A, "annotator": A, "reviewer": A, "staff": 200}
 PUBLIC = _all(200)
 
@@ -206,6 +215,14 @@ TABLE: dict[str, Row] = {
     "api-run-detail": Row(args=lambda w: {"pk": w.run.pk}, expect={**OWNED, "anonymous": 401}, private_ok=frozenset()),
     "api-run-cancel": Row(args=lambda w: {"pk": w.run.pk}, method="post", expect={**OWNED, "anonymous": 401},
                           private_ok=frozenset()),
+    # Proposal runs: staff's and a benchmark's admins' (others 404); the stored key is nobody's.
+    "proposals:runs": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
+    "proposals:quality": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
+    "proposals:quality_csv": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
+    "proposals:quality_json": Row(args=lambda w: SLUG, expect=ADMINS, private_ok=frozenset()),
+    "proposals:detail": Row(args=lambda w: {**SLUG, "pk": w.proposal_run.pk}, expect=ADMINS, private_ok=frozenset()),
+    "proposals:cancel": Row(args=lambda w: {**SLUG, "pk": w.proposal_run.pk}, method="post",
+                            expect={**ADMINS, "staff": 302}, private_ok=frozenset()),
     "runs:list": Row(expect=_signed_in(200), private_ok=frozenset()),
     "runs:new": Row(expect=_signed_in(200), private_ok=frozenset()),
     "runs:detail": Row(args=lambda w: {"pk": w.run.pk}, expect=OWNED, private_ok=frozenset()),

@@ -24,6 +24,7 @@ from annotation.models import (
     Benchmark,
     Sample,
 )
+from annotation.workbench.proposals import QUEUE_ORDERS, proposal_order_keys
 
 
 def lock_duration() -> timedelta:
@@ -57,10 +58,12 @@ def assignment_create(*, sample: Sample, annotator: AbstractBaseUser, now: datet
 
 
 def assignment_claim_next(*, user: AbstractBaseUser, benchmark: Benchmark, now: datetime | None = None,
-                          after: int | None = None) -> Assignment | None:
+                          after: int | None = None, order: str = "") -> Assignment | None:
     """The person's next item: a returned or unfinished one of theirs first, else a new sample
     with a free slot (samples that already have annotators first, so items complete sooner).
-    ``after`` ("Save and next" on an item) passes over that assignment, which stays theirs."""
+    ``after`` ("Save and next" on an item) passes over that assignment, which stays theirs. ``order``
+    (proposals.QUEUE_ORDERS): new samples by a model's proposals first, the least confident or the most
+    disputed between two models, then as usual; samples without such proposals after them."""
     now = now or timezone.now()
     with transaction.atomic():
         own = (
@@ -80,15 +83,21 @@ def assignment_claim_next(*, user: AbstractBaseUser, benchmark: Benchmark, now: 
         reviewed = Annotation.objects.filter(
             sample=OuterRef("pk"), status=AnnotationStatus.APPROVED, annotator__isnull=False
         )
-        sample = (
+        free = (
             Sample.objects.filter(benchmark=benchmark)
             .exclude(assignments__annotator=user)  # skipped ones too: skip means "not for me"
             .exclude(Exists(reviewed))  # approved by a review: done (an imported approval is not)
             .annotate(live=Count("assignments", filter=_live_slot(now), distinct=True))
             .filter(live__lt=benchmark.annotators_per_item)
             .order_by("-live", "position", "pk")
-            .first()
         )
+        if order in QUEUE_ORDERS and order:
+            ids = list(free.values_list("pk", flat=True))  # in the usual order: the tie-break
+            keys = proposal_order_keys(ids, order)
+            ranked = sorted(range(len(ids)), key=lambda i: (ids[i] not in keys, keys.get(ids[i], 0.0), i))
+            sample = Sample.objects.filter(pk=ids[ranked[0]]).first() if ids else None
+        else:
+            sample = free.first()
         if sample is None:
             return None
         return assignment_create(sample=sample, annotator=user, now=now)

@@ -19,6 +19,7 @@ from django.db import transaction
 from annotation import benchmark_fields as bf
 from annotation.declared_tools import declared_from_dicts
 from annotation.media import media_of
+from annotation.workbench.proposals import decisions_record
 from annotation.models import (
     Annotation,
     AnnotationStatus,
@@ -263,8 +264,11 @@ def annotation_save(
                 f"it is now version {annotation.version}). Your edit is kept as draft #{kept.pk} in the history; "
                 "reload to see the current version, then restore your draft if you want it."))
         _write(annotation, payload)
-        Revision.objects.create(annotation=annotation, author=user, version=annotation.version,
-                                kind=RevisionKind.SUBMIT if submit else kind, snapshot=payload)
+        revision = Revision.objects.create(annotation=annotation, author=user, version=annotation.version,
+                                           kind=RevisionKind.SUBMIT if submit else kind, snapshot=payload)
+        if isinstance(data, dict) and "proposal" in data and "frame" not in (held or {}):
+            # What was done with a model's proposal, on this save's revision (docs/annotation.md, "Proposals").
+            decisions_record(annotation=annotation, revision=revision, data=data)
         assignment = Assignment.objects.filter(annotation=annotation).first()
         if submit:
             annotation.status = AnnotationStatus.SUBMITTED

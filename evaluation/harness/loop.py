@@ -36,7 +36,7 @@ import numpy as np
 from annotation.imagetools import Limits, ToolError, encode_jpeg, encode_png, load_image, oracle_image
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness.client import Endpoint, Failure
-from evaluation.harness.items import RunItem
+from evaluation.harness.items import Medium, RunItem
 from evaluation.harness.prompts import fill, load_prompt, question_block
 from evaluation.harness.tools import (Call, execute, function_schemas, parse_arguments, strip_tagged,
                                       tagged_calls, tagged_protocol)
@@ -178,6 +178,13 @@ def _medium_view(ref: str, path: str, width: int, height: int, cap: int, max_pix
     if image is None:
         image = load_image(path, max_pixels=max_pixels)
     return _array_view(ref, image, cap, jpeg=media_type == "image/jpeg")
+
+
+def medium_part(medium: Medium, cap: int, max_pixels: int) -> tuple[dict[str, Any], tuple[int, int]]:
+    """A medium as a request's image part, and its size as sent (scaled down to ``cap`` pixels as a run's
+    views are): what a proposal request sends (evaluation/proposal_runs.py)."""
+    picture = _medium_view(medium.ref, medium.path, medium.width or 0, medium.height or 0, cap, max_pixels)
+    return picture.part(), picture.size
 
 
 def _array_view(ref: str, image: np.ndarray, cap: int, *, jpeg: bool = False) -> _Picture:

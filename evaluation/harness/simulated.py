@@ -30,6 +30,9 @@ It prints ``SIMULATED MODEL http://127.0.0.1:PORT/v1`` once it listens. Standard
   (answers after ``--slow`` seconds), ``error500``, ``rate429`` (the first request of each mode is
   refused with ``Retry-After: 1``), ``bad_arguments``, ``truncated_arguments``, ``huge_arguments`` (2 MB)
   and ``unknown_tool`` (the first call is malformed, then the policy), ``loop`` (calls tools for ever), ``content_filter``.
+- A proposal request (annotation/prompts/proposals_v*.txt: its system prompt opens with PROPOSAL_SYSTEM) is
+  answered by ``proposal_reply`` from the key's ``regions``, ``transform``, ``key_steps`` and ``toolchain``
+  (the approved annotation's); ``--script`` ``bad_proposal`` and ``garbled_proposal`` answer it invalid.
 - Faults of the whole endpoint, for the drills (docs/runs.md, "When the provider fails"): ``--outage
   AFTER:SECONDS`` (after AFTER requests, every request for SECONDS has its connection closed with no
   answer, as a server that went away), ``--fail-every N:STATUS[:RETRY_AFTER]`` (every N-th request is
@@ -64,6 +67,9 @@ _QUESTION = re.compile(r"Question: (.*?)(?:\nOptions:\n|\n\n|\Z)", re.S)
 _OPTION = re.compile(r"^([A-Z])\. (.*)$", re.M)
 _MADE = re.compile(r"made (img\d+) \((\d+) x (\d+) pixels\)")
 _TOOL_NAMES = re.compile(r'"name": "([a-z0-9_]+)"')
+# A proposal request (annotation/prompts/proposals_v*.txt) opens its system prompt with these words.
+PROPOSAL_SYSTEM = "You propose annotations"
+_SENT_SIZE = re.compile(r"The image \(img0\) is (\d+) x (\d+) pixels")
 
 
 def correct(uid: str, mode: str, *, seed: int = 0, rates: dict[str, float] = RATES) -> bool:
@@ -282,6 +288,8 @@ def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int
         return 200, _completion(body, server, "I cannot find this question.", []), {}
     uid = str(entry["uid"])
     behaviour = server.script.get(uid, "")
+    if isinstance(system, str) and system.startswith(PROPOSAL_SYSTEM):
+        return 200, _completion(body, server, proposal_reply(entry, texts, seed=server.seed, behaviour=behaviour), []), {}
     if behaviour == "error500":
         return 500, {"error": {"message": "simulated server error"}}, {}
     if behaviour == "rate429":
@@ -306,6 +314,35 @@ def respond(server: Simulated, body: dict[str, Any], body_sha: str) -> tuple[int
             return 200, _completion(body, server, f"<answer>{NO_IMAGE}</answer>", []), {}
     answer = answer_for(entry, mode, seed=server.seed, zoomed=_zooms(messages))
     return 200, _completion(body, server, f"Looking at it, the answer is clear. <answer>{answer}</answer>", []), {}
+
+
+def proposal_reply(entry: dict[str, Any], text: str, *, seed: int = 0, behaviour: str = "") -> str:
+    """The simulated model's proposal (docs/annotation.md, "Proposals"): the key's approved regions moved right
+    by a tenth of their width times (seed + 1) (the middle half of img0 when it has none), its transform, its
+    key steps but the last (two fixed steps when it has none), its chain, and a confidence from a hash of the
+    uid. ``bad_proposal``: a box outside the image and an unknown transform; ``garbled_proposal``: no JSON."""
+    if behaviour == "garbled_proposal":
+        return "I think the evidence is in the top left corner."
+    sent = _SENT_SIZE.search(text)
+    width, height = int(entry.get("width") or 64), int(entry.get("height") or 64)
+    scale = int(sent.group(1)) / width if sent and width else 1.0
+    shift = 0.1 * (seed + 1)
+    regions = [{"box": [round((x1 + shift * (x2 - x1)) * scale, 1), round(y1 * scale, 1),
+                        round((x2 + shift * (x2 - x1)) * scale, 1), round(y2 * scale, 1)], "label": f"region {i + 1}"}
+               for i, (x1, y1, x2, y2) in enumerate(entry.get("regions") or [])]
+    if not regions:
+        regions = [{"box": [round(width / 4 * scale, 1), round(height / 4 * scale, 1), round(3 * width / 4 * scale, 1),
+                            round(3 * height / 4 * scale, 1)], "label": "middle"}]
+    steps = list(entry.get("key_steps") or [])[:-1] or ["Look at the labelled part of the image.", "Read the answer."]
+    digest = hashlib.sha256(f"{seed}:{entry['uid']}:proposal".encode()).hexdigest()
+    proposal = {"regions": regions, "transform": entry.get("transform") or [], "key_steps": steps,
+                "toolchain": [{"tool": c["tool"], "args": c.get("args") or {}} for c in entry.get("toolchain") or []
+                              if isinstance(c, dict) and c.get("tool")],
+                "confidence": round(0.3 + 0.65 * int(digest[:8], 16) / 0xFFFFFFFF, 3)}
+    if behaviour == "bad_proposal":
+        proposal["regions"] = [{"box": [0, 0, width * scale * 3, height * scale * 3], "label": "too big"}]
+        proposal["transform"] = [{"op": "warp_magic", "strength": 2}]
+    return "Here is my proposal:\n```json\n" + json.dumps(proposal) + "\n```"
 
 
 def _offered(body: dict[str, Any], system: str) -> list[str]:

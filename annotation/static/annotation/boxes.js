@@ -54,9 +54,10 @@
       this.render();
     }
 
-    load(regions) { this.boxes = regions.map((r) => ({ box: r.box.slice(), label: r.label || "" })); this.selected = -1; this.render(); }
+    // `proposal`: the index of the model's proposed box this one was taken from (docs/annotation.md, "Proposals").
+    load(regions) { this.boxes = regions.map((r) => ({ box: r.box.slice(), label: r.label || "", proposal: r.proposal })); this.selected = -1; this.render(); }
 
-    get regions() { return this.boxes.map((b) => ({ box: b.box.slice(), label: b.label })); }
+    get regions() { return this.boxes.map((b) => (b.proposal === undefined ? { box: b.box.slice(), label: b.label } : { box: b.box.slice(), label: b.label, proposal: b.proposal })); }
 
     point(e) {
       const p = this.svg.createSVGPoint();

@@ -40,7 +40,7 @@
     return {
       question: $("qa-question").value, answer_type: $("qa-type").value, options: parseOptions(),
       answer: $("qa-answer").value, transform: buildTransform(), regions: allRegions(),
-      key_steps: state.key_steps, toolchain: state.toolchain,
+      key_steps: state.key_steps, toolchain: state.toolchain, ...proposalPayload(),
     };
   }
   // Counts edits, so a save that answers after newer edits does not claim everything is saved.
@@ -832,6 +832,116 @@
     const typing = el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
     if (e.key === "?" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); openShortcuts(); }
   });
+
+  // ---- a model's proposal (docs/annotation.md, "Proposals") ------------------------------------------
+  // Its boxes are a dashed, labelled layer over the image; its transform, steps and chain a "proposed" block.
+  // Each part: Accept (A), Edit (E: taken, then selected or focused to change), Reject (R), on the focused part.
+  // The server reads what was done from the saved work (a box accepted then moved is "edited", with its IoU).
+  const proposal = data.proposal;
+  const decisions = {}; // "part:index" -> the action pressed
+  // Decided in an earlier visit: shown as saved, never sent again (the boxes no longer say where they came from).
+  const decidedBefore = {};
+  (data.proposal_decided || []).forEach((d) => { decisions[`${d.part}:${d.index}`] = "recorded"; decidedBefore[`${d.part}:${d.index}`] = d.action; });
+  let proposalChain = false;
+  function proposalPayload() {
+    if (!proposal) return {};
+    const list = Object.entries(decisions).filter(([, a]) => a !== "recorded")
+      .map(([key, action]) => { const [part, index] = key.split(":"); return { part, index: Number(index), action }; });
+    return list.length ? { proposal: { id: proposal.id, decisions: list }, proposal_chain: proposalChain } : {};
+  }
+  function proposalParts() {
+    const parts = [];
+    (proposal.regions || []).forEach((r, i) => parts.push({ part: "region", index: i, text: `Box ${i + 1} [${r.box.map(Math.round).join(", ")}]${r.label ? " " + r.label : ""}` }));
+    if (proposal.transform) parts.push({ part: "transform", index: 0, text: `Transform: ${proposal.transform.length ? proposal.transform.map((o) => Object.entries(o).map(([k, v]) => (k === "op" ? v : `${k} ${v}`)).join(" ")).join(", ") : "none"}` });
+    (proposal.key_steps || []).forEach((t, i) => parts.push({ part: "key_step", index: i, text: `Step ${i + 1}: ${t}` }));
+    if (proposal.toolchain && proposal.toolchain.length) parts.push({ part: "toolchain", index: 0, text: `Chain: ${proposal.toolchain.map((c) => c.tool).join(" → ")}` });
+    return parts;
+  }
+  function renderProposalLayer() {
+    const g = $("proposal-layer");
+    if (!g) return;
+    g.innerHTML = "";
+    if (!proposal || current !== "img0") return;
+    const ns = "http://www.w3.org/2000/svg";
+    (proposal.regions || []).forEach((r, i) => {
+      if (decisions[`region:${i}`]) return;
+      const [x1, y1, x2, y2] = r.box;
+      const rect = document.createElementNS(ns, "rect");
+      Object.entries({ x: x1, y: y1, width: x2 - x1, height: y2 - y1, class: "proposed-box", "data-index": i }).forEach(([k, v]) => rect.setAttribute(k, v));
+      const label = document.createElementNS(ns, "text");
+      label.setAttribute("x", x1); label.setAttribute("y", Math.max(0, y1 - 2)); label.setAttribute("class", "proposed-label");
+      label.textContent = `proposed ${i + 1}${r.label ? ": " + r.label : ""}`;
+      g.append(rect, label);
+    });
+  }
+  function decide(part, index, action) {
+    if (!data.editable || decisions[`${part}:${index}`]) return;
+    decisions[`${part}:${index}`] = action;
+    if (action !== "rejected") {
+      if (part === "region") {
+        const r = proposal.regions[index];
+        boxes.checkpoint();
+        boxes.boxes.push({ box: r.box.slice(), label: r.label || "", proposal: index });
+        boxes.select(boxes.boxes.length - 1);
+        boxes.render();
+        if (action === "edited") $("canvas").focus();
+      } else if (part === "transform") {
+        loadTransform(proposal.transform);
+        transformChanged();
+        if (action === "edited") $("t-rotate").focus();
+      } else if (part === "key_step") {
+        state.key_steps.push({ text: proposal.key_steps[index], origin: "human", verified: true, note: "", proposal: index });
+        renderSteps();
+        if (action === "edited") { const t = $("steps").lastChild.querySelector("textarea"); t.focus(); t.select(); }
+      } else if (part === "toolchain") {
+        state.toolchain = proposal.toolchain.map((c) => ({ tool: c.tool, args: { ...(c.args || {}) }, input: c.input, output: c.output, verdict: "unchecked", note: "" }));
+        proposalChain = true;
+        renderChain();
+        chainEdited();
+      }
+    }
+    renderProposal();
+    dirty();
+  }
+  function renderProposal() {
+    const box = $("proposal");
+    if (!box || !proposal) return;
+    box.hidden = false;
+    const ol = $("proposal-parts");
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+    ol.innerHTML = "";
+    proposalParts().forEach((p) => {
+      const key = `${p.part}:${p.index}`;
+      const li = document.createElement("li");
+      li.tabIndex = 0; li.className = "proposed-part"; li.dataset.key = key; li.dataset.part = p.part; li.dataset.index = p.index;
+      const done = decisions[key];
+      if (done) li.dataset.decided = done;
+      const span = document.createElement("span"); span.textContent = p.text; li.appendChild(span);
+      if (done) {
+        const tag = document.createElement("em"); tag.className = "decided"; tag.textContent = ` ${done === "recorded" ? decidedBefore[key] : done}`; li.appendChild(tag);
+      } else if (data.editable) {
+        [["accepted", "Accept", "A"], ["edited", "Edit", "E"], ["rejected", "Reject", "R"]].forEach(([action, label, key2]) => {
+          const b = document.createElement("button");
+          b.type = "button"; b.className = "secondary"; b.dataset.action = action; b.innerHTML = `${label} <kbd>${key2}</kbd>`;
+          b.addEventListener("click", () => decide(p.part, p.index, action));
+          li.appendChild(b);
+        });
+      }
+      ol.appendChild(li);
+    });
+    if (focused) { const again = ol.querySelector(`[data-key="${focused}"]`); if (again) again.focus(); }
+    renderProposalLayer();
+  }
+  document.addEventListener("keydown", (e) => {
+    const li = document.activeElement && document.activeElement.closest ? document.activeElement.closest(".proposed-part") : null;
+    if (!li || e.ctrlKey || e.metaKey || e.altKey) return;
+    const action = { a: "accepted", e: "edited", r: "rejected" }[e.key.toLowerCase()];
+    if (!action) return;
+    e.preventDefault();
+    decide(li.dataset.part, Number(li.dataset.index), action);
+  });
+  document.addEventListener("boxes:render", renderProposalLayer);
+  if (proposal) renderProposal();
 
   window.WB = { chainJSON: () => JSON.stringify(state.toolchain), save, boxes, state };
 })();
