@@ -21,7 +21,7 @@ import orjson
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 
-from annotation.models import Benchmark
+from annotation.models import Benchmark, ProposalRun
 from evaluation import demo_shapes, pipeline, selectors, services
 from evaluation.harness.cache import MemoryRequestCache
 from evaluation.harness.client import Settings
@@ -257,3 +257,47 @@ def _harness_submission_load(*, slug: str, model_name: str, modes: list[str], se
             services.submission_rescore(submission=sub, enqueue=False)
         sub = pipeline.submission_process_sync(submission=sub)
     return sub
+
+
+DEMO_PROPOSAL_MODEL = "Sim-Proposer-VL (simulated model)"
+DEMO_PROPOSAL_ANNOTATOR = "annotator1"
+DEMO_PROPOSAL_ITEMS = 4  # of the annotator's queue, and as many items with an approved annotation
+
+
+def demo_proposal_run_load(*, slug: str) -> ProposalRun | None:
+    """A proposal run against the simulated model (served locally for the run; its name says "simulated model")
+    on the first items of annotator1's queue, so that an annotator signed in to the demo finds proposals to
+    accept, edit or reject, and on as many items with an approved annotation, so that the quality page has
+    figures. Made once (safe to run twice); run here, in this process, not on the runs queue."""
+    from django.test.utils import override_settings
+
+    from annotation.models import Assignment, AssignmentStatus, Sample
+    from evaluation.proposal_runs import proposal_run_create, proposal_run_execute
+
+    benchmark = Benchmark.objects.filter(slug=slug).first()
+    users = get_user_model().objects
+    owner, annotator = users.filter(username=DEMO_OWNER).first(), users.filter(username=DEMO_PROPOSAL_ANNOTATOR).first()
+    if benchmark is None or owner is None or annotator is None:
+        return None
+    made = ProposalRun.objects.filter(benchmark=benchmark, model=DEMO_PROPOSAL_MODEL).first()
+    if made is not None:
+        return made
+    queued = list(Assignment.objects.filter(sample__benchmark=benchmark, annotator=annotator,
+                                            status=AssignmentStatus.ACTIVE)
+                  .order_by("created_at", "pk").values_list("sample__uid", flat=True)[:DEMO_PROPOSAL_ITEMS])
+    approved = list(Sample.objects.filter(benchmark=benchmark, annotations__status="approved").exclude(uid__in=queued)
+                    .order_by("pk").values_list("uid", flat=True).distinct()[:DEMO_PROPOSAL_ITEMS])
+    if not queued and not approved:
+        return None
+    with tempfile.TemporaryDirectory(prefix="proposals-demo-") as folder:
+        key = write_simulated_key(benchmark, Path(folder) / "key.jsonl")
+        # The platform serves the simulated model itself on this machine's loopback for the length of the run, as
+        # the harness demo does: the guard against private addresses is for endpoints people give.
+        with serving(key) as url, override_settings(RUNS_ALLOW_PRIVATE_ENDPOINTS=True):
+            run = proposal_run_create(benchmark=benchmark, owner=owner, endpoint=url, model=DEMO_PROPOSAL_MODEL,
+                                      sample_uids=[*queued, *approved], enqueue=False,
+                                      details={"note": "the demo's simulated model (evaluation/harness/simulated.py), "
+                                                       "served locally for this run; not a real model"})
+            proposal_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    return run

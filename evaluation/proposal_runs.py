@@ -111,8 +111,9 @@ def _estimate(run: ProposalRun, samples: list[Sample]) -> dict[str, Any]:
 def proposal_run_create(*, benchmark: Benchmark, owner: Any, endpoint: str, model: str, api_key: str = "",
                         split: str = "all", sample_uids: list[str] | None = None,
                         details: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
-                        prompt_version: str = PROMPT_VERSION) -> ProposalRun:
-    """A queued proposal run (its key encrypted, its estimate stored), sent to the runs queue on commit.
+                        prompt_version: str = PROMPT_VERSION, enqueue: bool = True) -> ProposalRun:
+    """A queued proposal run (its key encrypted, its estimate stored), sent to the runs queue on commit
+    (``enqueue=False``: the caller runs it in its own process, as the demo does).
     The caller has checked that ``owner`` is staff or an admin of the benchmark."""
     run = proposal_run_unsaved(benchmark=benchmark, endpoint=endpoint, model=model, split=split,
                                sample_uids=sample_uids or [], details=details or {}, options=options or {},
@@ -132,7 +133,8 @@ def proposal_run_create(*, benchmark: Benchmark, owner: Any, endpoint: str, mode
                 raise ProposalRunRejected(f"You already have {active} proposal runs going; wait until one ends.")
         run.save()
         pk = run.pk
-        transaction.on_commit(lambda: queueing.proposal_run_enqueue(run_id=pk))
+        if enqueue:
+            transaction.on_commit(lambda: queueing.proposal_run_enqueue(run_id=pk))
     return run
 
 

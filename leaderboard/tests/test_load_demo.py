@@ -9,14 +9,15 @@ import json
 import re
 from dataclasses import dataclass
 from io import StringIO
+from itertools import permutations
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
 from django.core.management import call_command
 
-from annotation.models import Benchmark, Category, Domain, Sample, SampleMedia
-from evaluation.demo import HARNESS_MODEL, HRBENCH_HARNESS_MODEL
+from annotation.models import Annotation, Assignment, Benchmark, Category, Domain, ProposalRun, Sample, SampleMedia
+from evaluation.demo import DEMO_PROPOSAL_MODEL, HARNESS_MODEL, HRBENCH_HARNESS_MODEL
 from evaluation.metrics.tool_effect import group_from_counts, shown_rate
 from evaluation.models import PredictionResult, Submission
 
@@ -373,3 +374,53 @@ def test_the_model_page_shows_the_authors_cycle_figure(demo: Loaded, client) -> 
     assert "adaptive Accuracy, average over cycles 100.0" in text and "text Accuracy, average over cycles 0.0" in text
     other = client.get(f"/b/adaptmm-demo/m/{Submission.objects.get(model_name=HARNESS_MODEL).pk}/").content.decode()
     assert "model-author-figures" not in other  # a benchmark without the authors' figure shows none
+
+
+def _iou(a: list[float], b: list[float]) -> float:
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
+    return w * h / union if union else 0.0
+
+
+def _best_one_to_one(gold: list[list[float]], proposed: list[list[float]]) -> list[float]:
+    """Each approved box's IoU under the one-to-one pairing with the largest total (every pairing tried; an
+    approved box left without a partner counts 0)."""
+    padded = proposed + [None] * len(gold)  # type: ignore[list-item]
+    best: list[float] = []
+    for chosen in permutations(range(len(padded)), len(gold)):
+        values = [0.0 if padded[j] is None else _iou(g, padded[j]) for g, j in zip(gold, chosen, strict=True)]
+        if sum(values) > sum(best) or not best:
+            best = values
+    return best
+
+
+def test_the_demo_proposal_run_gives_annotator1_proposals_and_the_quality_page_its_figures(
+        demo: Loaded, client) -> None:  # noqa: ANN001
+    runs = ProposalRun.objects.filter(model=DEMO_PROPOSAL_MODEL)
+    assert runs.count() == 1  # made once, though load_demo ran twice
+    run = runs.get()
+    assert run.status == "done" and "simulated model" in run.model and run.api_key_encrypted == ""
+    assert f"Proposal run (the simulated model, served locally): run {run.pk}, done" in demo.first
+    annotator = get_user_model().objects.get(username="annotator1")
+    queued = list(Assignment.objects.filter(sample__benchmark=run.benchmark, annotator=annotator, status="active")
+                  .order_by("created_at", "pk").values_list("sample_id", flat=True)[:4])
+    proposals = {p.sample_id: p for p in run.proposals.all()}
+    assert queued and set(queued) <= set(proposals)  # the annotator's next items come with proposals
+    assert all(proposals[s].regions and not proposals[s].errors for s in queued)
+
+    # The quality page's box IoU for the run, against a hand computation over its items with an approved annotation.
+    ious: list[float] = []
+    for sample_id, proposal in proposals.items():
+        gold = Annotation.objects.filter(sample_id=sample_id, status="approved").first()
+        if gold is None:
+            continue
+        gold_boxes = [[r.x1, r.y1, r.x2, r.y2] for r in gold.regions.order_by("position") if r.image_ref == "img0"]
+        if gold_boxes:
+            ious += _best_one_to_one(gold_boxes, [r["box"] for r in proposal.regions])
+    assert ious, "the demo run holds items with an approved annotation and boxes"
+    client.force_login(get_user_model().objects.get(username="admin"))
+    rows = client.get(f"/runs/proposals/{run.benchmark.slug}/quality.json").json()["rows"]
+    row = next(r for r in rows if r["runs"] == [run.pk] and r["label"].startswith("run"))
+    assert row["boxes_left_out_other_frame"] == 0
+    assert row["box_iou_mean"] == {"value": round(sum(ious) / len(ious), 4), "n": len(ious)}

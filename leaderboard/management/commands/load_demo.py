@@ -16,8 +16,8 @@ from annotation.downloads.services import downloads_build_now
 from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from annotation.workbench.demo import demo_workbench_ensure
-from evaluation.demo import (demo_harness_submission_load, demo_hrbench_harness_load, demo_release_submissions_load,
-                             demo_submissions_load)
+from evaluation.demo import (demo_harness_submission_load, demo_hrbench_harness_load, demo_proposal_run_load,
+                             demo_release_submissions_load, demo_submissions_load)
 from evaluation.queueing import results_changed_run
 from leaderboard.reported import AGENTX_DATA, DATA, reported_results_load
 from trace_review.demo import demo_trace_review_ensure
@@ -47,6 +47,10 @@ class Command(BaseCommand):
             self.stdout.write(f"Harness run (the simulated model, served locally): submission {harnessed.pk}, "
                               f"{harnessed.status}")
         self.stdout.write(f"Trace review: {demo_trace_review_ensure(DEMO_SLUG)}")
+        proposals = demo_proposal_run_load(slug=DEMO_SLUG)
+        if proposals is not None:
+            self.stdout.write(f"Proposal run (the simulated model, served locally): run {proposals.pk}, "
+                              f"{proposals.status}, {proposals.progress_done} items")
         for summary in demo_releases_load():
             slug = summary.benchmark.slug
             submissions = demo_release_submissions_load(slug=slug)
