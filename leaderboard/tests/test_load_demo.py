@@ -383,6 +383,11 @@ def _iou(a: list[float], b: list[float]) -> float:
     return w * h / union if union else 0.0
 
 
+def _overlap(a: str, b: str) -> float:
+    words_a, words_b = set(re.findall(r"\w+", a.lower())), set(re.findall(r"\w+", b.lower()))
+    return len(words_a & words_b) / len(words_a | words_b) if words_a | words_b else 1.0
+
+
 def _best_one_to_one(gold: list[list[float]], proposed: list[list[float]]) -> list[float]:
     """Each approved box's IoU under the one-to-one pairing with the largest total (every pairing tried; an
     approved box left without a partner counts 0)."""
@@ -409,8 +414,10 @@ def test_the_demo_proposal_run_gives_annotator1_proposals_and_the_quality_page_i
     assert queued and set(queued) <= set(proposals)  # the annotator's next items come with proposals
     assert all(proposals[s].regions and not proposals[s].errors for s in queued)
 
-    # The quality page's box IoU for the run, against a hand computation over its items with an approved annotation.
+    # The quality page's box IoU and key-step coverage for the run, against a hand computation over its items with an
+    # approved annotation: a step is covered when a proposed one shares at least half their words (docs/annotation.md).
     ious: list[float] = []
+    coverage: list[float] = []
     for sample_id, proposal in proposals.items():
         gold = Annotation.objects.filter(sample_id=sample_id, status="approved").first()
         if gold is None:
@@ -418,9 +425,14 @@ def test_the_demo_proposal_run_gives_annotator1_proposals_and_the_quality_page_i
         gold_boxes = [[r.x1, r.y1, r.x2, r.y2] for r in gold.regions.order_by("position") if r.image_ref == "img0"]
         if gold_boxes:
             ious += _best_one_to_one(gold_boxes, [r["box"] for r in proposal.regions])
-    assert ious, "the demo run holds items with an approved annotation and boxes"
+        steps = [s.text for s in gold.key_steps.order_by("position")]
+        if steps:
+            covered = [any(_overlap(g, p) >= 0.5 for p in proposal.key_steps) for g in steps]
+            coverage.append(next((i for i, c in enumerate(covered) if not c), len(covered)) / len(steps))
+    assert ious and coverage, "the demo run holds items with an approved annotation, boxes and steps"
     client.force_login(get_user_model().objects.get(username="admin"))
     rows = client.get(f"/runs/proposals/{run.benchmark.slug}/quality.json").json()["rows"]
     row = next(r for r in rows if r["runs"] == [run.pk] and r["label"].startswith("run"))
     assert row["boxes_left_out_other_frame"] == 0
     assert row["box_iou_mean"] == {"value": round(sum(ious) / len(ious), 4), "n": len(ious)}
+    assert row["kcov"] == {"value": round(sum(coverage) / len(coverage), 4), "n": len(coverage)}
