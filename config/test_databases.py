@@ -8,9 +8,9 @@ on the server), as Django's own parallel test runner does with ``clone_test_db``
 PostgreSQL once per run, so they are still tested there.
 
 The template is named after the run (pytest-xdist's ``testrunuid``, which the controlling process fixes at
-configure time, ``run_id``) and dropped by that process at the end (``template_drop``): a later run never reads an
-older run's schema. Used by ``conftest.py``'s ``django_db_setup`` for PostgreSQL under pytest-xdist with migrations;
-everything else keeps pytest-django's own setup.
+configure time: conftest.py) and dropped by that process at the end (``template_drop``): a later run never reads an
+older run's schema; a run that was killed leaves its template behind, unused. Used by ``conftest.py``'s
+``django_db_setup`` for PostgreSQL under pytest-xdist with migrations; everything else keeps pytest-django's own setup.
 """
 
 from __future__ import annotations
