@@ -357,9 +357,7 @@ def pool_build(benchmark: Benchmark) -> dict[str, Any]:
         domains = [data.samples[i].domain for i in test]
         for kind, (label, figures) in routing.baselines(data.pool, train, test, bounds=bounds).items():
             rows.append({"kind": "baseline", "name": label, "figures": _sparse(figures.as_dict()), "baseline": kind})
-        for m in data.pool.models:
-            f = routing.score(data.pool, test, routing.single_model_probs(data.pool, m, len(test)), bounds=bounds,
-                              domains=domains)
+        for m, f in routing.single_model_scores(data.pool, test, bounds=bounds, domains=domains).items():
             rows.append({"kind": "model", "name": m, "figures": _sparse(f.as_dict())})
     ref = data.reference
     if ref is not None and ref.status == RouterStatus.DONE:

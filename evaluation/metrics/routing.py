@@ -124,11 +124,11 @@ def probs_matrix(pool: Pool, picks: Sequence[Mapping[str, float]]) -> np.ndarray
 def oracle_probs(pool: Pool, rows: Sequence[int]) -> np.ndarray:
     """Per sample, the cheapest correct model (the cheapest overall when none is); ties to the first name."""
     q, c = pool.correct[rows], pool.cost[rows]
-    # Correct models first, then by cost; np.lexsort's last key is the primary one.
     p = np.zeros_like(q)
-    for i in range(len(rows)):
-        order = np.lexsort((np.arange(q.shape[1]), c[i], -q[i]))
-        p[i, order[0]] = 1.0
+    if q.size:
+        # The most correct models of each row, and among them the cheapest; argmin keeps the first of equals.
+        best = np.where(q == q.max(axis=1, keepdims=True), c, np.inf).argmin(axis=1)
+        p[np.arange(len(rows)), best] = 1.0
     return p
 
 
@@ -139,6 +139,15 @@ def pool_bounds(pool: Pool, rows: Sequence[int]) -> tuple[float, float] | None:
     return cost_bounds(pool.cost[rows].mean(axis=0).tolist())
 
 
+def _oracle_means(pool: Pool, rows: Sequence[int]) -> tuple[float, float]:
+    """The Oracle's mean accuracy and mean cost per sample on ``rows``."""
+    if not len(rows):
+        return 0.0, 0.0
+    oracle = oracle_probs(pool, rows)
+    return (float((oracle * pool.correct[rows]).sum(axis=1).mean()),
+            float((oracle * pool.cost[rows]).sum(axis=1).mean()))
+
+
 def score(pool: Pool, rows: Sequence[int], probs: np.ndarray, *, bounds: tuple[float, float] | None,
           domains: Sequence[str] | None = None) -> RouterFigures:
     """Figures of a router whose picks on pool rows ``rows`` are ``probs`` (one row each)."""
@@ -146,9 +155,7 @@ def score(pool: Pool, rows: Sequence[int], probs: np.ndarray, *, bounds: tuple[f
     acc_per = (probs * q).sum(axis=1)
     cost_per = (probs * c).sum(axis=1)
     accuracy, cost = _estimate(acc_per), _estimate(cost_per)
-    oracle = oracle_probs(pool, rows)
-    o_acc = float((oracle * q).sum(axis=1).mean()) if len(rows) else 0.0
-    o_cost = float((oracle * c).sum(axis=1).mean()) if len(rows) else 0.0
+    o_acc, o_cost = _oracle_means(pool, rows)
     share = {m: float(probs[:, j].mean()) if len(rows) else 0.0 for j, m in enumerate(pool.models)}
     by_domain: dict[str, float] = {}
     share_by_domain: dict[str, dict[str, float]] = {}
@@ -162,6 +169,28 @@ def score(pool: Pool, rows: Sequence[int], probs: np.ndarray, *, bounds: tuple[f
                          oracle_gap={"accuracy": o_acc - accuracy.value, "cost_usd": cost.value - o_cost},
                          share=share, accuracy_by_domain=by_domain, share_by_domain=share_by_domain,
                          per_sample=[float(x) for x in acc_per])
+
+
+def single_model_scores(pool: Pool, rows: Sequence[int], *, bounds: tuple[float, float] | None,
+                        domains: Sequence[str] | None = None) -> dict[str, RouterFigures]:
+    """Each model of the pool routed to alone: the figures ``score`` gives for ``single_model_probs``, in time
+    linear in the pool (the Oracle once, each model's column once). Shares list only the model itself (the
+    others are 0), as the pool's build stores them."""
+    q, c = pool.correct[rows], pool.cost[rows]
+    o_acc, o_cost = _oracle_means(pool, rows)
+    groups = {d: np.array([x == d for x in domains]) for d in sorted(set(domains))} if domains is not None else {}
+    out: dict[str, RouterFigures] = {}
+    for j, m in enumerate(pool.models):
+        acc_per, cost_per = q[:, j], c[:, j]
+        accuracy, cost = _estimate(acc_per), _estimate(cost_per)
+        rs = rank_score(accuracy.value, cost.value, *bounds) if bounds else None
+        share = {m: 1.0} if len(rows) else {}
+        out[m] = RouterFigures(
+            n=len(rows), accuracy=accuracy, cost_per_sample_usd=cost, rank_score=rs,
+            oracle_gap={"accuracy": o_acc - accuracy.value, "cost_usd": cost.value - o_cost}, share=share,
+            accuracy_by_domain={d: float(acc_per[mask].mean()) for d, mask in groups.items()},
+            share_by_domain={d: {m: 1.0} for d in groups}, per_sample=[float(x) for x in acc_per])
+    return out
 
 
 def single_model_probs(pool: Pool, model: str, n: int) -> np.ndarray:

@@ -94,3 +94,46 @@ def test_paired_tests():
     assert t.statistic == pytest.approx(0.8) and t.significant and t.p_value == 0
     t = routing.paired_test([0.5, 0.6, 0.4, 0.5], [0.5, 0.4, 0.6, 0.5])
     assert not t.significant and t.interval.low < 0 < t.interval.high
+
+
+def _random_pool(n_samples: int, n_models: int, seed: int) -> routing.Pool:
+    """Costs drawn from a few values, so that equal costs among correct models (ties) are common."""
+    import random
+
+    rng = random.Random(seed)
+    models = [f"m{j:02d}" for j in range(n_models)]
+    samples = [f"s{i}" for i in range(n_samples)]
+    correct = {m: {s: rng.random() < 0.4 for s in samples} for m in models}
+    cost = {m: {s: rng.choice([0.001, 0.002, 0.004]) for s in samples} for m in models}
+    return routing.Pool.build(models, samples, correct, cost)
+
+
+def _oracle_by_sorting(pool: routing.Pool, rows: list[int]) -> list[int]:
+    """The Oracle's rule read literally: correct first, then the cheaper, then the first name."""
+    return [min(range(len(pool.models)), key=lambda j: (-pool.correct[i, j], pool.cost[i, j], j)) for i in rows]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_oracle_is_the_cheapest_correct_model_with_ties_to_the_first_name(seed):
+    pool = _random_pool(60, 7, seed)
+    rows = list(range(5, 60))
+    assert routing.oracle_probs(pool, rows).argmax(axis=1).tolist() == _oracle_by_sorting(pool, rows)
+    assert routing.oracle_probs(pool, []).shape == (0, 7)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_each_model_alone_scores_as_the_general_scorer_routed_to_it(seed):
+    """The pool's build scores each model alone in linear time (single_model_scores): every figure equals the
+    general scorer's with all picks on that model, the zero shares left out (as the build stores them)."""
+    pool = _random_pool(40, 6, seed)
+    rows = list(range(10, 40))
+    domains = [("art", "maps", "text")[i % 3] for i in rows]
+    bounds = routing.pool_bounds(pool, rows)
+    fast = routing.single_model_scores(pool, rows, bounds=bounds, domains=domains)
+    assert list(fast) == list(pool.models)
+    for m in pool.models:
+        slow = routing.score(pool, rows, routing.single_model_probs(pool, m, len(rows)), bounds=bounds,
+                             domains=domains).as_dict()
+        slow["share"] = {k: v for k, v in slow["share"].items() if v}
+        slow["share_by_domain"] = {d: {k: v for k, v in s.items() if v} for d, s in slow["share_by_domain"].items()}
+        assert fast[m].as_dict() == slow, m
