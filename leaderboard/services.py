@@ -2,7 +2,8 @@
 
 ``board_refresh`` brings a benchmark's board up to its ``results_version``: it rebuilds the entries
 whose submission moved through the pipeline (``entries_sync``) and the whole board's rank statistics
-(``ranks_build``: positions, tie groups, bootstrap rank intervals, neighbour tests). It runs as the
+(``ranks_build``: positions, tie groups, each entry's own bootstrap interval and the rank interval counted
+from them, neighbour tests). It runs as the
 task ``board_refresh`` when the version moves (a submission finishes, is published, unpublished,
 deleted or re-scored: ``evaluation.services.benchmark_results_bump``), and records the version it built
 in the board's ``DerivedState`` (evaluation/derived.py). Readers never call it: they serve the last
@@ -21,7 +22,7 @@ from django.db.models import F, Q
 
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
 from evaluation.derived import derived_read, derived_refresh
-from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
+from evaluation.metrics import entry_bounds, entry_bounds_mcc, intervals_from_bounds, neighbour_mcnemar, shared_ranks
 from evaluation.metrics.types import BOARD_MODES
 from evaluation.models import PredictionResult, Provenance, Submission
 from evaluation.provenance import file_claim, public_run
@@ -252,7 +253,8 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
                 tests[i] = paired_test(metric, vectors[ids[i - 1]], vectors[ids[i]])
     sig = [t.significant if t is not None else None for t in tests]
     shared = shared_ranks(sig)
-    # Rank intervals over the entries with vectors of the common length (all of them, normally).
+    # Each entry's own bootstrap interval, over the entries with vectors of the common length (all of them,
+    # normally); the rank intervals are counted from those (metrics.md, "Honest ranks").
     if metric == "mcc":
         rows = dict(zip(ids, cells))
     else:
@@ -260,22 +262,24 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
     lengths = [len(r) for r in rows.values() if r]
     common = max(set(lengths), key=lengths.count) if lengths else 0
     ranked = [sid for sid in ids if common and len(rows[sid]) == common]
-    compute = rank_intervals_mcc if metric == "mcc" else rank_intervals
-    intervals = dict(zip(ranked, compute([rows[sid] for sid in ranked]))) if ranked else {}
+    bounds_of = entry_bounds_mcc if metric == "mcc" else entry_bounds
+    own = dict(zip(ranked, bounds_of([rows[sid] for sid in ranked]))) if ranked else {}
+    intervals = intervals_from_bounds([own.get(sid) for sid in ids])
     out = []
     for i, sid in enumerate(ids):
-        iv, test = intervals.get(sid), tests[i]
+        iv, test, b = intervals[i], tests[i], own.get(sid)
         out.append(EntryRank(
             submission_id=sid, benchmark_id=benchmark.pk, metric=metric, position=i + 1, shared_rank=shared[i],
             rank_low=iv.low if iv else None, rank_high=iv.high if iv else None,
+            stat_low=b.low if b else None, stat_high=b.high if b else None,
             above=ids[i - 1] if i else None, p_above=test.p_value if test else None,
             significant_above=test.significant if test else None))
     return out
 
 
 def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
-    """Every public entry's EntryRank per ranked ordering (not saved): a few queries and NumPy work
-    proportional to entries x samples x 1,000 resamples (docs/performance.md)."""
+    """Every public entry's EntryRank per ranked ordering (not saved): a few queries, each entry's own bootstrap
+    (entries x samples x 1,000 resamples of multiply-adds) and sorts of the bounds (docs/performance.md)."""
     vectors = {sid: Vectors(correct=c, invoked=inv) for sid, c, inv in BoardEntry.objects.on_board()
                .filter(benchmark=benchmark).order_by().values_list("submission_id", "correct", "invoked")}
     kept = _kept_tests(benchmark)
