@@ -30,6 +30,7 @@ from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
 from leaderboard.selectors import figures_present
 from leaderboard.wide_tabs import tables_build
 
@@ -199,18 +200,6 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
 
 # ------------------------------------------------------------------------------------ ranks
 
-# The orderings whose neighbours are tested and ranked: the BoardEntry field each sorts by (descending).
-RANKED = {"text": "text_acc", "adaptive": "adaptive_acc", "oracle": "oracle_acc", "mcc": "mcc"}
-
-
-def _ordered_ids(benchmark: Benchmark, field: str) -> list[int]:
-    """Public entries with a value, in the overview's unfiltered descending order (ties: finished, id).
-
-    Read from the database with the overview's own ORDER BY, so both agree on where NULL dates go."""
-    return list(BoardEntry.objects.on_board().filter(benchmark=benchmark).filter(**{f"{field}__isnull": False})
-                .order_by(F(field).desc(), "finished_at", "submission_id").values_list("submission_id", flat=True))
-
-
 @dataclass(frozen=True, slots=True)
 class _Kept:
     """A stored neighbour test (p, significant) by (metric, entry above, entry), still valid if neither
@@ -285,7 +274,7 @@ def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
     kept = _kept_tests(benchmark)
     out: list[EntryRank] = []
     for metric, field in RANKED.items():
-        ids = [i for i in _ordered_ids(benchmark, field) if i in vectors]
+        ids = [i for i in ordered_ids(benchmark, field) if i in vectors]
         out += _metric_ranks(benchmark, metric, ids, vectors, kept)
     return out
 
@@ -296,22 +285,31 @@ class _Stored:
     significant: bool
 
 
-def board_refresh(*, benchmark_id: int) -> int | None:
+def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
     """Build the board's entries and ranks for the benchmark's current ``results_version`` and return that
     version (None: no such benchmark). Idempotent: two queries when they are current. Two refreshes of
-    one benchmark take turns on its DerivedState row (evaluation/derived.py)."""
+    one benchmark take turns on its DerivedState row (evaluation/derived.py).
+
+    The ranks are updated by what changed since the last build (``rank_update.ranks_update``: the entries
+    rebuilt, added or dropped now) when that can be done exactly, else built whole (``ranks_build``); ``full``:
+    built whole, even at the current version (the staff command ``board_rebuild``, a repair)."""
 
     def build(benchmark: Benchmark) -> dict[str, Any]:
-        entries_sync(benchmark)
+        previous = None if full else derived_read(benchmark, "board", payload=False).built_at
+        stale = stale_submission_ids(benchmark)
+        entries_sync(benchmark, stale)
         # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go;
         # readers filter them out at read time already (BoardEntry.objects.on_board()).
-        BoardEntry.objects.filter(benchmark=benchmark).exclude(
-            submission_id__in=Submission.objects.on_board().filter(benchmark=benchmark).values("pk")).delete()
-        ranks = ranks_build(benchmark)
-        EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
-        EntryRank.objects.bulk_create(ranks, batch_size=2000)
+        gone = list(BoardEntry.objects.filter(benchmark=benchmark).exclude(
+            submission_id__in=Submission.objects.on_board().filter(benchmark=benchmark).values("pk"))
+            .values_list("submission_id", flat=True))
+        BoardEntry.objects.filter(submission_id__in=gone).delete()
+        if previous is None or not ranks_update(benchmark, set(stale) | set(gone)):
+            ranks = ranks_build(benchmark)
+            EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
+            EntryRank.objects.bulk_create(ranks, batch_size=2000)
         # What the navigation offers (tabs.tabs_with_data) is derived too: counted here, read by pages.
         # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only.
         return {"present": figures_present(benchmark), "tables": tables_build(benchmark)}
 
-    return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build)
+    return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

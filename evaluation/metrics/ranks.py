@@ -90,14 +90,17 @@ def intervals_from_bounds(bounds: Sequence[Bounds | None], *, level: float = LEV
     lows = np.sort(np.array([b.low for b in known], dtype=np.float64))
     highs = np.sort(np.array([b.high for b in known], dtype=np.float64))
     m = len(known)
+    # lower bounds strictly above each upper bound; upper bounds not below each lower bound (one call each)
+    above = m - np.searchsorted(lows, np.array([b.high for b in known], dtype=np.float64), side="right")
+    reach = m - np.searchsorted(highs, np.array([b.low for b in known], dtype=np.float64), side="left")
+    counted = iter(zip(above.tolist(), reach.tolist()))
     out: list[RankInterval | None] = []
     for b in bounds:
         if b is None:
             out.append(None)
-            continue
-        above = m - int(np.searchsorted(lows, b.high, side="right"))  # lower bound > this upper bound
-        reach = m - int(np.searchsorted(highs, b.low, side="left"))  # upper bound >= this lower bound
-        out.append(RankInterval(1 + above, reach, level, resamples, seed))
+        else:
+            a, r = next(counted)
+            out.append(RankInterval(1 + a, r, level, resamples, seed))
     return out
 
 
