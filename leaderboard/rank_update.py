@@ -46,12 +46,14 @@ def ordered_ids(benchmark: Benchmark, field_name: str) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class _Old:
+    """A stored row of an entry with its own interval (``_plan`` updates boards whose entries all have one)."""
+
     position: int
     shared_rank: int
-    rank_low: int | None
-    rank_high: int | None
-    stat_low: float | None
-    stat_high: float | None
+    rank_low: int
+    rank_high: int
+    stat_low: float
+    stat_high: float
     above: int | None
     p_above: float | None
     significant_above: bool | None
@@ -96,9 +98,9 @@ def _range_runs(items: list[tuple[float, int]]) -> list[tuple[float, float, int]
 def _plan(benchmark: Benchmark, metric: str, changed: set[int], vectors: Callable[[set[int]], dict[int, Vectors]]
           ) -> _Plan | None:
     rows = list(EntryRank.objects.filter(benchmark=benchmark, metric=metric).order_by("position").values_list(*_STORED))
-    old = {r[0]: _Old(*r[1:]) for r in rows}
-    if [r[1] for r in rows] != list(range(1, len(rows) + 1)) or any(r[5] is None or r[6] is None for r in rows):
+    if [r[1] for r in rows] != list(range(1, len(rows) + 1)) or any(None in r[3:7] for r in rows):
         return None  # not the order a build writes, or an entry without its own interval (the length may move)
+    old = {r[0]: _Old(*r[1:]) for r in rows}
     ids = ordered_ids(benchmark, RANKED[metric])
     kept = [sid for sid in ids if sid not in changed]
     if not kept or kept != [r[0] for r in rows if r[0] not in changed]:
@@ -125,17 +127,15 @@ def _plan(benchmark: Benchmark, metric: str, changed: set[int], vectors: Callabl
     for i in range(1, len(ids)):
         sig.append(tests[i][1] if i in tests else old[ids[i]].significant_above)
     shared = shared_ranks(sig)
-    bounds = [own[sid] if sid in own else Bounds(old[sid].stat_low, old[sid].stat_high) for sid in ids]  # type: ignore[arg-type]
-    intervals = intervals_from_bounds(bounds)
+    bounds = [own[sid] if sid in own else Bounds(old[sid].stat_low, old[sid].stat_high) for sid in ids]
+    intervals = [iv for iv in intervals_from_bounds(bounds) if iv is not None]  # every entry has its bounds
     at = {sid: i for i, sid in enumerate(ids)}
 
     plan = _Plan(metric, delete=sorted(changed & (old.keys() | set(new))))
     plan.positions = _runs((old[sid].position, at[sid] + 1 - old[sid].position) for sid in kept)
     plan.shared = _runs((at[sid] + 1, shared[at[sid]] - old[sid].shared_rank) for sid in kept)
-    lows = _range_runs([(old[sid].stat_high, intervals[at[sid]].low - old[sid].rank_low)  # type: ignore[misc,union-attr,operator]
-                        for sid in kept])
-    highs = _range_runs([(old[sid].stat_low, intervals[at[sid]].high - old[sid].rank_high)  # type: ignore[misc,union-attr,operator]
-                         for sid in kept])
+    lows = _range_runs([(old[sid].stat_high, intervals[at[sid]].low - old[sid].rank_low) for sid in kept])
+    highs = _range_runs([(old[sid].stat_low, intervals[at[sid]].high - old[sid].rank_high) for sid in kept])
     if lows is None or highs is None:
         return None
     plan.lows, plan.highs = lows, highs
@@ -150,7 +150,7 @@ def _plan(benchmark: Benchmark, metric: str, changed: set[int], vectors: Callabl
         p, s = tests.get(i, (None, None))
         plan.insert.append(EntryRank(
             submission_id=sid, benchmark_id=benchmark.pk, metric=metric, position=i + 1, shared_rank=shared[i],
-            rank_low=iv.low if iv else None, rank_high=iv.high if iv else None, stat_low=b.low, stat_high=b.high,
+            rank_low=iv.low, rank_high=iv.high, stat_low=b.low, stat_high=b.high,
             above=ids[i - 1] if i else None, p_above=p, significant_above=s))
     return plan
 

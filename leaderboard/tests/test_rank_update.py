@@ -89,3 +89,17 @@ def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path) -> None
     assert updated >= 55  # an update, not a fallback to the full build
     lows = {v[2] for v in _stored(benchmark).values()}
     assert len(lows) > 5  # rank intervals' lower ends differ: the counts were exercised
+
+
+def test_the_staff_command_rebuilds_the_ranks_whole(tmp_path) -> None:
+    from django.core.management import call_command
+
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
+    template = helpers.submit(benchmark, spec, refresh=False)
+    helpers.clone(template, 3)
+    board_refresh(benchmark_id=benchmark.pk)
+    before = _stored(benchmark)
+    EntryRank.objects.filter(benchmark=benchmark, metric="text").update(rank_low=99, position=7)  # a damaged board
+    call_command("board_rebuild", benchmark.slug)
+    assert _stored(benchmark) == before
