@@ -102,6 +102,8 @@ def _plan(benchmark: Benchmark, metric: str, changed: set[int], vectors: Callabl
         return None  # not the order a build writes, or an entry without its own interval (the length may move)
     old = {r[0]: _Old(*r[1:]) for r in rows}
     ids = ordered_ids(benchmark, RANKED[metric])
+    if not rows and not ids:
+        return _Plan(metric, delete=[])  # an ordering no entry has a figure for (no MCC on the board): nothing to do
     kept = [sid for sid in ids if sid not in changed]
     if not kept or kept != [r[0] for r in rows if r[0] not in changed]:
         return None  # nothing kept, or the unchanged entries moved (a row written outside the refresh)

@@ -91,6 +91,19 @@ def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path) -> None
     assert len(lows) > 5  # rank intervals' lower ends differ: the counts were exercised
 
 
+def test_an_ordering_without_figures_leaves_the_others_updated(tmp_path) -> None:
+    """A board without MCC (no entry has the figure) has no MCC ranks: still an update, not the full build."""
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
+    subs = [t := helpers.submit(benchmark, spec, refresh=False), *helpers.clone(t, 5)]
+    BoardEntry.objects.filter(benchmark=benchmark).update(mcc=None)
+    board_refresh(benchmark_id=benchmark.pk, full=True)
+    BoardEntry.objects.filter(submission_id=subs[2].pk).update(text_acc=100.0, adaptive_acc=0.0)  # re-scored
+    assert rank_update.ranks_update(benchmark, {subs[2].pk})
+    assert not EntryRank.objects.filter(benchmark=benchmark, metric="mcc").exists()
+    assert _stored(benchmark) == _built(benchmark)
+
+
 def test_the_staff_command_rebuilds_the_ranks_whole(tmp_path) -> None:
     from django.core.management import call_command
 
