@@ -47,8 +47,10 @@ FIXED: dict[str, Column] = {c.name: c for c in [
     Column("citation", "The paper a reported row comes from"),
     Column("tied_rank", "Rank in the default order shared with neighbours that do not differ significantly",
            "integer"),
-    Column("rank_low", "Lower end of the rank's 95 % bootstrap interval", "integer"),
-    Column("rank_high", "Upper end of the rank's 95 % bootstrap interval", "integer"),
+    Column("rank_low", "Best end of the rank's 95 % interval: 1 + the entries whose own 95 % bootstrap interval "
+           "of the figure lies wholly above this entry's", "integer"),
+    Column("rank_high", "Worst end of the rank's 95 % interval: the entries (this one too) whose own 95 % "
+           "bootstrap interval of the figure reaches this entry's", "integer"),
     Column("p_vs_above", "p-value of the paired test against the entry above (exact McNemar)", "number",
            "probability, 0 to 1"),
     Column("significant_vs_above", "True when p_vs_above < 0.05", "boolean"),

@@ -1,7 +1,8 @@
 """The leaderboard's rows as CSV and JSON (the same rows the overview shows, in its default order).
 
 Each submission row carries its whole-board standing per tested ordering (``ranks``: the rank shared
-with its tie group, the 95 % bootstrap rank interval, the paired test against the entry above),
+with its tie group, the rank's 95 % interval counted from the entries' own bootstrap intervals, the paired test
+against the entry above),
 stored when the results changed (leaderboard.services.ranks_build). The CSV has the default
 ordering's (adaptive accuracy). p-values are numbers here, at full precision.
 """
@@ -261,8 +262,9 @@ def rows_payload(benchmark: Benchmark, rows: list[board.Row], standings: Standin
                            "counts solved, broken, unchanged and tool_only as numbers; null: not available, why in "
                            "reason",
                   "ranks": "per ordering (text, adaptive, oracle accuracy; mcc), on the whole board: rank shared by "
-                           "neighbours that do not differ significantly (paired test, p < 0.05), the 95 % bootstrap "
-                           "interval of the rank (low, high), and the test against the entry above"},
+                           "neighbours that do not differ significantly (paired test, p < 0.05), the rank's 95 % "
+                           "interval (low: 1 + the entries whose own 95 % bootstrap interval lies wholly above this "
+                           "one's; high: the entries whose interval reaches this one's), and the test against the entry above"},
         "rows": [row_dict(r, standings, benchmark.scoring) for r in ordered(rows)],
     }
     build = derived_read(benchmark, "board", payload=False)

@@ -127,8 +127,9 @@ class ReportedResult(models.Model):
 class EntryRank(models.Model):
     """One public submission's place on its whole board by one tested column, computed when the
     benchmark's results change (``services.board_refresh``), never per view: its position in the
-    column's order, the rank it shares with its tie group, its bootstrap rank interval and the paired
-    test against the entry above it (docs/metrics.md section 8, "Honest ranks")."""
+    column's order, the rank it shares with its tie group, its own 95 % bootstrap interval of the column's
+    statistic, the rank interval counted from every entry's own interval, and the paired test against the
+    entry above it (docs/metrics.md section 8, "Honest ranks")."""
 
     submission = models.ForeignKey("evaluation.Submission", on_delete=models.CASCADE, related_name="+")
     benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
@@ -137,13 +138,21 @@ class EntryRank(models.Model):
     shared_rank = models.PositiveIntegerField()
     rank_low = models.PositiveIntegerField(null=True)
     rank_high = models.PositiveIntegerField(null=True)
+    # The entry's own 95 % bootstrap interval of the statistic (accuracy as a share, or MCC) the rank interval
+    # is counted from; null, with the rank interval, for an entry whose vector is not the board's length.
+    stat_low = models.FloatField(null=True)
+    stat_high = models.FloatField(null=True)
     above = models.IntegerField(null=True)  # the submission id of the entry above in this order
     p_above = models.FloatField(null=True)
     significant_above = models.BooleanField(null=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["submission", "metric"], name="entry_rank_unique_metric")]
-        indexes = [models.Index(fields=["benchmark", "metric", "shared_rank"], name="entry_rank_group_idx")]
+        indexes = [models.Index(fields=["benchmark", "metric", "shared_rank"], name="entry_rank_group_idx"),
+                   # the refresh's range updates after a change (services.ranks_update)
+                   models.Index(fields=["benchmark", "metric", "position"], name="entry_rank_position_idx"),
+                   models.Index(fields=["benchmark", "metric", "stat_low"], name="entry_rank_stat_low_idx"),
+                   models.Index(fields=["benchmark", "metric", "stat_high"], name="entry_rank_stat_high_idx")]
 
     def __str__(self) -> str:
         return f"rank {self.shared_rank} of submission {self.submission_id} by {self.metric}"

@@ -2,7 +2,8 @@
 
 ``board_refresh`` brings a benchmark's board up to its ``results_version``: it rebuilds the entries
 whose submission moved through the pipeline (``entries_sync``) and the whole board's rank statistics
-(``ranks_build``: positions, tie groups, bootstrap rank intervals, neighbour tests). It runs as the
+(``ranks_build``: positions, tie groups, each entry's own bootstrap interval and the rank interval counted
+from them, neighbour tests). It runs as the
 task ``board_refresh`` when the version moves (a submission finishes, is published, unpublished,
 deleted or re-scored: ``evaluation.services.benchmark_results_bump``), and records the version it built
 in the board's ``DerivedState`` (evaluation/derived.py). Readers never call it: they serve the last
@@ -21,7 +22,7 @@ from django.db.models import F, Q
 
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
 from evaluation.derived import derived_read, derived_refresh
-from evaluation.metrics import neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
+from evaluation.metrics import entry_bounds, entry_bounds_mcc, intervals_from_bounds, neighbour_mcnemar, shared_ranks
 from evaluation.metrics.types import BOARD_MODES
 from evaluation.models import PredictionResult, Provenance, Submission
 from evaluation.provenance import file_claim, public_run
@@ -29,6 +30,7 @@ from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
 from leaderboard.selectors import figures_present
 from leaderboard.wide_tabs import tables_build
 
@@ -198,18 +200,6 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
 
 # ------------------------------------------------------------------------------------ ranks
 
-# The orderings whose neighbours are tested and ranked: the BoardEntry field each sorts by (descending).
-RANKED = {"text": "text_acc", "adaptive": "adaptive_acc", "oracle": "oracle_acc", "mcc": "mcc"}
-
-
-def _ordered_ids(benchmark: Benchmark, field: str) -> list[int]:
-    """Public entries with a value, in the overview's unfiltered descending order (ties: finished, id).
-
-    Read from the database with the overview's own ORDER BY, so both agree on where NULL dates go."""
-    return list(BoardEntry.objects.on_board().filter(benchmark=benchmark).filter(**{f"{field}__isnull": False})
-                .order_by(F(field).desc(), "finished_at", "submission_id").values_list("submission_id", flat=True))
-
-
 @dataclass(frozen=True, slots=True)
 class _Kept:
     """A stored neighbour test (p, significant) by (metric, entry above, entry), still valid if neither
@@ -252,7 +242,8 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
                 tests[i] = paired_test(metric, vectors[ids[i - 1]], vectors[ids[i]])
     sig = [t.significant if t is not None else None for t in tests]
     shared = shared_ranks(sig)
-    # Rank intervals over the entries with vectors of the common length (all of them, normally).
+    # Each entry's own bootstrap interval, over the entries with vectors of the common length (all of them,
+    # normally); the rank intervals are counted from those (metrics.md, "Honest ranks").
     if metric == "mcc":
         rows = dict(zip(ids, cells))
     else:
@@ -260,28 +251,30 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
     lengths = [len(r) for r in rows.values() if r]
     common = max(set(lengths), key=lengths.count) if lengths else 0
     ranked = [sid for sid in ids if common and len(rows[sid]) == common]
-    compute = rank_intervals_mcc if metric == "mcc" else rank_intervals
-    intervals = dict(zip(ranked, compute([rows[sid] for sid in ranked]))) if ranked else {}
+    bounds_of = entry_bounds_mcc if metric == "mcc" else entry_bounds
+    own = dict(zip(ranked, bounds_of([rows[sid] for sid in ranked]))) if ranked else {}
+    intervals = intervals_from_bounds([own.get(sid) for sid in ids])
     out = []
     for i, sid in enumerate(ids):
-        iv, test = intervals.get(sid), tests[i]
+        iv, test, b = intervals[i], tests[i], own.get(sid)
         out.append(EntryRank(
             submission_id=sid, benchmark_id=benchmark.pk, metric=metric, position=i + 1, shared_rank=shared[i],
             rank_low=iv.low if iv else None, rank_high=iv.high if iv else None,
+            stat_low=b.low if b else None, stat_high=b.high if b else None,
             above=ids[i - 1] if i else None, p_above=test.p_value if test else None,
             significant_above=test.significant if test else None))
     return out
 
 
 def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
-    """Every public entry's EntryRank per ranked ordering (not saved): a few queries and NumPy work
-    proportional to entries x samples x 1,000 resamples (docs/performance.md)."""
+    """Every public entry's EntryRank per ranked ordering (not saved): a few queries, each entry's own bootstrap
+    (entries x samples x 1,000 resamples of multiply-adds) and sorts of the bounds (docs/performance.md)."""
     vectors = {sid: Vectors(correct=c, invoked=inv) for sid, c, inv in BoardEntry.objects.on_board()
                .filter(benchmark=benchmark).order_by().values_list("submission_id", "correct", "invoked")}
     kept = _kept_tests(benchmark)
     out: list[EntryRank] = []
     for metric, field in RANKED.items():
-        ids = [i for i in _ordered_ids(benchmark, field) if i in vectors]
+        ids = [i for i in ordered_ids(benchmark, field) if i in vectors]
         out += _metric_ranks(benchmark, metric, ids, vectors, kept)
     return out
 
@@ -292,22 +285,31 @@ class _Stored:
     significant: bool
 
 
-def board_refresh(*, benchmark_id: int) -> int | None:
+def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
     """Build the board's entries and ranks for the benchmark's current ``results_version`` and return that
     version (None: no such benchmark). Idempotent: two queries when they are current. Two refreshes of
-    one benchmark take turns on its DerivedState row (evaluation/derived.py)."""
+    one benchmark take turns on its DerivedState row (evaluation/derived.py).
+
+    The ranks are updated by what changed since the last build (``rank_update.ranks_update``: the entries
+    rebuilt, added or dropped now) when that can be done exactly, else built whole (``ranks_build``); ``full``:
+    built whole, even at the current version (the staff command ``board_rebuild``, a repair)."""
 
     def build(benchmark: Benchmark) -> dict[str, Any]:
-        entries_sync(benchmark)
+        previous = None if full else derived_read(benchmark, "board", payload=False).built_at
+        stale = stale_submission_ids(benchmark)
+        entries_sync(benchmark, stale)
         # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go;
         # readers filter them out at read time already (BoardEntry.objects.on_board()).
-        BoardEntry.objects.filter(benchmark=benchmark).exclude(
-            submission_id__in=Submission.objects.on_board().filter(benchmark=benchmark).values("pk")).delete()
-        ranks = ranks_build(benchmark)
-        EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
-        EntryRank.objects.bulk_create(ranks, batch_size=2000)
+        gone = list(BoardEntry.objects.filter(benchmark=benchmark).exclude(
+            submission_id__in=Submission.objects.on_board().filter(benchmark=benchmark).values("pk"))
+            .values_list("submission_id", flat=True))
+        BoardEntry.objects.filter(submission_id__in=gone).delete()
+        if previous is None or not ranks_update(benchmark, set(stale) | set(gone)):
+            ranks = ranks_build(benchmark)
+            EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
+            EntryRank.objects.bulk_create(ranks, batch_size=2000)
         # What the navigation offers (tabs.tabs_with_data) is derived too: counted here, read by pages.
         # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only.
         return {"present": figures_present(benchmark), "tables": tables_build(benchmark)}
 
-    return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build)
+    return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

@@ -19,7 +19,17 @@ from .parse import parse_prediction
 from .profiles import NEEDS_JUDGE, PROFILE_LABELS, PROFILE_NOTES, PROFILES
 from .questions import AnswerQuestion, KeyStepQuestion, StepScoreQuestion, ToolCallQuestion
 from .scoring import PreparedBenchmark, ScoringError, score_submission
-from .ranks import RankInterval, neighbour_mcnemar, rank_intervals, rank_intervals_mcc, shared_ranks
+from .ranks import (
+    Bounds,
+    RankInterval,
+    entry_bounds,
+    entry_bounds_mcc,
+    intervals_from_bounds,
+    neighbour_mcnemar,
+    rank_intervals,
+    rank_intervals_mcc,
+    shared_ranks,
+)
 from .stats import bootstrap_mcc, bootstrap_mean, bootstrap_rate, mcnemar_exact, mcnemar_from_counts, paired_bootstrap_mcc
 from .toolchain import effective_chain, normalized_edit_distance, toolset_prf
 from .types import (
@@ -33,12 +43,14 @@ from .types import (
 )
 
 __all__ = [
-    "AnswerQuestion", "KeyStepQuestion", "NEEDS_JUDGE", "PROFILES", "PROFILE_LABELS", "PROFILE_NOTES", "Point", "Prediction",
+    "AnswerQuestion", "Bounds",
+    "KeyStepQuestion", "NEEDS_JUDGE", "PROFILES", "PROFILE_LABELS", "PROFILE_NOTES", "Point", "Prediction",
     "PredictionFormatError",
     "PredictionResult", "PreparedBenchmark", "RankInterval", "Sample", "ScoringError", "Step",
     "StepScoreQuestion", "SubmissionReport", "ToolCall", "ToolCallQuestion", "bootstrap_mcc",
-    "bootstrap_mean", "bootstrap_rate", "compile_gold", "confusion", "effective_chain",
-    "extract_answer", "mcc", "mcnemar_exact", "mcnemar_from_counts", "neighbour_mcnemar", "normalize_text",
+    "bootstrap_mean", "bootstrap_rate", "compile_gold", "confusion", "effective_chain", "entry_bounds", "entry_bounds_mcc",
+    "extract_answer", "intervals_from_bounds",
+    "mcc", "mcnemar_exact", "mcnemar_from_counts", "neighbour_mcnemar", "normalize_text",
     "normalized_edit_distance",
     "paired_bootstrap_mcc", "pareto_frontier", "parse_number", "parse_prediction",
     "prediction_cost", "rank_intervals", "rank_intervals_mcc", "rank_score", "routing_baselines", "rule_is_final", "rule_match",

@@ -121,7 +121,7 @@ UNRANKED = ('<span class="na" title="not ranked: reported figures come without p
 
 def rank_cell(row: Any, tested: bool) -> str:
     """The ``#`` cell. Sorted by a tested column: the whole-board rank the row shares with its tie group
-    and, under it, its 95 % bootstrap rank interval; otherwise the row's position in this view."""
+    and, under it, its rank's 95 % interval; otherwise the row's position in this view."""
     if not tested:
         return f'<td class="num rank">{row.rank}</td>'
     if row.shared_rank is None:

@@ -3,7 +3,9 @@ field by field, the board a full rebuild from nothing builds: the entries, their
 intervals and neighbour tests, and the build's payload (what the navigation offers, the wide tabs' index).
 
 The refresh reuses what an earlier build left (entries whose submission did not move, the MCC neighbour
-tests of unchanged pairs), and whatever it keeps must be what a rebuild would compute. Runs on the test
+tests of unchanged pairs) and updates the ranks by what changed (leaderboard.rank_update: the changed entries'
+own intervals, range updates of the others' counts and positions); whatever it keeps or updates must be what a
+rebuild would compute. Runs on the test
 database (SQLite), and on PostgreSQL with DATABASE_URL set (docs/testing.md).
 """
 
@@ -18,6 +20,7 @@ from evaluation import pipeline
 from evaluation.derived import derived_read
 from evaluation.models import DerivedState, Submission
 from evaluation.services import submission_delete, submission_rescore, submission_set_public
+from leaderboard import rank_update
 from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.services import board_refresh
 from leaderboard.tests import helpers
@@ -46,7 +49,16 @@ def _board(benchmark) -> dict:  # noqa: ANN001
     return {"entries": entries, "ranks": ranks, "payload": derived_read(benchmark, "board").payload}
 
 
-def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_path) -> None:
+def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_path, monkeypatch) -> None:
+    from leaderboard import services
+
+    updates: list[bool] = []
+
+    def ranks_update(benchmark, changed):  # noqa: ANN001, ANN202 - the refresh's own, counted
+        updates.append(rank_update.ranks_update(benchmark, changed))
+        return updates[-1]
+
+    monkeypatch.setattr(services, "ranks_update", ranks_update)
     rng = random.Random(37)
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     scored = [helpers.submit(benchmark, _spec(rng, f"Model {i}"), public=i % 5 != 4, refresh=False) for i in range(10)]
@@ -80,6 +92,7 @@ def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_
         if rng.random() < 0.35 or step == 199:  # else the next change comes before the worker ran (a burst)
             board_refresh(benchmark_id=benchmark.pk)
     assert min(kinds.values()) >= 10, kinds  # every kind of change was made, often
+    assert sum(updates) >= 0.9 * len(updates) >= 50, updates  # the ranks were updated by what changed, not rebuilt
     refreshed = _board(benchmark)
     assert len(refreshed["entries"]) >= 10 and len(refreshed["ranks"]) >= 20  # a board, not an empty one
 

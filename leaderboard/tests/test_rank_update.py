@@ -1,0 +1,118 @@
+"""leaderboard.rank_update: the ranks updated by what changed equal, field by field, the ranks built whole
+(services.ranks_build), after each of 60 random changes on a board of 40 entries over 400 samples: entries
+re-scored (new vectors and figures, ties among them), taken off the board and put back, several at a time.
+
+Over 400 samples the entries' own intervals are narrow enough to lie apart, so the rank intervals' both ends
+move (the 200-change sequence test runs the whole refresh on a board of a few samples, where they rarely do).
+Runs on SQLite, and on PostgreSQL with DATABASE_URL set.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from evaluation.models import DerivedState, Submission
+from leaderboard import rank_update
+from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.services import board_refresh, ranks_build
+from leaderboard.tests import helpers
+
+pytestmark = pytest.mark.django_db
+
+N = 400
+FIELDS = ("position", "shared_rank", "rank_low", "rank_high", "stat_low", "stat_high", "above", "p_above",
+          "significant_above")
+
+
+def _figures(rng: random.Random) -> dict:
+    """A random entry's vectors and overview figures (the figures drawn from a few values: ties)."""
+    skill = {m: rng.uniform(0.2, 0.9) for m in ("text", "adaptive", "oracle")}
+    correct = {m: "".join("1" if rng.random() < p else "0" for _ in range(N)) for m, p in skill.items()}
+    invoked = "".join(rng.choice("01") for _ in range(N))
+    return {"correct": correct, "invoked": invoked, **{f"{m}_acc": round(p * 20) * 5.0 for m, p in skill.items()},
+            "mcc": rng.choice((None, 0.1, 0.2, 0.3, rng.uniform(-0.5, 0.5)))}
+
+
+def _stored(benchmark) -> dict:  # noqa: ANN001
+    return {(sid, m): rest for sid, m, *rest in EntryRank.objects.filter(benchmark=benchmark)
+            .values_list("submission_id", "metric", *FIELDS)}
+
+
+def _built(benchmark) -> dict:  # noqa: ANN001
+    DerivedState.objects.filter(benchmark=benchmark, kind="board").delete()  # no stored test kept: all run afresh
+    return {(r.submission_id, r.metric): [getattr(r, f) for f in FIELDS] for r in ranks_build(benchmark)}
+
+
+def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path) -> None:
+    rng = random.Random(7)
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
+    template = helpers.submit(benchmark, spec, refresh=False)
+    subs = [template, *helpers.clone(template, 39)]
+    board_refresh(benchmark_id=benchmark.pk)
+    figures = {s.pk: _figures(rng) for s in subs}
+    for sid, f in figures.items():
+        BoardEntry.objects.filter(submission_id=sid).update(**f)
+    EntryRank.objects.filter(benchmark=benchmark).delete()
+    EntryRank.objects.bulk_create(ranks_build(benchmark))
+    off: set[int] = set()
+    updated = 0
+    for step in range(60):
+        changed = set(rng.sample(sorted(figures), rng.choice((1, 1, 1, 2, 3))))
+        for sid in changed:
+            kind = rng.choice(("rescore", "rescore", "toggle"))
+            if kind == "toggle" and sid in off:  # back on the board
+                off.discard(sid)
+                Submission.objects.filter(pk=sid).update(is_public=True)
+                entry = BoardEntry.objects.filter(benchmark=benchmark).first()  # any, its figures replaced
+                entry.pk, entry.submission_id = None, sid
+                entry.save()
+                BoardEntry.objects.filter(submission_id=sid).update(**figures[sid])
+            elif kind == "toggle" and len(off) < 10:  # taken off the board
+                off.add(sid)
+                Submission.objects.filter(pk=sid).update(is_public=False)
+                BoardEntry.objects.filter(submission_id=sid).delete()
+            elif sid not in off:  # re-scored: new vectors and figures
+                figures[sid] = _figures(rng)
+                BoardEntry.objects.filter(submission_id=sid).update(**figures[sid])
+        updated += rank_update.ranks_update(benchmark, changed)
+        stored = _stored(benchmark)
+        built = _built(benchmark)
+        assert stored.keys() == built.keys(), step
+        for key, want in built.items():
+            assert stored[key] == want, (step, key, dict(zip(FIELDS, stored[key])), dict(zip(FIELDS, want)))
+        if step % 7 == 0:  # the full build written back now and then, as the refresh does when it cannot update
+            EntryRank.objects.filter(benchmark=benchmark).delete()
+            EntryRank.objects.bulk_create(ranks_build(benchmark))
+    assert updated >= 55  # an update, not a fallback to the full build
+    lows = {v[2] for v in _stored(benchmark).values()}
+    assert len(lows) > 5  # rank intervals' lower ends differ: the counts were exercised
+
+
+def test_an_ordering_without_figures_leaves_the_others_updated(tmp_path) -> None:
+    """A board without MCC (no entry has the figure) has no MCC ranks: still an update, not the full build."""
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
+    subs = [t := helpers.submit(benchmark, spec, refresh=False), *helpers.clone(t, 5)]
+    BoardEntry.objects.filter(benchmark=benchmark).update(mcc=None)
+    board_refresh(benchmark_id=benchmark.pk, full=True)
+    BoardEntry.objects.filter(submission_id=subs[2].pk).update(text_acc=100.0, adaptive_acc=0.0)  # re-scored
+    assert rank_update.ranks_update(benchmark, {subs[2].pk})
+    assert not EntryRank.objects.filter(benchmark=benchmark, metric="mcc").exists()
+    assert _stored(benchmark) == _built(benchmark)
+
+
+def test_the_staff_command_rebuilds_the_ranks_whole(tmp_path) -> None:
+    from django.core.management import call_command
+
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
+    template = helpers.submit(benchmark, spec, refresh=False)
+    helpers.clone(template, 3)
+    board_refresh(benchmark_id=benchmark.pk)
+    before = _stored(benchmark)
+    EntryRank.objects.filter(benchmark=benchmark, metric="text").update(rank_low=99, position=7)  # a damaged board
+    call_command("board_rebuild", benchmark.slug)
+    assert _stored(benchmark) == before
