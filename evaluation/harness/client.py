@@ -14,14 +14,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from evaluation.endpoint_limits import (PAUSE_STATUS, BudgetExceeded, Gate, Spending, estimate_tokens,
                                         is_retriable, rate_limit_wait, retry_after_seconds)
 from evaluation.harness.cache import RequestCache, endpoint_identity, request_key
 from evaluation.harness.safe_http import EndpointRefused, ResponseRefused, safe_http_client
+
+if TYPE_CHECKING:
+    import openai
+
+# The openai SDK is imported where a request is made, not with this module: every Django process imports this one
+# (the URLs reach it through the runs' API), and importing the SDK and its types cost 1-2.5 s of CPU at each start of
+# a web process, a worker or a management command (docs/performance.md, "Round five").
 
 log = logging.getLogger(__name__)
 IMAGE_TOKENS = 765  # what one image is reckoned at before the endpoint reports usage (a 1024 px tile grid)
@@ -129,6 +134,8 @@ class Endpoint:
         self.counters = Counters()
         self.cancel: threading.Event | None = None  # set: no new request is sent (the run's cancel)
         self._sleep = sleep
+        import openai
+
         # Retries are ours (a 429 pauses every thread), so the client makes none.
         self._client = client or openai.OpenAI(
             base_url=settings.base_url, api_key=settings.api_key or "none", timeout=settings.timeout, max_retries=0,
@@ -172,6 +179,8 @@ class Endpoint:
         Retry-After (or the rate-limit headers' reset) and is asked again, until ``patience`` seconds have
         gone by without an answer. What still fails is a retriable Failure (the run tries the pair again
         in a later pass, runner.py), except a refusal that asking again cannot change."""
+        import openai
+
         est_in = estimate_request_tokens(messages, tools)
         est_out = self.settings.max_tokens
         last: Exception | None = None
@@ -252,6 +261,8 @@ def _guard_error(exc: BaseException) -> BaseException | None:
 
 
 def _describe(exc: Exception | None) -> str:
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return "the request timed out"
     if isinstance(exc, openai.APIStatusError):

@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-import openai
 import orjson
 
 from evaluation.metrics.questions import (
@@ -176,6 +175,8 @@ class OpenAIJudge:
         self.questions_asked = 0  # distinct questions asked over this judge's calls (cached ones included)
         self.questions_judged = 0  # of which a verdict was had (from the cache or the server)
         self.gate = Gate(requests_per_minute, tokens_per_minute)
+        import openai  # here, not with the module: evaluation/harness/client.py says why
+
         # Retries are ours (they also cover malformed answers), so the client makes none.
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=0
@@ -300,6 +301,8 @@ class OpenAIJudge:
 
     def _batch(self, kind: str, items: list[tuple[str, Any, Any]], check: Check) -> dict[str, dict[str, Any]]:
         """Verdicts by hash for one batch; a malformed answer splits it, other faults retry it."""
+        import openai
+
         last: Exception | None = None
         attempt = -1
         while attempt < 0 or self._keeps_trying(attempt):
