@@ -156,3 +156,19 @@ class EntryRank(models.Model):
 
     def __str__(self) -> str:
         return f"rank {self.shared_rank} of submission {self.submission_id} by {self.metric}"
+
+
+class EntryTabRows(models.Model):
+    """One public submission's rows in the wide tabs (leaderboard.wide_tabs), as the values each tab orders its rows
+    and marks its best and second-best by: ``{tab: [[mode, [value per column]], ...], "domain_slugs": [...]}``.
+    Written when the board's refresh builds or rebuilds the submission's entry, so that the tabs' index (their rows
+    in order and their marks) is assembled from these narrow rows, not from every submission's results
+    (``wide_tabs.tables_update``)."""
+
+    submission = models.OneToOneField("evaluation.Submission", on_delete=models.CASCADE, primary_key=True,
+                                      related_name="tab_rows")
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    rows = models.JSONField()
+
+    def __str__(self) -> str:
+        return f"wide tab rows of submission {self.submission_id}"

@@ -32,7 +32,7 @@ from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, 
 from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
 from leaderboard.selectors import figures_present
-from leaderboard.wide_tabs import tables_build
+from leaderboard.wide_tabs import tables_build, tables_update
 
 CHUNK = 200  # submissions whose prediction rows are read (and entries written) per round of queries
 
@@ -309,7 +309,9 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
             EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
             EntryRank.objects.bulk_create(ranks, batch_size=2000)
         # What the navigation offers (tabs.tabs_with_data) is derived too: counted here, read by pages.
-        # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only.
-        return {"present": figures_present(benchmark), "tables": tables_build(benchmark)}
+        # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only:
+        # assembled from each submission's stored tab rows, the changed ones' computed again (wide_tabs).
+        tables = tables_build(benchmark) if previous is None else tables_update(benchmark, stale, gone)
+        return {"present": figures_present(benchmark), "tables": tables}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

@@ -1,6 +1,8 @@
 """The board's refresh (leaderboard.services.board_refresh) after a random sequence of 200 changes builds,
 field by field, the board a full rebuild from nothing builds: the entries, their ranks, tie groups, rank
-intervals and neighbour tests, and the build's payload (what the navigation offers, the wide tabs' index).
+intervals and neighbour tests, the build's payload (what the navigation offers, the wide tabs' index) and each
+submission's stored tab rows (leaderboard.wide_tabs.tables_update assembles the index from them, the changed
+ones' computed again).
 
 The refresh reuses what an earlier build left (entries whose submission did not move, the MCC neighbour
 tests of unchanged pairs) and updates the ranks by what changed (leaderboard.rank_update: the changed entries'
@@ -20,8 +22,8 @@ from evaluation import pipeline
 from evaluation.derived import derived_read
 from evaluation.models import DerivedState, Submission
 from evaluation.services import submission_delete, submission_rescore, submission_set_public
-from leaderboard import rank_update
-from leaderboard.models import BoardEntry, EntryRank
+from leaderboard import rank_update, wide_tabs
+from leaderboard.models import BoardEntry, EntryRank, EntryTabRows
 from leaderboard.services import board_refresh
 from leaderboard.tests import helpers
 
@@ -46,7 +48,10 @@ def _board(benchmark) -> dict:  # noqa: ANN001
     ranks = {(r.pop("submission_id"), r.pop("metric")): r for r in EntryRank.objects.filter(benchmark=benchmark).values()}
     for r in ranks.values():
         r.pop("id")
-    return {"entries": entries, "ranks": ranks, "payload": derived_read(benchmark, "board").payload}
+    tab_rows = {r.submission_id: r.rows for r in EntryTabRows.objects.filter(
+        benchmark=benchmark, submission__in=Submission.objects.on_board())}
+    return {"entries": entries, "ranks": ranks, "payload": derived_read(benchmark, "board").payload,
+            "tab_rows": tab_rows}
 
 
 def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_path, monkeypatch) -> None:
@@ -59,6 +64,13 @@ def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_
         return updates[-1]
 
     monkeypatch.setattr(services, "ranks_update", ranks_update)
+    tables: list[int] = []
+
+    def tables_update(benchmark, changed, gone):  # noqa: ANN001, ANN202 - the refresh's own, counted
+        tables.append(len(changed))
+        return wide_tabs.tables_update(benchmark, changed, gone)
+
+    monkeypatch.setattr(services, "tables_update", tables_update)
     rng = random.Random(37)
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     scored = [helpers.submit(benchmark, _spec(rng, f"Model {i}"), public=i % 5 != 4, refresh=False) for i in range(10)]
@@ -93,6 +105,7 @@ def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_
             board_refresh(benchmark_id=benchmark.pk)
     assert min(kinds.values()) >= 10, kinds  # every kind of change was made, often
     assert sum(updates) >= 0.9 * len(updates) >= 50, updates  # the ranks were updated by what changed, not rebuilt
+    assert len(tables) == len(updates), tables  # and the wide tabs' index, every time after the first build
     refreshed = _board(benchmark)
     assert len(refreshed["entries"]) >= 10 and len(refreshed["ranks"]) >= 20  # a board, not an empty one
 
@@ -107,5 +120,8 @@ def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_
     assert refreshed["ranks"].keys() == rebuilt["ranks"].keys()
     for key, rank in rebuilt["ranks"].items():
         assert refreshed["ranks"][key] == rank, key
+    assert refreshed["tab_rows"] == rebuilt["tab_rows"]
+    for tab, index in rebuilt["payload"]["tables"].items():
+        assert refreshed["payload"]["tables"][tab] == index, tab
     assert refreshed["payload"] == rebuilt["payload"]
     assert Submission.objects.on_board().filter(benchmark=benchmark).count() == len(rebuilt["entries"])

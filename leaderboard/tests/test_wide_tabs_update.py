@@ -1,0 +1,60 @@
+"""leaderboard.wide_tabs.tables_update: the wide tabs' index a refresh assembles from the stored tab rows (the
+changed submissions' computed again) equals the index built whole from every submission's results
+(``tables_build``), after each change: a re-score with new predictions, an unpublish, a publish, a deletion.
+The 200-change sequence test (test_board_refresh_sequence.py, slow) runs the same comparison at length.
+Runs on SQLite, and on PostgreSQL with DATABASE_URL set.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.core.files.base import ContentFile
+
+from evaluation import pipeline
+from evaluation.derived import derived_read
+from evaluation.services import submission_delete, submission_rescore, submission_set_public
+from leaderboard import wide_tabs
+from leaderboard.services import board_refresh
+from leaderboard.tests import helpers
+from leaderboard.tests.test_board_refresh_sequence import _spec
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_index_assembled_after_each_change_equals_the_index_built_whole(tmp_path, monkeypatch) -> None:
+    from leaderboard import services
+
+    updated: list[set[int]] = []
+
+    def tables_update(benchmark, changed, gone):  # noqa: ANN001, ANN202 - the refresh's own, recorded
+        updated.append(set(changed))
+        return wide_tabs.tables_update(benchmark, changed, gone)
+
+    monkeypatch.setattr(services, "tables_update", tables_update)
+    rng = random.Random(7)
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    subs = [helpers.submit(benchmark, _spec(rng, f"Model {i}"), refresh=False) for i in range(5)]
+    board_refresh(benchmark_id=benchmark.pk)
+
+    def finish(sub) -> None:  # noqa: ANN001 - a re-score's new results, from a new file
+        submission_rescore(submission=sub, enqueue=False)
+        sub.refresh_from_db()
+        sub.file.save("p.jsonl", ContentFile(helpers.jsonl(helpers.prediction_lines(_spec(rng, sub.model_name)))))
+        pipeline.submission_process_sync(submission=sub)
+
+    changes = [lambda: finish(subs[0]), lambda: finish(subs[3]),
+               lambda: submission_set_public(submission=subs[1], public=False),
+               lambda: submission_set_public(submission=subs[1], public=True),
+               lambda: submission_delete(submission=subs[2])]
+    for change in changes:
+        before = derived_read(benchmark, "board").payload["tables"]
+        change()
+        board_refresh(benchmark_id=benchmark.pk)
+        refreshed = derived_read(benchmark, "board").payload["tables"]
+        assert refreshed != before  # the change is seen on the tabs
+        whole = wide_tabs.tables_build(benchmark)
+        for tab in wide_tabs.INDEXED:
+            assert refreshed[tab] == whole[tab], tab
+    assert len(updated) == len(changes) and subs[0].pk in updated[0]  # each refresh assembled the index
