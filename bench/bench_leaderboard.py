@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import shutil
@@ -53,6 +54,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +332,37 @@ def after_change_ms(client: Client, benchmark, worker_kind: str = "thread") -> t
     return idle, busy
 
 
+@contextlib.contextmanager
+def refresh_parts() -> Iterator[dict[str, float]]:
+    """The board's refresh task timed by part (CPU of this thread): the functions it calls wrapped while inside.
+    "rest" (filled by the caller) is the task's time less theirs: the "gone" query, the build's state saved."""
+    from leaderboard import services, tasks
+
+    names = {"stale": (services, "stale_submission_ids"), "entries": (services, "entries_sync"),
+             "ranks": (services, "ranks_update"), "ranks_build": (services, "ranks_build"),
+             "tabs": (services, "tables_update"), "tabs_build": (services, "tables_build"),
+             "present": (services, "figures_present"), "warm page": (tasks, "overview_warm")}
+    spent = dict.fromkeys(names, 0.0)
+    saved = {part: getattr(module, name) for part, (module, name) in names.items()}
+
+    def timed(part: str, fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            c = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[part] += time.thread_time() - c
+        return run
+
+    for part, (module, name) in names.items():
+        setattr(module, name, timed(part, saved[part]))
+    try:
+        yield spent
+    finally:
+        for part, (module, name) in names.items():
+            setattr(module, name, saved[part])
+
+
 def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[str, float]:
     """The worker's cost of a change: the board's refresh task after one unpublish (wall and CPU time), then after
     ``burst`` unpublishes within ``within`` seconds, each sending its message as on commit to one worker (a thread
@@ -352,11 +385,15 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
     subs = list(Submission.objects.filter(benchmark=benchmark, is_public=True).order_by("-pk")[:burst])
     out: dict[str, float] = {}
     submission_set_public(submission=subs[0], public=False)
-    t, c = time.perf_counter(), time.thread_time()
-    board_refresh.run(benchmark.pk)
-    out["one_wall_s"], out["one_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
+    with refresh_parts() as parts:
+        t, c = time.perf_counter(), time.thread_time()
+        board_refresh.run(benchmark.pk)
+        out["one_wall_s"], out["one_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
     print(f"refresh after one change (the task): {out['one_wall_s']:.2f} s wall, {out['one_cpu_s']:.2f} s CPU; "
           f"{load_average()}", flush=True)
+    parts["rest"] = out["one_cpu_s"] - sum(parts.values())
+    print("  by part, CPU (s): " + ", ".join(f"{k} {v:.3f}" for k, v in parts.items()), flush=True)
+    out.update({f"one_{k}_cpu_s": v for k, v in parts.items()})
     submission_set_public(submission=subs[0], public=True)
     board_refresh.run(benchmark.pk)
 
