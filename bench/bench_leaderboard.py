@@ -413,19 +413,23 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
         connections.close_all()
 
     thread = threading.Thread(target=worker)
-    thread.start()
-    t = time.perf_counter()
-    for i, sub in enumerate(subs):
-        submission_set_public(submission=sub, public=False)
-        messages.put((time.monotonic() + settings.RESULTS_CHANGED_DELAY_SECONDS, benchmark.pk))  # on commit
-        time.sleep(max(0.0, t + within * (i + 1) / len(subs) - time.perf_counter()))
-    changes_s = time.perf_counter() - t
-    messages.put(None)
-    thread.join()
+    with refresh_parts() as burst_parts:
+        thread.start()
+        t = time.perf_counter()
+        for i, sub in enumerate(subs):
+            submission_set_public(submission=sub, public=False)
+            messages.put((time.monotonic() + settings.RESULTS_CHANGED_DELAY_SECONDS, benchmark.pk))  # on commit
+            time.sleep(max(0.0, t + within * (i + 1) / len(subs) - time.perf_counter()))
+        changes_s = time.perf_counter() - t
+        messages.put(None)
+        thread.join()
     out.update(burst_cpu_s=spent["cpu"], burst_wall_s=time.perf_counter() - t, burst_builds=spent["builds"])
     print(f"refresh after a burst of {len(subs)} changes ({changes_s:.2f} s to make them): worker CPU "
           f"{spent['cpu']:.2f} s over {spent['runs']} runs, of which {spent['builds']} built; drained "
           f"{out['burst_wall_s']:.2f} s after the first change; {load_average()}", flush=True)
+    burst_parts["rest"] = spent["cpu"] - sum(burst_parts.values())
+    print("  by part, CPU (s): " + ", ".join(f"{k} {v:.3f}" for k, v in burst_parts.items()), flush=True)
+    out.update({f"burst_{k}_cpu_s": v for k, v in burst_parts.items()})
     for sub in subs:
         submission_set_public(submission=sub, public=True)
     board_refresh.run(benchmark.pk)
