@@ -97,55 +97,11 @@ class _Ordering:
                    .values_list("shared_rank", flat=True)[:1])
         return got[0] if got else None
 
-    def regroup(self, first: int, shared: int, shift: int) -> None:
-        """The entry at (stored) ``first`` starts or joins a group of rank ``shared``: it and the entries after it
-        up to the next group's start take that rank, and every later group's rank moves by ``shift`` (its
-        entries' positions move by as much). Before the positions themselves move."""
-        start = self.next_group(first)
-        run = self.rows.filter(position__gte=first, position__lt=start) if start else self.rows.filter(
-            position__gte=first)
-        run.exclude(shared_rank=shared).update(shared_rank=shared)
-        if start and shift:
-            self.rows.filter(position__gte=start).update(shared_rank=F("shared_rank") + shift)
-
-    def count_in(self, bounds: Bounds, sign: int) -> None:
-        """Another entry with these bounds is counted in (``sign`` 1) or out (-1) of the others' rank intervals:
-        ``rank_low`` counts the lower bounds strictly above one's upper bound, ``rank_high`` the upper bounds
-        not below one's lower bound."""
-        self.rows.filter(stat_high__lt=bounds.low).update(rank_low=F("rank_low") + sign)
-        self.rows.filter(stat_low__lte=bounds.high).update(rank_high=F("rank_high") + sign)
-
-    def take_out(self, changed: set[int]) -> None:
-        got = sorted(self.rows.filter(submission_id__in=changed).values_list("position", "stat_low", "stat_high"))
-        runs: list[list[tuple[int, float, float]]] = []
-        for item in got:
-            if runs and runs[-1][-1][0] == item[0] - 1:
-                runs[-1].append(item)
-            else:
-                runs.append([item])
-        for run in reversed(runs):  # from the bottom: the runs above keep their positions
-            self._take_out_run(run[0][0], run[-1][0], [Bounds(lo, hi) for _, lo, hi in run])
-
-    def _take_out_run(self, first: int, last: int, bounds: list[Bounds]) -> None:
-        k = last - first + 1
-        above = self.at(first - 1) if first > 1 else None
-        below = self.at(last + 1)
-        self.rows.filter(position__gte=first, position__lte=last).delete()
-        for b in bounds:
-            self.count_in(b, -1)
-        if below is None:
-            return
-        p, sig = self.test(above[0], below[0]) if above else (None, None)
-        self.regroup(last + 1, first if above is None or sig else above[1], -k)
-        self.rows.filter(submission_id=below[0]).update(above=above[0] if above else None, p_above=p,
-                                                        significant_above=sig)
-        self.rows.filter(position__gt=last).update(position=F("position") - k)
-
-    def predecessor(self, sid: int, value: float, finished: datetime | None, pending: set[int]) -> int | None:
-        """The last stored entry ahead of this one in the board's order (value descending, finished, id; NULL
+    def predecessor(self, sid: int, value: float, finished: datetime | None, changed: set[int]) -> int | None:
+        """The last unchanged entry ahead of this one in the board's order (value descending, finished, id; NULL
         dates where the database sorts them): ``LIMIT 1`` over the order's index, read backwards."""
         entries = BoardEntry.objects.filter(benchmark=self.benchmark, **{f"{self.field}__isnull": False}).exclude(
-            submission_id__in=pending)
+            submission_id__in=changed)
         nulls_last = connection.features.nulls_order_largest
         if finished is None:
             same = Q(finished_at__isnull=True, submission_id__lt=sid)
@@ -162,50 +118,155 @@ class _Ordering:
                 return got[0]
         return None
 
-    def put_in(self, sid: int, value: float, finished: datetime | None, own: Bounds, pending: set[int]) -> None:
-        pred = self.predecessor(sid, value, finished, pending)
-        above = None
-        if pred is not None:
-            got = list(self.rows.filter(submission_id=pred).values_list("position", "shared_rank")[:1])
-            if not got:
-                raise _Unsure  # an entry of the board without its stored row
-            above = (pred, *got[0])
-        place = above[1] + 1 if above else 1
-        below = self.at(place)
-        p, sig = self.test(above[0], sid) if above else (None, None)
-        shared = place if above is None or sig else above[2]
-        low = 1 + self.rows.filter(stat_low__gt=own.high).count()
-        high = 1 + self.rows.filter(stat_high__gte=own.low).count()
-        if below is not None:
-            p_below, sig_below = self.test(sid, below[0])
-            self.regroup(place, place + 1 if sig_below else shared, 1)
-            self.rows.filter(submission_id=below[0]).update(above=sid, p_above=p_below, significant_above=sig_below)
-            self.rows.filter(position__gte=place).update(position=F("position") + 1)
-        self.count_in(own, 1)
-        EntryRank.objects.create(
-            submission_id=sid, benchmark_id=self.benchmark.pk, metric=self.metric, position=place, shared_rank=shared,
-            rank_low=low, rank_high=high, stat_low=own.low, stat_high=own.high, above=above[0] if above else None,
-            p_above=p, significant_above=sig)
-
     def update(self, changed: set[int], new: dict[int, tuple[float, datetime | None]]) -> None:
-        """Take the changed entries out, put those with a value (``new``: value, finished) in."""
+        """Take the changed entries out and put those with a value (``new``: value, finished) in, at once.
+
+        In the stored (old) positions: the removed rows, and the kept rows (anchors) after which something changed
+        (new entries put in after them, or a run of removed rows). The kept rows between two anchors (a segment)
+        move by the same number of places and keep their neighbour tests; the first kept row after each anchor gets
+        a new neighbour. All reads are done before the first write."""
         if self.rows.filter(stat_low__isnull=True).exists():
             raise _Unsure  # an entry without its own interval: the full build decides the board's length
-        self.take_out(changed)
-        if not new:
-            return
-        first = self.at(1)
-        if first is None:
-            raise _Unsure  # no entry kept: the full build decides the board's length
-        length = len(self.row(first[0]))
-        if not length or any(len(self.row(sid)) != length for sid in new):
-            raise _Unsure
+        taken = {sid: (pos, Bounds(lo, hi)) for sid, pos, lo, hi in self.rows.filter(submission_id__in=changed)
+                 .values_list("submission_id", "position", "stat_low", "stat_high")}
+        removed = {pos for pos, _ in taken.values()}
+        size = self.rows.aggregate(top=Max("position"))["top"] or 0
+        if new:
+            kept = list(self.rows.exclude(submission_id__in=changed).order_by("position")
+                        .values_list("submission_id", flat=True)[:1])
+            if not kept:
+                raise _Unsure  # no entry kept: the full build decides the board's length
+            length = len(self.row(kept[0]))
+            if not length or any(len(self.row(sid)) != length for sid in new):
+                raise _Unsure
         own = dict(zip(new, (entry_bounds_mcc if self.metric == "mcc" else entry_bounds)(
-            [self.row(sid) for sid in new])))
-        pending = set(new)
+            [self.row(sid) for sid in new]))) if new else {}
+        # each new entry after its unchanged predecessor (0: first), those after the same one in the board's order
+        after: dict[int, list[int]] = {}
         for sid, (value, finished) in new.items():
-            self.put_in(sid, value, finished, own[sid], pending)
-            pending.discard(sid)
+            pred = self.predecessor(sid, value, finished, changed)
+            at = 0
+            if pred is not None:
+                got = list(self.rows.filter(submission_id=pred).values_list("position", flat=True)[:1])
+                if not got:
+                    raise _Unsure  # an entry of the board without its stored row
+                at = got[0]
+            after.setdefault(at, []).append(sid)
+        nulls_last = connection.features.nulls_order_largest
+        for group in after.values():
+            group.sort(key=lambda sid: (-new[sid][0], _date_key(new[sid][1], nulls_last), sid))
+        anchors = sorted(set(after) | {pos - 1 for pos in removed if pos - 1 not in removed})
+        if not anchors:
+            return  # nothing of this ordering changed
+        stored = {a: self.at(a) for a in anchors if a}  # (submission id, shared rank) of each anchor row
+        if None in stored.values():
+            raise _Unsure  # stored positions with a hole
+        clusters = []
+        shift = 0
+        for j, a in enumerate(anchors):
+            b = a + 1
+            while b in removed:
+                b += 1
+            shift += len(after.get(a, ())) - (b - a - 1)
+            below = self.at(b) if b <= size else None
+            end = anchors[j + 1] if j + 1 < len(anchors) else size  # the segment: stored positions b..end
+            group = self.next_group(b) if below is not None else None
+            clusters.append((a, b, below, end, group, shift))
+
+        # Neighbour tests, positions and tie groups in the new order, anchor by anchor.
+        inserts: list[EntryRank] = []
+        neighbours: list[tuple[int, int | None, Test, int]] = []  # (kept row below, its new above, test, shared)
+        groups: list[tuple[int, int, int | None, int]] = []  # (first, last stored position, shared rank to set or
+        # None, shift of the shared rank)
+        shared = stored[anchors[0]][1] if anchors[0] else 0  # the tie group carried to the next row
+        last_shift = 0
+        for a, b, below, end, group, shift in clusters:
+            above = stored[a][0] if a else None
+            place = a + last_shift  # the anchor row's new position
+            for sid in after.get(a, ()):
+                place += 1
+                test = self.test(above, sid) if above is not None else (None, None)
+                shared = place if place == 1 or test[1] else shared
+                b_own = own[sid]
+                inserts.append(EntryRank(
+                    submission_id=sid, benchmark_id=self.benchmark.pk, metric=self.metric, position=place,
+                    shared_rank=shared, stat_low=b_own.low, stat_high=b_own.high, above=above, p_above=test[0],
+                    significant_above=test[1]))
+                above = sid
+            if below is not None:
+                place += 1
+                test = self.test(above, below[0]) if above is not None else (None, None)
+                shared = place if place == 1 or test[1] else shared
+                neighbours.append((below[0], above, test, shared))
+                if group is not None and group <= end:
+                    groups.append((b + 1, group - 1, shared, 0))
+                    groups.append((group, end, None, shift))
+                    shared = stored[end][1] + shift if end in stored else shared  # the next anchor's
+                else:
+                    groups.append((b + 1, end, shared, 0))
+            last_shift = shift
+
+        # Rank-interval ends: each kept row's count of the entries whose bounds cross its own, less the removed, plus
+        # the new (step functions of its bounds: one range update per step, each row written at most once).
+        out_bounds = [bd for _, bd in taken.values()]
+        in_bounds = list(own.values())
+        # counted over the stored bounds' indexes, the rows taken out subtracted
+        kept_low = {sid: self.rows.filter(stat_low__gt=bd.high).count() - sum(o.low > bd.high for o in out_bounds)
+                    for sid, bd in own.items()}
+        kept_high = {sid: self.rows.filter(stat_high__gte=bd.low).count() - sum(o.high >= bd.low for o in out_bounds)
+                     for sid, bd in own.items()}
+        for row in inserts:
+            sid = row.submission_id
+            row.rank_low = 1 + kept_low[sid] + sum(o.low > own[sid].high for o in in_bounds)
+            row.rank_high = kept_high[sid] + sum(o.high >= own[sid].low for o in in_bounds)
+
+        # The writes.
+        self.rows.filter(submission_id__in=list(taken)).delete()
+        self._steps("stat_high", "rank_low", [(bd.low, -1) for bd in out_bounds] + [(bd.low, 1) for bd in in_bounds],
+                    below=True)
+        self._steps("stat_low", "rank_high", [(bd.high, -1) for bd in out_bounds] + [(bd.high, 1) for bd in in_bounds],
+                    below=False)
+        for first, last, value, by in groups:
+            if first > last:
+                continue
+            run = self.rows.filter(position__gte=first, position__lte=last)
+            if value is not None:
+                run.exclude(shared_rank=value).update(shared_rank=value)
+            elif by:
+                run.update(shared_rank=F("shared_rank") + by)
+        for sid, above, (p, sig), value in neighbours:
+            self.rows.filter(submission_id=sid).update(above=above, p_above=p, significant_above=sig,
+                                                       shared_rank=value)
+        # Positions by segment: the ones moving down from the bottom, then the ones moving up from the top, so no
+        # segment lands on stored positions still to be moved.
+        segments = [(b, end, shift) for _, b, below, end, _, shift in clusters if below is not None and shift]
+        for first, last, by in sorted((s for s in segments if s[2] > 0), key=lambda s: -s[0]):
+            self.rows.filter(position__gte=first, position__lte=last).update(position=F("position") + by)
+        for first, last, by in sorted((s for s in segments if s[2] < 0), key=lambda s: s[0]):
+            self.rows.filter(position__gte=first, position__lte=last).update(position=F("position") + by)
+        EntryRank.objects.bulk_create(inserts, batch_size=2000)
+
+    def _steps(self, column: str, target: str, thresholds: list[tuple[float, int]], *, below: bool) -> None:
+        """Add to ``target`` of each row the sum of the deltas whose threshold its ``column`` is strictly below
+        (``below``: rank_low counts the lower bounds above one's upper bound), or not above (rank_high counts
+        the upper bounds not below one's lower bound): a range update per step of that sum."""
+        by_value: dict[float, int] = {}
+        for t, d in thresholds:
+            by_value[t] = by_value.get(t, 0) + d
+        cuts = sorted(by_value)
+        total = sum(by_value.values())
+        lo: float | None = None
+        for t in [*cuts, None]:
+            if total:
+                rows = self.rows
+                if lo is not None:
+                    rows = rows.filter(**{f"{column}__gte" if below else f"{column}__gt": lo})
+                if t is not None:
+                    rows = rows.filter(**{f"{column}__lt" if below else f"{column}__lte": t})
+                rows.update(**{target: F(target) + total})
+            if t is not None:
+                total -= by_value[t]
+                lo = t
 
     def check(self) -> None:
         """The stored rows add up: one per entry with a value, at positions 1..N (two counts over indexes)."""
@@ -213,6 +274,13 @@ class _Ordering:
         entries = BoardEntry.objects.filter(benchmark=self.benchmark, **{f"{self.field}__isnull": False}).count()
         if not got["n"] == (got["top"] or 0) == entries:
             raise _Unsure
+
+
+def _date_key(finished: datetime | None, nulls_last: bool) -> tuple[int, Any]:
+    """A finish time's place in the database's ascending order (NULL first on SQLite, last on PostgreSQL)."""
+    if finished is None:
+        return (1 if nulls_last else -1, 0)
+    return (0, finished)
 
 
 def ranks_update(benchmark: Benchmark, changed: set[int]) -> bool:
