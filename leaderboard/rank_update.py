@@ -1,25 +1,25 @@
 """The board's ranks after a change, by what changed (issue 37): the stored ``EntryRank`` rows brought to what a full
 build (``services.ranks_build``) would write, at a cost that does not read the board.
 
-Per ranked ordering, the changed entries (rebuilt, added or dropped) are taken out of the stored order, then put
-back at their new places, one operation at a time, each leaving the rows a full build of the entries then present
-would write:
+Per ranked ordering, the changed entries (rebuilt, added or dropped) are taken out of the stored order and those
+with a value put back at their new places, at once:
 
-- **out**: a run of changed entries at consecutive positions goes at once (its neighbours above and below are
-  unchanged): the rows after it move up by the run's length, the entry below gets the entry above as its new
-  neighbour (one paired test), and the others' rank-interval ends that counted a removed entry lose one;
-- **in**: an entry's place is after the last entry ahead of it in the order (value descending, finished, id):
-  found by ``LIMIT 1`` queries over the board's order index; its own bootstrap interval is computed (it depends on
-  its vector alone), its rank interval counted over the stored bounds' indexes (``COUNT``), the rows after it move
-  down by one, its two neighbour pairs are tested, and the others' ends its interval crosses gain one.
+- each new entry's place is after the last unchanged entry ahead of it in the order (value descending, finished,
+  id): found by ``LIMIT 1`` queries over the board's order index (migration 0015); its own bootstrap interval is
+  computed (it depends on its vector alone) and its rank interval counted over the stored bounds' indexes
+  (``COUNT``); the neighbour pairs that are new are tested (one or two paired tests per place);
+- the places where something changed (an unchanged entry after which entries were put in or a run taken out: an
+  anchor) cut the stored order into segments whose entries all move by the same number of places and keep their
+  neighbour tests: one range ``UPDATE`` of the positions per segment; the first entry after each anchor gets its
+  new neighbour; a tie group changes only from a changed test to the next group's start (the least stored
+  ``shared_rank`` beyond it, from the tie-group index): that run takes the new group's rank, the later groups'
+  ranks move with their positions;
+- the others' rank-interval ends move by step functions of the changed entries' bounds (``rank_low`` of the
+  entries whose ``stat_high`` is below a removed or new entry's ``stat_low``, ``rank_high`` of those whose
+  ``stat_low`` is not above its ``stat_high``): one range ``UPDATE`` per step.
 
-Positions and rank-interval ends move by range ``UPDATE``s (positions after the place; ``rank_low`` of the entries
-whose ``stat_high`` is below the entry's ``stat_low``, ``rank_high`` of those whose ``stat_low`` is not above its
-``stat_high``). A tie group changes only where a neighbour test changed: the entries from that point to the next
-group's start (the least stored ``shared_rank`` beyond it, from the tie-group index) take the new group's rank, and
-the later groups' ranks move with their positions. Each operation costs a few indexed queries, the range
-updates, one or two paired tests and the entry's own bootstrap, whatever the board's size; the writes of the range
-updates are the rows that move.
+So each stored row is written at most once per column, and only if it moves; the reads are a few indexed queries
+per changed entry, whatever the board's size.
 
 Exact where it runs; where it cannot be sure (no earlier build, an entry without its own interval because its vector
 is not the board's length, stored rows that do not add up to the board's entries) nothing is written (a savepoint

@@ -1,9 +1,10 @@
 """Writes of the leaderboard: its derived BoardEntry and EntryRank rows (reported results: reported.py).
 
 ``board_refresh`` brings a benchmark's board up to its ``results_version``: it rebuilds the entries
-whose submission moved through the pipeline (``entries_sync``) and the whole board's rank statistics
-(``ranks_build``: positions, tie groups, each entry's own bootstrap interval and the rank interval counted
-from them, neighbour tests). It runs as the
+whose submission moved through the pipeline (``entries_sync``; the submissions changed since the last build read
+from the change log, ``changed_since``) and updates the rank statistics by what changed (``rank_update``), or builds
+them whole (``ranks_build``: positions, tie groups, each entry's own bootstrap interval and the rank interval
+counted from them, neighbour tests). It runs as the
 task ``board_refresh`` when the version moves (a submission finishes, is published, unpublished,
 deleted or re-scored: ``evaluation.services.benchmark_results_bump``), and records the version it built
 in the board's ``DerivedState`` (evaluation/derived.py). Readers never call it: they serve the last
