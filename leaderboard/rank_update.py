@@ -176,8 +176,8 @@ class _Ordering:
         # Neighbour tests, positions and tie groups in the new order, anchor by anchor.
         inserts: list[EntryRank] = []
         neighbours: list[tuple[int, int | None, Test, int]] = []  # (kept row below, its new above, test, shared)
-        groups: list[tuple[int, int, int | None, int]] = []  # (first, last stored position, shared rank to set or
-        # None, shift of the shared rank)
+        # (first, last stored position, shared rank to set or None: moved with the position) by segment
+        groups: list[tuple[int, int, int | None, int]] = []
         shared = stored[anchors[0]][1] if anchors[0] else 0  # the tie group carried to the next row
         last_shift = 0
         for a, b, below, end, group, shift in clusters:
@@ -199,11 +199,11 @@ class _Ordering:
                 shared = place if place == 1 or test[1] else shared
                 neighbours.append((below[0], above, test, shared))
                 if group is not None and group <= end:
-                    groups.append((b + 1, group - 1, shared, 0))
+                    groups.append((b, group - 1, shared, shift))
                     groups.append((group, end, None, shift))
                     shared = stored[end][1] + shift if end in stored else shared  # the next anchor's
                 else:
-                    groups.append((b + 1, end, shared, 0))
+                    groups.append((b, end, shared, shift))
             last_shift = shift
 
         # Rank-interval ends: each kept row's count of the entries whose bounds cross its own, less the removed, plus
@@ -226,24 +226,22 @@ class _Ordering:
                     below=True)
         self._steps("stat_low", "rank_high", [(bd.high, -1) for bd in out_bounds] + [(bd.high, 1) for bd in in_bounds],
                     below=False)
-        for first, last, value, by in groups:
+        for sid, above, (p, sig), _ in neighbours:
+            self.rows.filter(submission_id=sid).update(above=above, p_above=p, significant_above=sig)
+        # Positions and tie groups by segment, one UPDATE each (a row written once): the runs moving down from the
+        # bottom, then the others from the top, so that no run lands on stored positions still to be moved.
+        for first, last, value, by in sorted((g for g in groups if g[3] > 0), key=lambda g: -g[0]) + sorted(
+                (g for g in groups if g[3] <= 0), key=lambda g: g[0]):
             if first > last:
                 continue
             run = self.rows.filter(position__gte=first, position__lte=last)
             if value is not None:
-                run.exclude(shared_rank=value).update(shared_rank=value)
+                if by:
+                    run.update(position=F("position") + by, shared_rank=value)
+                else:
+                    run.exclude(shared_rank=value).update(shared_rank=value)
             elif by:
-                run.update(shared_rank=F("shared_rank") + by)
-        for sid, above, (p, sig), value in neighbours:
-            self.rows.filter(submission_id=sid).update(above=above, p_above=p, significant_above=sig,
-                                                       shared_rank=value)
-        # Positions by segment: the ones moving down from the bottom, then the ones moving up from the top, so no
-        # segment lands on stored positions still to be moved.
-        segments = [(b, end, shift) for _, b, below, end, _, shift in clusters if below is not None and shift]
-        for first, last, by in sorted((s for s in segments if s[2] > 0), key=lambda s: -s[0]):
-            self.rows.filter(position__gte=first, position__lte=last).update(position=F("position") + by)
-        for first, last, by in sorted((s for s in segments if s[2] < 0), key=lambda s: s[0]):
-            self.rows.filter(position__gte=first, position__lte=last).update(position=F("position") + by)
+                run.update(position=F("position") + by, shared_rank=F("shared_rank") + by)
         EntryRank.objects.bulk_create(inserts, batch_size=2000)
 
     def _steps(self, column: str, target: str, thresholds: list[tuple[float, int]], *, below: bool) -> None:
