@@ -178,10 +178,10 @@ def gone_submission_ids(benchmark: Benchmark, among: set[int] | None = None) -> 
     """Entries whose submission left the board (unpublished, deleted, sent back for a re-score); ``among``: of
     these submissions only, as ``stale_submission_ids``."""
     entries = BoardEntry.objects.filter(benchmark=benchmark)
-    if among is not None:
-        entries = entries.filter(submission_id__in=among)
-    return list(entries.exclude(submission_id__in=Submission.objects.on_board().filter(benchmark=benchmark)
-                                .values("pk")).values_list("submission_id", flat=True))
+    on_board = Submission.objects.on_board().filter(benchmark=benchmark)
+    if among is not None:  # both sides restricted: SQLite would list every submission on the board for NOT IN
+        entries, on_board = entries.filter(submission_id__in=among), on_board.filter(pk__in=among)
+    return list(entries.exclude(submission_id__in=on_board.values("pk")).values_list("submission_id", flat=True))
 
 
 MAX_VERSIONS = 10_000  # changes since the last build above which the refresh compares the whole board instead
