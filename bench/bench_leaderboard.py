@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import shutil
@@ -53,6 +54,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +332,37 @@ def after_change_ms(client: Client, benchmark, worker_kind: str = "thread") -> t
     return idle, busy
 
 
+@contextlib.contextmanager
+def refresh_parts() -> Iterator[dict[str, float]]:
+    """The board's refresh task timed by part (CPU of this thread): the functions it calls wrapped while inside.
+    "rest" (filled by the caller) is the task's time less theirs: the "gone" query, the build's state saved."""
+    from leaderboard import services, tasks
+
+    names = {"stale": (services, "stale_submission_ids"), "entries": (services, "entries_sync"),
+             "ranks": (services, "ranks_update"), "ranks_build": (services, "ranks_build"),
+             "tabs": (services, "tables_update"), "tabs_build": (services, "tables_build"),
+             "present": (services, "figures_present"), "warm page": (tasks, "overview_warm")}
+    spent = dict.fromkeys(names, 0.0)
+    saved = {part: getattr(module, name) for part, (module, name) in names.items()}
+
+    def timed(part: str, fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            c = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[part] += time.thread_time() - c
+        return run
+
+    for part, (module, name) in names.items():
+        setattr(module, name, timed(part, saved[part]))
+    try:
+        yield spent
+    finally:
+        for part, (module, name) in names.items():
+            setattr(module, name, saved[part])
+
+
 def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[str, float]:
     """The worker's cost of a change: the board's refresh task after one unpublish (wall and CPU time), then after
     ``burst`` unpublishes within ``within`` seconds, each sending its message as on commit to one worker (a thread
@@ -352,11 +385,15 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
     subs = list(Submission.objects.filter(benchmark=benchmark, is_public=True).order_by("-pk")[:burst])
     out: dict[str, float] = {}
     submission_set_public(submission=subs[0], public=False)
-    t, c = time.perf_counter(), time.thread_time()
-    board_refresh.run(benchmark.pk)
-    out["one_wall_s"], out["one_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
+    with refresh_parts() as parts:
+        t, c = time.perf_counter(), time.thread_time()
+        board_refresh.run(benchmark.pk)
+        out["one_wall_s"], out["one_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
     print(f"refresh after one change (the task): {out['one_wall_s']:.2f} s wall, {out['one_cpu_s']:.2f} s CPU; "
           f"{load_average()}", flush=True)
+    parts["rest"] = out["one_cpu_s"] - sum(parts.values())
+    print("  by part, CPU (s): " + ", ".join(f"{k} {v:.3f}" for k, v in parts.items()), flush=True)
+    out.update({f"one_{k}_cpu_s": v for k, v in parts.items()})
     submission_set_public(submission=subs[0], public=True)
     board_refresh.run(benchmark.pk)
 
@@ -376,19 +413,23 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
         connections.close_all()
 
     thread = threading.Thread(target=worker)
-    thread.start()
-    t = time.perf_counter()
-    for i, sub in enumerate(subs):
-        submission_set_public(submission=sub, public=False)
-        messages.put((time.monotonic() + settings.RESULTS_CHANGED_DELAY_SECONDS, benchmark.pk))  # on commit
-        time.sleep(max(0.0, t + within * (i + 1) / len(subs) - time.perf_counter()))
-    changes_s = time.perf_counter() - t
-    messages.put(None)
-    thread.join()
+    with refresh_parts() as burst_parts:
+        thread.start()
+        t = time.perf_counter()
+        for i, sub in enumerate(subs):
+            submission_set_public(submission=sub, public=False)
+            messages.put((time.monotonic() + settings.RESULTS_CHANGED_DELAY_SECONDS, benchmark.pk))  # on commit
+            time.sleep(max(0.0, t + within * (i + 1) / len(subs) - time.perf_counter()))
+        changes_s = time.perf_counter() - t
+        messages.put(None)
+        thread.join()
     out.update(burst_cpu_s=spent["cpu"], burst_wall_s=time.perf_counter() - t, burst_builds=spent["builds"])
     print(f"refresh after a burst of {len(subs)} changes ({changes_s:.2f} s to make them): worker CPU "
           f"{spent['cpu']:.2f} s over {spent['runs']} runs, of which {spent['builds']} built; drained "
           f"{out['burst_wall_s']:.2f} s after the first change; {load_average()}", flush=True)
+    burst_parts["rest"] = spent["cpu"] - sum(burst_parts.values())
+    print("  by part, CPU (s): " + ", ".join(f"{k} {v:.3f}" for k, v in burst_parts.items()), flush=True)
+    out.update({f"burst_{k}_cpu_s": v for k, v in burst_parts.items()})
     for sub in subs:
         submission_set_public(submission=sub, public=True)
     board_refresh.run(benchmark.pk)

@@ -75,7 +75,7 @@ class SubmissionAdmin(LargeTableAdmin):
         any service's: the benchmark's results_version moves with it, so the derived figures are rebuilt and
         the cached pages follow (docs/architecture.md, "Derived figures")."""
         super().save_model(request, obj, form, change)
-        _services.benchmark_results_bump(benchmark_id=obj.benchmark_id)
+        _services.benchmark_results_bump(benchmark_id=obj.benchmark_id, submission_ids=[obj.pk])
 
     @admin.display(description="file (private storage)")
     def stored_file(self, obj: Submission) -> str:

@@ -451,3 +451,23 @@ class DerivedState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} of benchmark {self.benchmark_id} at version {self.version}"
+
+
+class ResultsChange(models.Model):
+    """Which submission a move of ``Benchmark.results_version`` was for (``services.benchmark_results_bump``), written
+    in the change's transaction: a refresh reads the changes since the version it last built, so it finds what
+    changed without comparing every submission with its derived row (the board's refresh, issue 37). A row without
+    a submission: a change to no particular one (reported rows loaded) or to any (a bulk write), for which the
+    refresh compares them all. Versions commit in order (the bump holds the benchmark's row until commit), so the
+    changes up to a version read are all there."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    version = models.PositiveBigIntegerField()  # the results_version the change moved the benchmark to
+    submission_id = models.IntegerField(null=True)  # not a key: the row outlives a deleted submission
+    anything = models.BooleanField(default=False)  # any submission may have changed: compare them all
+
+    class Meta:
+        indexes = [models.Index(fields=["benchmark", "version"], name="results_change_version_idx")]
+
+    def __str__(self) -> str:
+        return f"change {self.version} of benchmark {self.benchmark_id}: submission {self.submission_id}"

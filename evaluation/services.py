@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -26,7 +27,8 @@ from annotation.models import Benchmark
 from annotation.selectors import scorable_benchmarks
 from evaluation import selectors
 from evaluation.derived import derived_behind
-from evaluation.models import ACTIVE_STATUSES, FINAL_STATUSES, Provenance, Submission, SubmissionStatus, SweepRun
+from evaluation.models import (ACTIVE_STATUSES, FINAL_STATUSES, Provenance, ResultsChange, Submission, SubmissionStatus,
+                               SweepRun)
 from evaluation.queueing import results_changed_publish, submission_enqueue
 
 log = logging.getLogger(__name__)
@@ -237,12 +239,23 @@ def _delete_quietly(stored: Any) -> None:
         log.exception("could not delete the orphan upload %s", stored.name)
 
 
-def benchmark_results_bump(*, benchmark_id: int) -> None:
+def benchmark_results_bump(*, benchmark_id: int, submission_ids: Iterable[int] | None = None) -> None:
     """Move the benchmark's ``results_version``: its public results changed (a submission finished, was
     published, unpublished, deleted or re-scored; reported rows loaded; a row renamed). Call it inside the
     transaction that makes the change, so the two commit together; on commit the readers that derive
-    figures from the results (the leaderboard's rows, ranks and cached pages) are told."""
-    Benchmark.objects.filter(pk=benchmark_id).update(results_version=F("results_version") + 1)
+    figures from the results (the leaderboard's rows, ranks and cached pages) are told.
+
+    ``submission_ids``: the submissions changed (``()``: none, as for reported rows); None: any may have (a bulk
+    write), and the board's next refresh compares them all. Recorded as ``ResultsChange`` rows at the new version,
+    so a refresh finds what changed without reading the whole board."""
+    with transaction.atomic():
+        Benchmark.objects.filter(pk=benchmark_id).update(results_version=F("results_version") + 1)
+        version = Benchmark.objects.filter(pk=benchmark_id).values_list("results_version", flat=True).first()
+        if version is not None:
+            ids = sorted(set(submission_ids)) if submission_ids is not None else None
+            ResultsChange.objects.bulk_create(
+                [ResultsChange(benchmark_id=benchmark_id, version=version, submission_id=sid) for sid in ids]
+                if ids else [ResultsChange(benchmark_id=benchmark_id, version=version, anything=ids is None)])
     transaction.on_commit(lambda: results_changed_publish(benchmark_id=benchmark_id))
 
 
@@ -308,7 +321,7 @@ def submission_set_public(*, submission: Submission, public: bool) -> Submission
     with transaction.atomic():
         moved = rows.update(is_public=public, updated_at=now)
         if moved:
-            benchmark_results_bump(benchmark_id=submission.benchmark_id)
+            benchmark_results_bump(benchmark_id=submission.benchmark_id, submission_ids=[submission.pk])
     if not moved:
         submission.refresh_from_db()
         raise PublishRefused(publish_refusal(submission=submission))
@@ -346,7 +359,7 @@ def submission_metadata_update(*, submission: Submission, **changes: Any) -> Sub
     with transaction.atomic():
         submission.save(update_fields=fields)
         if done:
-            benchmark_results_bump(benchmark_id=submission.benchmark_id)
+            benchmark_results_bump(benchmark_id=submission.benchmark_id, submission_ids=[submission.pk])
     return submission
 
 
@@ -356,7 +369,7 @@ def submission_delete(*, submission: Submission) -> Submission:
     submission.is_public = False
     with transaction.atomic():
         submission.save(update_fields=["deleted_at", "is_public", "updated_at"])
-        benchmark_results_bump(benchmark_id=submission.benchmark_id)
+        benchmark_results_bump(benchmark_id=submission.benchmark_id, submission_ids=[submission.pk])
     return submission
 
 
@@ -371,7 +384,7 @@ def submission_rescore(*, submission: Submission, enqueue: bool = True) -> bool:
             progress_total=0, failure_reason="", errors=[], errors_truncated=False, finished_at=None, enqueue_failed=False,
         )
         if moved:  # it leaves the board until scored again
-            benchmark_results_bump(benchmark_id=submission.benchmark_id)
+            benchmark_results_bump(benchmark_id=submission.benchmark_id, submission_ids=[submission.pk])
         if moved and enqueue:
             pk = submission.pk
             transaction.on_commit(lambda: submission_enqueue(submission_id=pk, status=SubmissionStatus.QUEUED))

@@ -94,6 +94,12 @@ class BoardEntry(models.Model):
             models.Index(fields=["benchmark", "cost"], name="board_entry_cost_idx"),
             models.Index(fields=["benchmark", "-adaptive_acc", "finished_at", "submission"],
                          name="board_entry_adaptive_idx"),
+            # The other ranked orders, read by the ranks' update after a change (rank_update: an entry's place
+            # in the order, found by LIMIT 1 queries), and by the overview sorted by them.
+            models.Index(fields=["benchmark", "-text_acc", "finished_at", "submission"], name="board_entry_text_idx"),
+            models.Index(fields=["benchmark", "-oracle_acc", "finished_at", "submission"],
+                         name="board_entry_oracle_idx"),
+            models.Index(fields=["benchmark", "-mcc", "finished_at", "submission"], name="board_entry_mcc_idx"),
         ]
 
     def __str__(self) -> str:

@@ -1,39 +1,50 @@
 """The board's ranks after a change, by what changed (issue 37): the stored ``EntryRank`` rows brought to what a full
-build (``services.ranks_build``) would write, doing only the changed entries' work.
+build (``services.ranks_build``) would write, at a cost that does not read the board.
 
-For each ranked ordering: the changed entries' own bootstrap intervals (``evaluation.metrics.entry_bounds``: each
-depends on the entry alone), the paired tests of the neighbour pairs that are new, and, for every entry, its
-position, tie group and rank interval computed from the stored rows (a sort of the stored bounds: no resample).
-The writes are the differences: the changed entries' rows deleted and inserted, and for the others range updates
-(positions shifted over a run of the order, shared ranks over a run, ``rank_low`` over a range of upper bounds and
-``rank_high`` over a range of lower bounds, each by a constant) and a row update where the entry above changed.
+Per ranked ordering, the changed entries (rebuilt, added or dropped) are taken out of the stored order and those
+with a value put back at their new places, at once:
 
-Exact where it runs; where it cannot be sure (no earlier build, an entry whose vector is not the board's length,
-stored rows that do not follow the order) it says so and the refresh builds the whole board
-(``leaderboard/tests/test_board_refresh_sequence.py`` compares the two, field by field).
+- each new entry's place is after the last unchanged entry ahead of it in the order (value descending, finished,
+  id): found by ``LIMIT 1`` queries over the board's order index (migration 0015); its own bootstrap interval is
+  computed (it depends on its vector alone) and its rank interval counted over the stored bounds' indexes
+  (``COUNT``); the neighbour pairs that are new are tested (one or two paired tests per place);
+- the places where something changed (an unchanged entry after which entries were put in or a run taken out: an
+  anchor) cut the stored order into segments whose entries all move by the same number of places and keep their
+  neighbour tests: one range ``UPDATE`` of the positions per segment; the first entry after each anchor gets its
+  new neighbour; a tie group changes only from a changed test to the next group's start (the least stored
+  ``shared_rank`` beyond it, from the tie-group index): that run takes the new group's rank, the later groups'
+  ranks move with their positions;
+- the others' rank-interval ends move by step functions of the changed entries' bounds (``rank_low`` of the
+  entries whose ``stat_high`` is below a removed or new entry's ``stat_low``, ``rank_high`` of those whose
+  ``stat_low`` is not above its ``stat_high``): one range ``UPDATE`` per step.
+
+So each stored row is written at most once per column, and only if it moves; the reads are a few indexed queries
+per changed entry, whatever the board's size.
+
+Exact where it runs; where it cannot be sure (no earlier build, an entry without its own interval because its vector
+is not the board's length, stored rows that do not add up to the board's entries) nothing is written (a savepoint
+rolled back) and the refresh builds the whole board (``leaderboard/tests/test_rank_update.py`` and
+``test_board_refresh_sequence.py`` compare the two, field by field).
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from itertools import groupby
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models import Count, F, Max, Q
 
 from annotation.models import Benchmark
-from evaluation.metrics import entry_bounds, entry_bounds_mcc, intervals_from_bounds, neighbour_mcnemar, shared_ranks
+from evaluation.metrics import entry_bounds, entry_bounds_mcc, neighbour_mcnemar
 from evaluation.metrics.ranks import Bounds
 from leaderboard.board import Vectors, mcc_cells, mcc_pair_test
 from leaderboard.models import BoardEntry, EntryRank
 
 # The orderings whose neighbours are tested and ranked: the BoardEntry field each sorts by (descending).
 RANKED = {"text": "text_acc", "adaptive": "adaptive_acc", "oracle": "oracle_acc", "mcc": "mcc"}
-
-_STORED = ("submission_id", "position", "shared_rank", "rank_low", "rank_high", "stat_low", "stat_high", "above",
-           "p_above", "significant_above")
 
 
 def ordered_ids(benchmark: Benchmark, field_name: str) -> list[int]:
@@ -44,145 +55,236 @@ def ordered_ids(benchmark: Benchmark, field_name: str) -> list[int]:
                 .order_by(F(field_name).desc(), "finished_at", "submission_id").values_list("submission_id", flat=True))
 
 
-@dataclass(frozen=True, slots=True)
-class _Old:
-    """A stored row of an entry with its own interval (``_plan`` updates boards whose entries all have one)."""
-
-    position: int
-    shared_rank: int
-    rank_low: int
-    rank_high: int
-    stat_low: float
-    stat_high: float
-    above: int | None
-    p_above: float | None
-    significant_above: bool | None
+class _Unsure(Exception):
+    """The stored rows cannot be brought up exactly: the savepoint is rolled back and the board built whole."""
 
 
-@dataclass(slots=True)
-class _Plan:
-    metric: str
-    delete: list[int]
-    positions: list[tuple[int, int, int]] = field(default_factory=list)  # (first, last old position, shift)
-    shared: list[tuple[int, int, int]] = field(default_factory=list)  # (first, last new position, shift)
-    lows: list[tuple[float, float, int]] = field(default_factory=list)  # (stat_high from, to, shift of rank_low)
-    highs: list[tuple[float, float, int]] = field(default_factory=list)  # (stat_low from, to, shift of rank_high)
-    neighbours: list[tuple[int, int | None, float | None, bool | None]] = field(default_factory=list)
-    insert: list[EntryRank] = field(default_factory=list)
+Test = tuple[float | None, bool | None]  # a neighbour test's (p, significant); (None, None): none
 
 
-def _runs(items: Iterable[tuple[Any, int]]) -> list[tuple[Any, Any, int]]:
-    """Maximal runs of consecutive items with the same nonzero shift: (first key, last key, shift)."""
-    out = []
-    for shift, run in groupby(items, key=lambda kv: kv[1]):
-        keys = [k for k, _ in run]
-        if shift:
-            out.append((keys[0], keys[-1], shift))
-    return out
+class _Ordering:
+    """One ranked ordering's stored rows, updated in place by taking entries out and putting them in."""
 
+    def __init__(self, benchmark: Benchmark, metric: str, vectors: Callable[[set[int]], dict[int, Vectors]]) -> None:
+        self.benchmark, self.metric, self.field = benchmark, metric, RANKED[metric]
+        self.rows = EntryRank.objects.filter(benchmark=benchmark, metric=metric)
+        self.vectors = vectors
+        self.cells: dict[int, Any] = {}
 
-def _range_runs(items: list[tuple[float, int]]) -> list[tuple[float, float, int]] | None:
-    """Runs over items sorted by a stored bound; None when one bound value falls in two runs (a range update
-    by value could not tell them apart; it cannot happen, as the shift is a function of the bound)."""
-    items.sort(key=lambda kv: kv[0])
-    runs = []
-    for shift, run in groupby(items, key=lambda kv: kv[1]):
-        keys = [k for k, _ in run]
-        runs.append((keys[0], keys[-1], shift))
-    for (_, last, _), (first, _, _) in zip(runs, runs[1:]):
-        if last == first:
-            return None
-    return [r for r in runs if r[2]]
+    def row(self, sid: int) -> Any:
+        """The entry's vector as the full build tests and bootstraps it (MCC: its cells, one byte each)."""
+        if sid not in self.cells:
+            v = self.vectors({sid}).get(sid)
+            if v is None:
+                raise _Unsure  # a stored row without its entry
+            self.cells[sid] = array("b", mcc_cells(v)) if self.metric == "mcc" else v.correct.get(self.metric, "")
+        return self.cells[sid]
 
+    def test(self, above: int, sid: int) -> Test:
+        a, b = self.row(above), self.row(sid)
+        got = mcc_pair_test(a, b) if self.metric == "mcc" else neighbour_mcnemar([a, b])[1]  # as ranks_build tests
+        return (got.p_value, got.significant) if got is not None else (None, None)
 
-def _plan(benchmark: Benchmark, metric: str, changed: set[int], vectors: Callable[[set[int]], dict[int, Vectors]]
-          ) -> _Plan | None:
-    rows = list(EntryRank.objects.filter(benchmark=benchmark, metric=metric).order_by("position").values_list(*_STORED))
-    if [r[1] for r in rows] != list(range(1, len(rows) + 1)) or any(None in r[3:7] for r in rows):
-        return None  # not the order a build writes, or an entry without its own interval (the length may move)
-    old = {r[0]: _Old(*r[1:]) for r in rows}
-    ids = ordered_ids(benchmark, RANKED[metric])
-    if not rows and not ids:
-        return _Plan(metric, delete=[])  # an ordering no entry has a figure for (no MCC on the board): nothing to do
-    kept = [sid for sid in ids if sid not in changed]
-    if not kept or kept != [r[0] for r in rows if r[0] not in changed]:
-        return None  # nothing kept, or the unchanged entries moved (a row written outside the refresh)
-    new = [sid for sid in ids if sid in changed]
-    fresh = [i for i in range(1, len(ids)) if ids[i] in changed or ids[i - 1] in changed
-             or old[ids[i]].above != ids[i - 1]]
-    got = vectors(set(new) | {ids[i] for i in fresh} | {ids[i - 1] for i in fresh} | {kept[0]})
+    def at(self, position: int) -> tuple[int, int] | None:
+        """(submission id, shared rank) of the row at ``position``, if any."""
+        got = list(self.rows.filter(position=position).order_by().values_list("submission_id", "shared_rank")[:1])
+        return got[0] if got else None
 
-    def row(sid: int) -> Any:
-        return array("b", mcc_cells(got[sid])) if metric == "mcc" else got[sid].correct.get(metric, "")
+    def next_group(self, position: int) -> int | None:
+        """The first tie group starting after ``position``: the least stored shared rank beyond it (each group's
+        first entry stores its own position), read from the tie-group index."""
+        got = list(self.rows.filter(shared_rank__gt=position).order_by("shared_rank")
+                   .values_list("shared_rank", flat=True)[:1])
+        return got[0] if got else None
 
-    length = len(row(kept[0]))
-    new_rows = [row(sid) for sid in new]
-    if not length or any(len(r) != length for r in new_rows):
-        return None  # the full build decides the board's length and who is ranked
-    own = dict(zip(new, (entry_bounds_mcc if metric == "mcc" else entry_bounds)(new_rows))) if new else {}
-    tests: dict[int, tuple[float | None, bool | None]] = {}
-    for i in fresh:
-        a, b = row(ids[i - 1]), row(ids[i])
-        test = mcc_pair_test(a, b) if metric == "mcc" else neighbour_mcnemar([a, b])[1]  # as ranks_build tests
-        tests[i] = (test.p_value, test.significant) if test is not None else (None, None)
-    sig: list[bool | None] = [None]
-    for i in range(1, len(ids)):
-        sig.append(tests[i][1] if i in tests else old[ids[i]].significant_above)
-    shared = shared_ranks(sig)
-    bounds = [own[sid] if sid in own else Bounds(old[sid].stat_low, old[sid].stat_high) for sid in ids]
-    intervals = [iv for iv in intervals_from_bounds(bounds) if iv is not None]  # every entry has its bounds
-    at = {sid: i for i, sid in enumerate(ids)}
-
-    plan = _Plan(metric, delete=sorted(changed & (old.keys() | set(new))))
-    plan.positions = _runs((old[sid].position, at[sid] + 1 - old[sid].position) for sid in kept)
-    plan.shared = _runs((at[sid] + 1, shared[at[sid]] - old[sid].shared_rank) for sid in kept)
-    lows = _range_runs([(old[sid].stat_high, intervals[at[sid]].low - old[sid].rank_low) for sid in kept])
-    highs = _range_runs([(old[sid].stat_low, intervals[at[sid]].high - old[sid].rank_high) for sid in kept])
-    if lows is None or highs is None:
+    def predecessor(self, sid: int, value: float, finished: datetime | None, changed: set[int]) -> int | None:
+        """The last unchanged entry ahead of this one in the board's order (value descending, finished, id; NULL
+        dates where the database sorts them): ``LIMIT 1`` over the order's index, read backwards."""
+        entries = BoardEntry.objects.filter(benchmark=self.benchmark, **{f"{self.field}__isnull": False}).exclude(
+            submission_id__in=changed)
+        nulls_last = connection.features.nulls_order_largest
+        if finished is None:
+            same = Q(finished_at__isnull=True, submission_id__lt=sid)
+            if nulls_last:
+                same |= Q(finished_at__isnull=False)
+        else:
+            same = Q(finished_at__lt=finished) | Q(finished_at=finished, submission_id__lt=sid)
+            if not nulls_last:
+                same |= Q(finished_at__isnull=True)
+        backwards = (F(self.field).asc(), F("finished_at").desc(), F("submission_id").desc())
+        for ahead in (Q(**{self.field: value}) & same, Q(**{f"{self.field}__gt": value})):
+            got = list(entries.filter(ahead).order_by(*backwards).values_list("submission_id", flat=True)[:1])
+            if got:
+                return got[0]
         return None
-    plan.lows, plan.highs = lows, highs
-    for sid in kept:
-        i = at[sid]
-        if i in tests or old[sid].above != (ids[i - 1] if i else None):
-            p, s = tests.get(i, (None, None))
-            plan.neighbours.append((sid, ids[i - 1] if i else None, p, s))
-    for sid in new:
-        i = at[sid]
-        iv, b = intervals[i], own[sid]
-        p, s = tests.get(i, (None, None))
-        plan.insert.append(EntryRank(
-            submission_id=sid, benchmark_id=benchmark.pk, metric=metric, position=i + 1, shared_rank=shared[i],
-            rank_low=iv.low, rank_high=iv.high, stat_low=b.low, stat_high=b.high,
-            above=ids[i - 1] if i else None, p_above=p, significant_above=s))
-    return plan
+
+    def update(self, changed: set[int], new: dict[int, tuple[float, datetime | None]]) -> None:
+        """Take the changed entries out and put those with a value (``new``: value, finished) in, at once.
+
+        In the stored (old) positions: the removed rows, and the kept rows (anchors) after which something changed
+        (new entries put in after them, or a run of removed rows). The kept rows between two anchors (a segment)
+        move by the same number of places and keep their neighbour tests; the first kept row after each anchor gets
+        a new neighbour. All reads are done before the first write."""
+        if self.rows.filter(stat_low__isnull=True).exists():
+            raise _Unsure  # an entry without its own interval: the full build decides the board's length
+        taken = {sid: (pos, Bounds(lo, hi)) for sid, pos, lo, hi in self.rows.filter(submission_id__in=changed)
+                 .values_list("submission_id", "position", "stat_low", "stat_high")}
+        removed = {pos for pos, _ in taken.values()}
+        size = self.rows.aggregate(top=Max("position"))["top"] or 0
+        if new:
+            kept = list(self.rows.exclude(submission_id__in=changed).order_by("position")
+                        .values_list("submission_id", flat=True)[:1])
+            if not kept:
+                raise _Unsure  # no entry kept: the full build decides the board's length
+            length = len(self.row(kept[0]))
+            if not length or any(len(self.row(sid)) != length for sid in new):
+                raise _Unsure
+        own = dict(zip(new, (entry_bounds_mcc if self.metric == "mcc" else entry_bounds)(
+            [self.row(sid) for sid in new]))) if new else {}
+        # each new entry after its unchanged predecessor (0: first), those after the same one in the board's order
+        after: dict[int, list[int]] = {}
+        for sid, (value, finished) in new.items():
+            pred = self.predecessor(sid, value, finished, changed)
+            at = 0
+            if pred is not None:
+                got = list(self.rows.filter(submission_id=pred).values_list("position", flat=True)[:1])
+                if not got:
+                    raise _Unsure  # an entry of the board without its stored row
+                at = got[0]
+            after.setdefault(at, []).append(sid)
+        nulls_last = connection.features.nulls_order_largest
+        for group in after.values():
+            group.sort(key=lambda sid: (-new[sid][0], _date_key(new[sid][1], nulls_last), sid))
+        anchors = sorted(set(after) | {pos - 1 for pos in removed if pos - 1 not in removed})
+        if not anchors:
+            return  # nothing of this ordering changed
+        stored = {a: self.at(a) for a in anchors if a}  # (submission id, shared rank) of each anchor row
+        if None in stored.values():
+            raise _Unsure  # stored positions with a hole
+        clusters = []
+        shift = 0
+        for j, a in enumerate(anchors):
+            b = a + 1
+            while b in removed:
+                b += 1
+            shift += len(after.get(a, ())) - (b - a - 1)
+            below = self.at(b) if b <= size else None
+            end = anchors[j + 1] if j + 1 < len(anchors) else size  # the segment: stored positions b..end
+            group = self.next_group(b) if below is not None else None
+            clusters.append((a, b, below, end, group, shift))
+
+        # Neighbour tests, positions and tie groups in the new order, anchor by anchor.
+        inserts: list[EntryRank] = []
+        neighbours: list[tuple[int, int | None, Test, int]] = []  # (kept row below, its new above, test, shared)
+        # (first, last stored position, shared rank to set or None: moved with the position) by segment
+        groups: list[tuple[int, int, int | None, int]] = []
+        shared = stored[anchors[0]][1] if anchors[0] else 0  # the tie group carried to the next row
+        last_shift = 0
+        for a, b, below, end, group, shift in clusters:
+            above = stored[a][0] if a else None
+            place = a + last_shift  # the anchor row's new position
+            for sid in after.get(a, ()):
+                place += 1
+                test = self.test(above, sid) if above is not None else (None, None)
+                shared = place if place == 1 or test[1] else shared
+                b_own = own[sid]
+                inserts.append(EntryRank(
+                    submission_id=sid, benchmark_id=self.benchmark.pk, metric=self.metric, position=place,
+                    shared_rank=shared, stat_low=b_own.low, stat_high=b_own.high, above=above, p_above=test[0],
+                    significant_above=test[1]))
+                above = sid
+            if below is not None:
+                place += 1
+                test = self.test(above, below[0]) if above is not None else (None, None)
+                shared = place if place == 1 or test[1] else shared
+                neighbours.append((below[0], above, test, shared))
+                if group is not None and group <= end:
+                    groups.append((b, group - 1, shared, shift))
+                    groups.append((group, end, None, shift))
+                    shared = stored[end][1] + shift if end in stored else shared  # the next anchor's
+                else:
+                    groups.append((b, end, shared, shift))
+            last_shift = shift
+
+        # Rank-interval ends: each kept row's count of the entries whose bounds cross its own, less the removed, plus
+        # the new (step functions of its bounds: one range update per step, each row written at most once).
+        out_bounds = [bd for _, bd in taken.values()]
+        in_bounds = list(own.values())
+        # counted over the stored bounds' indexes, the rows taken out subtracted
+        kept_low = {sid: self.rows.filter(stat_low__gt=bd.high).count() - sum(o.low > bd.high for o in out_bounds)
+                    for sid, bd in own.items()}
+        kept_high = {sid: self.rows.filter(stat_high__gte=bd.low).count() - sum(o.high >= bd.low for o in out_bounds)
+                     for sid, bd in own.items()}
+        for row in inserts:
+            sid = row.submission_id
+            row.rank_low = 1 + kept_low[sid] + sum(o.low > own[sid].high for o in in_bounds)
+            row.rank_high = kept_high[sid] + sum(o.high >= own[sid].low for o in in_bounds)
+
+        # The writes.
+        self.rows.filter(submission_id__in=list(taken)).delete()
+        self._steps("stat_high", "rank_low", [(bd.low, -1) for bd in out_bounds] + [(bd.low, 1) for bd in in_bounds],
+                    below=True)
+        self._steps("stat_low", "rank_high", [(bd.high, -1) for bd in out_bounds] + [(bd.high, 1) for bd in in_bounds],
+                    below=False)
+        for sid, above, (p, sig), _ in neighbours:
+            self.rows.filter(submission_id=sid).update(above=above, p_above=p, significant_above=sig)
+        # Positions and tie groups by segment, one UPDATE each (a row written once): the runs moving down from the
+        # bottom, then the others from the top, so that no run lands on stored positions still to be moved.
+        for first, last, value, by in sorted((g for g in groups if g[3] > 0), key=lambda g: -g[0]) + sorted(
+                (g for g in groups if g[3] <= 0), key=lambda g: g[0]):
+            if first > last:
+                continue
+            run = self.rows.filter(position__gte=first, position__lte=last)
+            if value is not None:
+                if by:
+                    run.update(position=F("position") + by, shared_rank=value)
+                else:
+                    run.exclude(shared_rank=value).update(shared_rank=value)
+            elif by:
+                run.update(position=F("position") + by, shared_rank=F("shared_rank") + by)
+        EntryRank.objects.bulk_create(inserts, batch_size=2000)
+
+    def _steps(self, column: str, target: str, thresholds: list[tuple[float, int]], *, below: bool) -> None:
+        """Add to ``target`` of each row the sum of the deltas whose threshold its ``column`` is strictly below
+        (``below``: rank_low counts the lower bounds above one's upper bound), or not above (rank_high counts
+        the upper bounds not below one's lower bound): a range update per step of that sum."""
+        by_value: dict[float, int] = {}
+        for t, d in thresholds:
+            by_value[t] = by_value.get(t, 0) + d
+        cuts = sorted(by_value)
+        total = sum(by_value.values())
+        lo: float | None = None
+        for t in [*cuts, None]:
+            if total:
+                rows = self.rows
+                if lo is not None:
+                    rows = rows.filter(**{f"{column}__gte" if below else f"{column}__gt": lo})
+                if t is not None:
+                    rows = rows.filter(**{f"{column}__lt" if below else f"{column}__lte": t})
+                rows.update(**{target: F(target) + total})
+            if t is not None:
+                total -= by_value[t]
+                lo = t
+
+    def check(self) -> None:
+        """The stored rows add up: one per entry with a value, at positions 1..N (two counts over indexes)."""
+        got = self.rows.aggregate(n=Count("pk"), top=Max("position"))
+        entries = BoardEntry.objects.filter(benchmark=self.benchmark, **{f"{self.field}__isnull": False}).count()
+        if not got["n"] == (got["top"] or 0) == entries:
+            raise _Unsure
 
 
-def _write(benchmark: Benchmark, plan: _Plan) -> None:
-    rows = EntryRank.objects.filter(benchmark=benchmark, metric=plan.metric)
-    if plan.delete:
-        rows.filter(submission_id__in=plan.delete).delete()
-    # A shift up never lands on a run below that is still to move if those move first, nor a shift down on a run
-    # above (the order of the kept entries is the same before and after): the downward runs bottom-up, then the
-    # upward ones top-down.
-    for first, last, shift in sorted((r for r in plan.positions if r[2] > 0), key=lambda r: -r[0]):
-        rows.filter(position__gte=first, position__lte=last).update(position=F("position") + shift)
-    for first, last, shift in sorted((r for r in plan.positions if r[2] < 0), key=lambda r: r[0]):
-        rows.filter(position__gte=first, position__lte=last).update(position=F("position") + shift)
-    for first, last, shift in plan.shared:
-        rows.filter(position__gte=first, position__lte=last).update(shared_rank=F("shared_rank") + shift)
-    for lo, hi, shift in plan.lows:
-        rows.filter(stat_high__gte=lo, stat_high__lte=hi).update(rank_low=F("rank_low") + shift)
-    for lo, hi, shift in plan.highs:
-        rows.filter(stat_low__gte=lo, stat_low__lte=hi).update(rank_high=F("rank_high") + shift)
-    for sid, above, p, s in plan.neighbours:
-        rows.filter(submission_id=sid).update(above=above, p_above=p, significant_above=s)
-    EntryRank.objects.bulk_create(plan.insert, batch_size=2000)
+def _date_key(finished: datetime | None, nulls_last: bool) -> tuple[int, Any]:
+    """A finish time's place in the database's ascending order (NULL first on SQLite, last on PostgreSQL)."""
+    if finished is None:
+        return (1 if nulls_last else -1, 0)
+    return (0, finished)
 
 
 def ranks_update(benchmark: Benchmark, changed: set[int]) -> bool:
     """Bring the stored ranks of ``benchmark`` up to its entries, given the submissions whose entry was rebuilt,
-    added or dropped since the last build (``changed``). False, having written nothing: it cannot be done
-    exactly from the stored rows, and the caller builds the whole board."""
+    added or dropped since the last build (``changed``; every other entry as the last build ranked it). False,
+    having written nothing: it cannot be done exactly from the stored rows, and the caller builds the whole board."""
     cache: dict[int, Vectors] = {}
 
     def vectors(ids: set[int]) -> dict[int, Vectors]:
@@ -193,12 +295,17 @@ def ranks_update(benchmark: Benchmark, changed: set[int]) -> bool:
                 cache[sid] = Vectors(correct=correct, invoked=invoked)
         return cache
 
-    plans = []
-    for metric in RANKED:
-        plan = _plan(benchmark, metric, changed, vectors)
-        if plan is None:
-            return False
-        plans.append(plan)
-    for plan in plans:
-        _write(benchmark, plan)
+    fields = list(RANKED.values())
+    values = {sid: rest for sid, *rest in BoardEntry.objects.filter(benchmark=benchmark, submission_id__in=changed)
+              .values_list("submission_id", "finished_at", *fields)}
+    try:
+        with transaction.atomic():
+            for metric, name in RANKED.items():
+                at = fields.index(name) + 1
+                new = {sid: (v[at], v[0]) for sid, v in sorted(values.items()) if v[at] is not None}
+                ordering = _Ordering(benchmark, metric, vectors)
+                ordering.update(changed, new)
+                ordering.check()
+    except _Unsure:
+        return False
     return True

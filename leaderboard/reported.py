@@ -43,5 +43,5 @@ def reported_results_load(*, path: Path = DATA) -> tuple[Benchmark, int]:
             ReportedResult.objects.update_or_create(benchmark=benchmark, model_name=model["name"], defaults={
                 "organisation": model.get("organisation", ""), "weights": model.get("weights", ""),
                 "position": position, "figures": figures, "citation": meta["citation"], "source": data["source"]})
-        benchmark_results_bump(benchmark_id=benchmark.pk)
+        benchmark_results_bump(benchmark_id=benchmark.pk, submission_ids=())  # no submission changed
     return benchmark, len(data["models"])

@@ -339,12 +339,19 @@ def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
     return stored if isinstance(stored, dict) else figures_present(benchmark)
 
 
-def figures_present(benchmark: Benchmark) -> dict[str, int]:
-    """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``): one aggregate
-    over the entries' narrow columns (never their vectors) and the reported rows' figure keys."""
-    found = BoardEntry.objects.on_board().filter(benchmark=benchmark).aggregate(
+def entry_figures(entries: QuerySet[BoardEntry]) -> dict[str, int]:
+    """``figures_present``'s counts over these entries (one aggregate over their narrow columns, never their
+    vectors); the board's refresh counts the changed entries' before and after (services.present_update)."""
+    return entries.aggregate(
         entries=Count("pk"), adaptive=Count("adaptive_acc"), oracle=Count("oracle_acc"), mcc=Count("mcc"),
         tool_eff=Count("tool_eff"), cost=Count("cost"), tokens=Count("tokens"))
+
+
+def figures_present(benchmark: Benchmark, entries: dict[str, int] | None = None) -> dict[str, int]:
+    """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``): the entries'
+    counts (``entry_figures`` over the board's, unless given) and the reported rows' figure keys."""
+    found = dict(entries) if entries is not None else entry_figures(
+        BoardEntry.objects.on_board().filter(benchmark=benchmark))
     for figures in ReportedResult.objects.filter(benchmark=benchmark).values_list("figures", flat=True):
         figures = figures or {}
         for key in ("accuracy", "mode_selection", "process", "agentx"):

@@ -1,9 +1,10 @@
 """Writes of the leaderboard: its derived BoardEntry and EntryRank rows (reported results: reported.py).
 
 ``board_refresh`` brings a benchmark's board up to its ``results_version``: it rebuilds the entries
-whose submission moved through the pipeline (``entries_sync``) and the whole board's rank statistics
-(``ranks_build``: positions, tie groups, each entry's own bootstrap interval and the rank interval counted
-from them, neighbour tests). It runs as the
+whose submission moved through the pipeline (``entries_sync``; the submissions changed since the last build read
+from the change log, ``changed_since``) and updates the rank statistics by what changed (``rank_update``), or builds
+them whole (``ranks_build``: positions, tie groups, each entry's own bootstrap interval and the rank interval
+counted from them, neighbour tests). It runs as the
 task ``board_refresh`` when the version moves (a submission finishes, is published, unpublished,
 deleted or re-scored: ``evaluation.services.benchmark_results_bump``), and records the version it built
 in the board's ``DerivedState`` (evaluation/derived.py). Readers never call it: they serve the last
@@ -24,14 +25,14 @@ from annotation.models import Annotation, AnnotationStatus, Benchmark, Sample
 from evaluation.derived import derived_read, derived_refresh
 from evaluation.metrics import entry_bounds, entry_bounds_mcc, intervals_from_bounds, neighbour_mcnemar, shared_ranks
 from evaluation.metrics.types import BOARD_MODES
-from evaluation.models import PredictionResult, Provenance, Submission
+from evaluation.models import PredictionResult, Provenance, ResultsChange, Submission
 from evaluation.provenance import file_claim, public_run
 from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
-from leaderboard.selectors import figures_present
+from leaderboard.selectors import entry_figures, figures_present
 from leaderboard.wide_tabs import tables_build, tables_update
 
 CHUNK = 200  # submissions whose prediction rows are read (and entries written) per round of queries
@@ -157,16 +158,49 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     return out
 
 
-def stale_submission_ids(benchmark: Benchmark) -> list[int]:
-    """Public submissions without an entry, or moved through the pipeline since their entry was built.
+def stale_submission_ids(benchmark: Benchmark, among: set[int] | None = None) -> list[int]:
+    """Public submissions without an entry, or moved through the pipeline since their entry was built; ``among``:
+    of these submissions only (those changed since the last build, ``changed_since``), else of the whole board.
 
     Reads only columns SQLite keeps before ``results`` (status, visibility, heartbeat), through the
     benchmark index, so this check stays cheap with a thousand large result documents.
     """
-    return list(Submission.objects.on_board().filter(benchmark=benchmark).filter(
+    subs = Submission.objects.on_board().filter(benchmark=benchmark)
+    if among is not None:
+        subs = subs.filter(pk__in=among)
+    return list(subs.filter(
         Q(board_entry__isnull=True) | Q(board_entry__heartbeat_at__isnull=True)
         | ~Q(board_entry__heartbeat_at=F("heartbeat_at"))
     ).order_by().values_list("pk", flat=True))  # no ORDER BY: Submission's default (created_at) is stored after results
+
+
+def gone_submission_ids(benchmark: Benchmark, among: set[int] | None = None) -> list[int]:
+    """Entries whose submission left the board (unpublished, deleted, sent back for a re-score); ``among``: of
+    these submissions only, as ``stale_submission_ids``."""
+    entries = BoardEntry.objects.filter(benchmark=benchmark)
+    on_board = Submission.objects.on_board().filter(benchmark=benchmark)
+    if among is not None:  # both sides restricted: SQLite would list every submission on the board for NOT IN
+        entries, on_board = entries.filter(submission_id__in=among), on_board.filter(pk__in=among)
+    return list(entries.exclude(submission_id__in=on_board.values("pk")).values_list("submission_id", flat=True))
+
+
+MAX_VERSIONS = 10_000  # changes since the last build above which the refresh compares the whole board instead
+
+
+def changed_since(benchmark: Benchmark, version: int) -> set[int] | None:
+    """The submissions changed after the board's build at ``version`` (``ResultsChange``, written with each move
+    of ``results_version``), or None where that is not known and the whole board must be compared: a change to
+    any submission (a bulk write), or a version up to the benchmark's without its row (moved before the log
+    existed, or pruned). Versions commit in order, so every change up to ``benchmark.results_version`` (read
+    before the build) is there; a later one seen too is processed now and again at the next refresh."""
+    current = benchmark.results_version
+    if current - version > MAX_VERSIONS:
+        return None
+    rows = list(ResultsChange.objects.filter(benchmark=benchmark, version__gt=version).values_list(
+        "version", "submission_id", "anything"))
+    if any(anything for _, _, anything in rows) or not set(range(version + 1, current + 1)) <= {v for v, _, _ in rows}:
+        return None
+    return {sid for _, sid, _ in rows if sid is not None}
 
 
 def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
@@ -285,6 +319,37 @@ class _Stored:
     significant: bool
 
 
+@dataclass(slots=True)
+class _Counted:
+    """``figures_present`` brought up by what changed: the last build's counts, less the changed entries' before
+    the refresh, plus theirs after (an aggregate over a few rows, not the board)."""
+
+    benchmark: Benchmark
+    changed: set[int]
+    last: dict[str, int] | None
+    before_counts: dict[str, int]
+
+    @classmethod
+    def before(cls, benchmark: Benchmark, changed: set[int]) -> _Counted:
+        last = derived_read(benchmark, "board", part="present").payload
+        return cls(benchmark, changed, last if isinstance(last, dict) else None,
+                   entry_figures(BoardEntry.objects.filter(benchmark=benchmark, submission_id__in=changed)))
+
+    def after(self) -> dict[str, int] | None:
+        """The counts now, or None (count the board): no counts stored, or the entries' number does not add up
+        (an entry deleted outside the refresh)."""
+        if self.last is None:
+            return None
+        now = entry_figures(BoardEntry.objects.filter(benchmark=self.benchmark, submission_id__in=self.changed))
+        try:
+            counts = {k: self.last[k] - self.before_counts[k] + now[k] for k in now}
+        except KeyError:
+            return None
+        if counts["entries"] != BoardEntry.objects.filter(benchmark=self.benchmark).count():
+            return None
+        return figures_present(self.benchmark, counts)
+
+
 def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
     """Build the board's entries and ranks for the benchmark's current ``results_version`` and return that
     version (None: no such benchmark). Idempotent: two queries when they are current. Two refreshes of
@@ -295,15 +360,20 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
     built whole, even at the current version (the staff command ``board_rebuild``, a repair)."""
 
     def build(benchmark: Benchmark) -> dict[str, Any]:
-        previous = None if full else derived_read(benchmark, "board", payload=False).built_at
-        stale = stale_submission_ids(benchmark)
+        last = derived_read(benchmark, "board", payload=False)
+        previous = None if full else last.built_at
+        # What changed since the last build, from the change log; else (the first build, a repair, a bulk write)
+        # every submission compared with its entry.
+        changed = None if previous is None else changed_since(benchmark, last.version)
+        stale = stale_submission_ids(benchmark, changed)
+        counted = None if changed is None else _Counted.before(benchmark, changed)
         entries_sync(benchmark, stale)
         # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go;
         # readers filter them out at read time already (BoardEntry.objects.on_board()).
-        gone = list(BoardEntry.objects.filter(benchmark=benchmark).exclude(
-            submission_id__in=Submission.objects.on_board().filter(benchmark=benchmark).values("pk"))
-            .values_list("submission_id", flat=True))
+        gone = gone_submission_ids(benchmark, changed)
         BoardEntry.objects.filter(submission_id__in=gone).delete()
+        if last.built_at is not None:  # the changes the last build saw are done with (only the board reads them)
+            ResultsChange.objects.filter(benchmark=benchmark, version__lte=last.version).delete()
         if previous is None or not ranks_update(benchmark, set(stale) | set(gone)):
             ranks = ranks_build(benchmark)
             EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
@@ -312,6 +382,7 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only:
         # assembled from each submission's stored tab rows, the changed ones' computed again (wide_tabs).
         tables = tables_build(benchmark) if previous is None else tables_update(benchmark, stale, gone)
-        return {"present": figures_present(benchmark), "tables": tables}
+        present = counted.after() if counted is not None else None
+        return {"present": present if present is not None else figures_present(benchmark), "tables": tables}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

@@ -74,7 +74,7 @@ def _score(submission_id: int, token: str) -> None:
                 heartbeat_at=now, attempts=0, failure_reason="", progress_done=F("n_predictions"),
                 progress_total=F("n_predictions"),
             )
-            benchmark_results_bump(benchmark_id=benchmark.pk)
+            benchmark_results_bump(benchmark_id=benchmark.pk, submission_ids=[submission_id])
             transaction.on_commit(lambda: submission_notify(submission_id=submission_id))
 
         try:

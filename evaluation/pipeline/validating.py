@@ -148,7 +148,7 @@ def _validate_and_score(sub: Submission, prepared: PreparedBenchmark, sample_pks
                 coverage=report.coverage, tool_notes=report.tool_notes_json(), progress_done=report.n_predictions,
                 progress_total=report.n_predictions,
             )
-            benchmark_results_bump(benchmark_id=benchmark.pk)
+            benchmark_results_bump(benchmark_id=benchmark.pk, submission_ids=[pk])
             transaction.on_commit(lambda: submission_notify(submission_id=pk))
 
         with sub.file.open("rb") as stream:
