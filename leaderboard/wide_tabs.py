@@ -240,7 +240,10 @@ def tables_update(benchmark: Benchmark, changed: Collection[int], gone: Collecti
         return tables_build(benchmark)  # most of the board: as cheap whole, and one list of ids stays short
     windows: dict[str, dict[str, Any]] = stored["tab_windows"]
     mine = TabIndexRow.objects.filter(submission_id__in=ids)
-    reported = TabIndexRow.objects.filter(benchmark_id=benchmark.pk, submission__isnull=True)
+    # the reported rows by the submission index (no submission: a few dozen rows, every benchmark's), not by the
+    # order index's benchmark prefix, which SQLite would take and walk all of the benchmark's rows
+    reported = TabIndexRow.objects.filter(pk__in=[pk for pk, b in TabIndexRow.objects.filter(
+        submission__isnull=True).values_list("pk", "benchmark_id") if b == benchmark.pk])
     old = [*mine.filter(order__in=INDEXED).values_list("order", "mode", "values"),
            *reported.filter(order__in=INDEXED).values_list("order", "mode", "values")]
     mine.delete()
