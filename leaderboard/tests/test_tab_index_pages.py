@@ -4,7 +4,8 @@ in ``TabIndexRow``, the marks from the build's payload) shows what the whole tab
 the same order, the same figures and ▲/△ marks, the same pager. On a board of a few hundred entries (clones,
 so ties abound, and the authors' reported rows sitting in the Mode selection tab's order by MCC), after the
 board's refresh has updated the index by a few changes; pages 1, 2, one past the middle (read backwards) and the
-last, in every sort the Tools tab offers. Runs on SQLite, and on PostgreSQL with DATABASE_URL set.
+last, in every sort the Tools tab offers; and a submission that leaves the board before the refresh has run is
+on no page at once. Runs on SQLite, and on PostgreSQL with DATABASE_URL set.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.core.files.base import ContentFile
 
 from annotation.models import Benchmark
 from evaluation import pipeline
+from evaluation.models import Submission
 from evaluation.services import submission_delete, submission_rescore, submission_set_public
 from leaderboard import selectors, wide_tabs
 from leaderboard.models import ReportedResult
@@ -97,3 +99,14 @@ def test_each_page_of_each_wide_tab_shows_what_the_whole_table_computed_from_scr
               for r in wide_tabs.table_page(benchmark, tab, {}, "/t/")[0] for c in r.cells]
     assert 1 in marked and 2 in marked  # the marks are shown, not only absent on both sides
     assert checked >= 5 * 4 + 20 * 2
+
+    # A submission that leaves the board before the refresh has run leaves every page at once (the index is the
+    # last build's; the page reads its rows' sources on the board now); the other rows stay where they were.
+    before = {tab: wide_tabs.table_page(benchmark, tab, {}, "/t/")[0] for tab in wide_tabs.INDEXED}
+    keys = {next(r.source.key for r in rows if not r.source.reported) for rows in before.values()}
+    for key in keys:
+        submission_set_public(submission=Submission.objects.get(pk=int(key[1:])), public=False)
+    for tab, rows in before.items():
+        now = wide_tabs.table_page(benchmark, tab, {}, "/t/")[0]
+        assert [wide_tabs._row_id(r) for r in now] == [wide_tabs._row_id(r) for r in rows if r.source.key not in keys]
+        assert len(now) < len(rows), tab
