@@ -245,16 +245,15 @@ def tables_update(benchmark: Benchmark, changed: Collection[int], gone: Collecti
     board and of the reported rows computed from their results and written, and the last build's counts and
     marks moved by the rows deleted and written (a column whose window ran out read again). The full build
     instead when the last build has no index (or one for other domains), or when most of the board changed."""
-    stored = derived_read(benchmark, "board").payload
+    index = derived_read(benchmark, "board", part="tab_index").payload  # the parts alone: the payload is others' too
+    windows = derived_read(benchmark, "board", part="tab_windows").payload
     slugs = _domain_slugs(benchmark)
-    if (not isinstance(stored, dict) or not isinstance(stored.get("tab_windows"), dict)
-            or (stored.get("tab_index") or {}).get("domain_slugs") != slugs
-            or set(stored["tab_windows"]) != set(INDEXED)):
+    if (not isinstance(index, dict) or not isinstance(windows, dict) or index.get("domain_slugs") != slugs
+            or set(windows) != set(INDEXED)):
         return tables_build(benchmark)
     ids = sorted(set(changed) | set(gone))
-    if len(ids) > max(500, max((t["count"] for t in stored["tab_index"]["tabs"].values()), default=0) // 4):
+    if len(ids) > max(500, max((t["count"] for t in index["tabs"].values()), default=0) // 4):
         return tables_build(benchmark)  # most of the board: as cheap whole, and one list of ids stays short
-    windows: dict[str, dict[str, Any]] = stored["tab_windows"]
     mine = TabIndexRow.objects.filter(submission_id__in=ids)
     # the reported rows by the submission index (no submission: a few dozen rows, every benchmark's), not by the
     # order index's benchmark prefix, which SQLite would take and walk all of the benchmark's rows
