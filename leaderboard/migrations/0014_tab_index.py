@@ -40,6 +40,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='tabindexrow',
-            index=models.Index(fields=['benchmark', 'order', 'sort_key', 'tie', 'reported', 'finished_at', 'source_pos', 'mode_pos'], name='tab_index_order_idx'),
+            index=models.Index(fields=['benchmark', 'order', 'sort_key', 'tie', 'reported', 'finished_at', 'source_pos', 'mode_pos', 'key', 'mode'], name='tab_index_order_idx'),
         ),
     ]
