@@ -26,8 +26,19 @@ from leaderboard.tests.test_board_refresh_sequence import _spec
 pytestmark = pytest.mark.django_db
 
 
-def test_the_index_assembled_after_each_change_equals_the_index_built_whole(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("window", [wide_tabs.WINDOW, 2])
+def test_the_index_assembled_after_each_change_equals_the_index_built_whole(tmp_path, monkeypatch, window) -> None:
+    """With windows of 2 values, a change that takes a column's best or second-best row away empties its window,
+    and the refresh reads the column again (checked: it did)."""
     from leaderboard import services
+
+    monkeypatch.setattr(wide_tabs, "WINDOW", window)
+    read_again: list[str] = []
+    windows = wide_tabs._windows
+
+    def counted(benchmark, tab, rows):  # noqa: ANN001, ANN202
+        read_again.append(tab)
+        return windows(benchmark, tab, rows)
 
     updated: list[set[int]] = []
 
@@ -54,7 +65,9 @@ def test_the_index_assembled_after_each_change_equals_the_index_built_whole(tmp_
     for change in changes:
         before = helpers.tab_index(benchmark)
         change()
-        board_refresh(benchmark_id=benchmark.pk)
+        with monkeypatch.context() as m:
+            m.setattr(wide_tabs, "_windows", counted)
+            board_refresh(benchmark_id=benchmark.pk)
         refreshed = helpers.tab_index(benchmark)
         assert refreshed["orders"] != before["orders"]  # the change is seen on the tabs
         with transaction.atomic():  # the full build's index, compared, then the refresh's put back
@@ -63,3 +76,4 @@ def test_the_index_assembled_after_each_change_equals_the_index_built_whole(tmp_
             helpers.assert_same_tab_index(refreshed, helpers.tab_index(benchmark))
             transaction.set_rollback(True)
     assert len(updated) == len(changes) and subs[0].pk in updated[0]  # each refresh updated the index
+    assert read_again if window == 2 else not read_again, read_again  # windows of 8 never ran out here
