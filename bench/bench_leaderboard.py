@@ -29,7 +29,10 @@ accuracy, with paired tests between neighbours):
    size in bytes and its median uncached time (--tab-runs requests, the cache cleared before each). The
    wide tabs are paged 50 rows a page like the overview, so their size must not grow with the board;
 6. (``--only refresh``) the worker's cost of a change: the board's refresh task after one unpublish, and after
-   a burst of 20 within a second sent to one worker that honours the messages' countdown (``refresh_costs``).
+   a burst of 20 within a second sent to one worker that honours the messages' countdown (``refresh_costs``);
+7. (``--only wide-pages``) each wide tab's uncached page 1, middle page and last page, in every sort the Tools
+   tab offers: median CPU and wall time, and the CPU time of reading the page's range of the tab's stored order
+   (``wide_tab_pages``).
 
     .venv/bin/python bench/bench_leaderboard.py [--sizes 1000,10000] [--concurrency 16] [--duration 10]
         [--workers 2] [--threads 1] [--repeat 3] [--client wrk|python]
@@ -471,6 +474,54 @@ def tab_figures(benchmark, runs: int) -> dict[str, list[float]]:  # noqa: ANN001
     return out
 
 
+def wide_tab_pages(benchmark, runs: int) -> None:  # noqa: ANN001
+    """Every wide tab's uncached page (leaderboard.wide_tabs: a range of its stored order, then its own rows'
+    results) at page 1, the middle page and the last, in every sort the Tools tab offers: the median over ``runs``
+    requests of the CPU time (SQLite runs in this process: the page's whole work) and the wall time, and the
+    CPU time of the index read alone (``wide_tabs._page_keys``, the order's range)."""
+    from leaderboard import selectors, wide_tabs
+    from leaderboard.tabs import tab_url
+    from leaderboard.tools_tab import COLUMNS
+
+    keys_cpu: list[float] = []
+    page_keys = wide_tabs._page_keys
+
+    def timed(*args: Any) -> Any:
+        t = time.process_time()
+        out = page_keys(*args)
+        keys_cpu.append(time.process_time() - t)
+        return out
+
+    wide_tabs._page_keys = timed
+    client = Client()
+    worst = 0.0
+    for tab in wide_tabs.INDEXED:
+        index = selectors.board_table_index(benchmark, tab)
+        if index is None:
+            print(f"  {tab}: no index in the board's build")
+            continue
+        last = max(1, -(-index["count"] // 50))
+        sorts = [""] + ([f"sort={key}&desc={d}&" for _, key, _, _ in COLUMNS for d in ("1", "0")]
+                        if tab in wide_tabs.SORTED else [])
+        for sort in sorts:
+            for page in sorted({1, last // 2 + 1, last}):
+                url = f"{tab_url(benchmark, tab)}?{sort}page={page}"
+                cpu, wall, keys_cpu[:] = [], [], []
+                for _ in range(runs):
+                    cache.clear()
+                    t, w = time.process_time(), time.perf_counter()
+                    response = client.get(url)
+                    cpu.append(1000 * (time.process_time() - t))
+                    wall.append(1000 * (time.perf_counter() - w))
+                    assert response.status_code == 200, (url, response.status_code)
+                worst = max(worst, statistics.median(cpu))
+                print(f"  {tab:15} {sort or 'default ':28} page {page:>5} of {last}: CPU {statistics.median(cpu):6.1f} ms, "
+                      f"wall {statistics.median(wall):6.1f} ms, index read {1000 * statistics.median(keys_cpu):5.1f} ms CPU",
+                      flush=True)
+    wide_tabs._page_keys = page_keys
+    print(f"wide tabs' uncached pages: worst median CPU {worst:.1f} ms; {load_average()}")
+
+
 def load_average() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -660,8 +711,9 @@ def main() -> None:
                         help="build the router pool (a candidate model per entry) up to this many entries")
     parser.add_argument("--only", default="", help="comma-separated parts to run after the build: "
                         "overview (uncached and cached), after-change, refresh (the worker's cost of one change and "
-                        "of a burst of 20), tabs, throughput (default: all); refresh-tab (with --without-tab: the "
-                        "refresh alternately with and without that tab's index)")
+                        "of a burst of 20), tabs, throughput (default: all); wide-pages (each wide tab's first, middle "
+                        "and last page in every sort, CPU and wall time: not in the default); refresh-tab (with "
+                        "--without-tab: the refresh alternately with and without that tab's index)")
     parser.add_argument("--worker", choices=("thread", "process"), default="thread",
                         help="where the refresh runs beside the reads after a change (a Celery worker is a process)")
     parser.add_argument("--cache-url", default=None, help="a shared cache (redis://...); default: local memory")
@@ -744,6 +796,9 @@ def main() -> None:
             print(f"{name}: {time.perf_counter() - t:.1f} s", flush=True)
         print("the other tabs, page 1 as an anonymous visitor sees it:")
         tabs = tab_figures(benchmark, args.tab_runs)
+    if "wide-pages" in parts:
+        print("the wide tabs' pages, first, middle and last, every sort, uncached:")
+        wide_tab_pages(benchmark, args.tab_runs)
     rates, cpu = [0.0], [0.0]
     if "throughput" in parts:
         from django.db import connections

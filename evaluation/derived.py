@@ -57,8 +57,8 @@ def derived_read(benchmark: Benchmark, kind: str, *, payload: bool = True, part:
     """The last build of ``kind`` (one query; never writes). The payload is read as text and decoded by
     orjson: the standard library's decoder (the JSONField's) took 3 s for the router pool's payload at 1,000
     pool models, 0.5 s with orjson. ``part``: only that key of the payload ("a__b" for a nested one), extracted
-    by the database (the board's payload holds the wide tabs' index, 2 MB at 10,000 entries, which a reader of
-    another part would decode for nothing)."""
+    by the database (a wide tab's page reads its count and marks alone, not the other tabs' nor the windows the
+    refresh moves the marks with)."""
     column = Cast(KT(f"payload__{part}") if part else "payload", TextField())
     fields: tuple = ("version", "built_at", column) if payload else ("version", "built_at")
     row = DerivedState.objects.filter(benchmark_id=benchmark.pk, kind=kind).values_list(*fields).first()

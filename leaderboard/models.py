@@ -164,17 +164,40 @@ class EntryRank(models.Model):
         return f"rank {self.shared_rank} of submission {self.submission_id} by {self.metric}"
 
 
-class EntryTabRows(models.Model):
-    """One public submission's rows in the wide tabs (leaderboard.wide_tabs), as the values each tab orders its rows
-    and marks its best and second-best by: ``{tab: [[mode, [value per column]], ...], "domain_slugs": [...]}``.
-    Written when the board's refresh builds or rebuilds the submission's entry, so that the tabs' index (their rows
-    in order and their marks) is assembled from these narrow rows, not from every submission's results
-    (``wide_tabs.tables_update``)."""
+class TabIndexRow(models.Model):
+    """A row of a wide tab's table (leaderboard.wide_tabs: Accuracy by domain, Mode selection, Reasoning process,
+    Toolchains, Tools) in one of the tab's orders, so that a page of the tab is a range of an index: ``ORDER BY
+    sort_key, tie, reported, finished_at, source_pos, mode_pos LIMIT 50 OFFSET k``.
 
-    submission = models.OneToOneField("evaluation.Submission", on_delete=models.CASCADE, primary_key=True,
-                                      related_name="tab_rows")
-    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
-    rows = models.JSONField()
+    ``order`` names the order: the tab's own (its slug: the sources' order; Mode selection by MCC; Tools by tool
+    contribution), or one of the Tools tab's other sorts (``tools:<column>:<1 descending | 0 ascending>``).
+    ``sort_key`` and ``tie`` are the row's place in it (0 where the sources' order alone decides; never null:
+    a row without the value has a key above every value, so it goes last on both databases), then the sources'
+    order: the submissions by (finished_at, id), then the authors' reported rows (``source_pos`` their place
+    in ReportedResult's order), a submission's modes in the table's order (``mode_pos``). The rows of a tab's
+    own order carry the values the tab marks its best and second-best by (``values``, a value per column).
+    Written by the board's refresh for the submissions it rebuilt (and every reported row), deleted for those
+    that left the board; the full build writes them all."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+",
+                                  db_index=False)  # the order index starts with it
+    order = models.CharField(max_length=32)
+    submission = models.ForeignKey("evaluation.Submission", on_delete=models.CASCADE, null=True, related_name="+")
+    key = models.CharField(max_length=16)  # the table row's source: "s<submission id>" or "r<reported result id>"
+    mode = models.CharField(max_length=20)
+    sort_key = models.FloatField()
+    tie = models.FloatField()
+    reported = models.BooleanField()
+    finished_at = models.DateTimeField(null=True)
+    source_pos = models.BigIntegerField()
+    mode_pos = models.SmallIntegerField()
+    values = models.JSONField(null=True)
+
+    class Meta:
+        # the page's columns (key, mode) last: the walk to a page's offset reads the index alone (PostgreSQL read
+        # each skipped row's heap tuple without them: 130-260 ms to the middle of 300,000 rows, 25 ms with them)
+        indexes = [models.Index(fields=["benchmark", "order", "sort_key", "tie", "reported", "finished_at",
+                                        "source_pos", "mode_pos", "key", "mode"], name="tab_index_order_idx")]
 
     def __str__(self) -> str:
-        return f"wide tab rows of submission {self.submission_id}"
+        return f"{self.order} row {self.key} {self.mode}"

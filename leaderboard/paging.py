@@ -40,7 +40,13 @@ def page_rows(rows: Sequence[T], params: Any, base: str, size: int = PAGE_SIZE) 
     The whole table is computed (its marks of the best per column and its tests are the whole board's),
     then only the page's rows are rendered: the page's size is the same with 100 or 10,000 entries.
     ``params`` are the tab's known parameters; the page links keep the others (a sort, a unit)."""
-    total = len(rows)
+    start, pager = page_span(len(rows), params, base, size)
+    return list(rows[start:start + size]), pager
+
+
+def page_span(total: int, params: Any, base: str, size: int = PAGE_SIZE) -> tuple[int, dict[str, Any]]:
+    """Where the page of a table of ``total`` rows starts (its rows are ``[start, start + size)``) and its pager's
+    context, as ``page_rows`` (a wide tab's page reads that range of its stored order: leaderboard.wide_tabs)."""
     pages = max(1, -(-total // size))
     number = min(page_number(params), pages)
     start = (number - 1) * size
@@ -53,4 +59,4 @@ def page_rows(rows: Sequence[T], params: Any, base: str, size: int = PAGE_SIZE) 
     links = [{"number": n, "url": url(n), "current": n == number} if n else {"gap": True}
              for n in page_window(number, pages)] if pages > 1 else []
     shown = {"first": start + 1, "last": min(start + size, total), "total": total} if pages > 1 else None
-    return list(rows[start:start + size]), {"pages": links, "shown": shown}
+    return start, {"pages": links, "shown": shown}

@@ -7,7 +7,7 @@ them with 10 and with 100). Overview rows come from the derived ``BoardEntry`` t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
@@ -400,12 +400,13 @@ class TabSource:
     reported: bool
     results: dict = field(default_factory=dict)
     domain_table: dict = field(default_factory=dict)
+    finished_at: Any = None  # a submission's: the sources' order is (finished_at, submission id), then the reported
 
 
 def board_table_index(benchmark: Benchmark, tab: str) -> dict[str, Any] | None:
-    """A wide tab's index as the board's last build stored it (``wide_tabs.tables_build``: {rows, marks}), that
-    part of the payload alone; None for a build made before it existed."""
-    stored = derived_read(benchmark, "board", part=f"tables__{tab}").payload
+    """What the board's last build stored of a wide tab's index in its payload (``wide_tabs.tables_build``: {count,
+    marks}; its rows in order are ``TabIndexRow`` rows), that part alone; None for a build made before it existed."""
+    stored = derived_read(benchmark, "board", part=f"tab_index__tabs__{tab}").payload
     return stored if isinstance(stored, dict) else None
 
 
@@ -426,11 +427,11 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
     if submission_ids is not None:
         found = found.filter(pk__in=list(submission_ids))
     rows = found.order_by(
-        "finished_at", "pk").values_list("pk", "model_name", "organisation", "weights", "is_demo",
+        "finished_at", "pk").values_list("pk", "model_name", "organisation", "weights", "is_demo", "finished_at",
                                          Cast("board_entry__domain_table", TextField()) if domain_table
                                          else Value(None, output_field=TextField()), *columns)
     out = []
-    for pk, name, org, weights, demo, table, *texts in rows:
+    for pk, name, org, weights, demo, finished, table, *texts in rows:
         if wanted is None:
             results = _json(texts[0]) or {}
         else:
@@ -441,7 +442,7 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
                     for key in p[:-1]:
                         node = node.setdefault(key, {})
                     node[p[-1]] = _part(text)
-        out.append(TabSource(f"s{pk}", name, org, weights, pk, demo, False, results, _json(table) or {}))
+        out.append(TabSource(f"s{pk}", name, org, weights, pk, demo, False, results, _json(table) or {}, finished))
     out += [TabSource(f"r{r.pk}", r.model_name, r.organisation, r.weights, None, False, True, r.figures or {})
             for r in ReportedResult.objects.filter(benchmark=benchmark)]
     return out
@@ -594,14 +595,26 @@ def _metric_rows(sources: list[TabSource], section: str, columns: tuple, modes: 
     return rows
 
 
+def best_values(values: Iterable[float | None], higher: bool, n: int = 2) -> list[float]:
+    """A column's best ``n`` distinct values, best first (``higher``: higher is better); its first two are the
+    values marked ▲ and △ (``place``). The one statement of the rule: the wide tabs' index keeps more of them
+    (leaderboard.wide_tabs), so that a change to the board moves its marks without reading the column again."""
+    return sorted({v for v in values if v is not None}, reverse=higher)[:n]
+
+
+def place(value: float | None, best: Sequence[float | None]) -> int:
+    """A cell's mark: 1 (▲) for the column's best value, 2 (△) for its second-best distinct one, else 0."""
+    if value is None:
+        return 0
+    return 1 if len(best) > 0 and value == best[0] else 2 if len(best) > 1 and value == best[1] else 0
+
+
 def _mark_column(rows: list[TableRow], col: int, higher: bool) -> None:
     for mode in {r.mode for r in rows}:
         group = [r for r in rows if r.mode == mode]
-        values = sorted({r.cells[col].fig.value for r in group if r.cells[col].fig.value is not None}, reverse=higher)
+        best = best_values((r.cells[col].fig.value for r in group), higher)
         for r in group:
-            v = r.cells[col].fig.value
-            if v is not None:
-                r.cells[col].place = 1 if v == values[0] else 2 if len(values) > 1 and v == values[1] else 0
+            r.cells[col].place = place(r.cells[col].fig.value, best)
 
 
 mark_column = _mark_column  # the Tools tab's columns too (leaderboard.tools_tab)

@@ -379,10 +379,10 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
             EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
             EntryRank.objects.bulk_create(ranks, batch_size=2000)
         # What the navigation offers (tabs.tabs_with_data) is derived too: counted here, read by pages.
-        # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only:
-        # assembled from each submission's stored tab rows, the changed ones' computed again (wide_tabs).
+        # The wide tabs' rows in each order and their marks, so that a page of them computes its own rows only:
+        # the changed submissions' rows written again, the gone ones' deleted, the marks moved by them (wide_tabs).
         tables = tables_build(benchmark) if previous is None else tables_update(benchmark, stale, gone)
         present = counted.after() if counted is not None else None
-        return {"present": present if present is not None else figures_present(benchmark), "tables": tables}
+        return {"present": present if present is not None else figures_present(benchmark), **tables}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

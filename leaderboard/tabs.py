@@ -79,7 +79,7 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
         if slug == "toolchains":  # its figures need tool calls: adaptive ones (tool effectiveness) or the oracle's
             return n["tool_eff"] > 0 or n["oracle"] > 0
         if slug == "tools":  # an entry with both text and adaptive lines (the refresh's index has its row)
-            return bool((selectors.board_table_index(benchmark, "tools") or {}).get("rows"))
+            return bool((selectors.board_table_index(benchmark, "tools") or {}).get("count"))
         if slug == "cost":
             return n["cost"] > 0 or n["tokens"] > 0 or n.get("reported_tokens", 0) > 0
         if slug == "progress":  # reported rows carry no date

@@ -109,8 +109,9 @@ def sort_choice(params: Any) -> tuple[str, bool]:
 
 
 def sorted_positions(values: list[list[float | None]], params: Any) -> list[int]:
-    """The row positions in the chosen order (rows without the value last, in the stored order): the board
-    build stores each row's values beside its id (``wide_tabs.tables_build``), so a page sorts ids, not rows."""
+    """The row positions in the chosen order (rows without the value last, ties and those in the given order):
+    the whole table's, for a build without the index; the index stores each sort's order as rows the database
+    orders the same way (``wide_tabs._index_rows``)."""
     key, desc = sort_choice(params)
     col = _KEYS.index(key)
     known = [i for i, v in enumerate(values) if v[col] is not None]

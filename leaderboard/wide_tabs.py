@@ -1,31 +1,41 @@
 """The wide tabs' tables (Accuracy by domain, Mode selection, Reasoning process, Toolchains, Tools), paged so that an
 uncached page reads and computes its own rows only, however large the board.
 
-What a page needs of the whole board is computed by the board's refresh (``tables_build``, stored in the
-board build's payload): which rows the table has, in order (a model x mode row per key and mode), and, per
-mode and column, the best and second-best value (the ▲/△ marks). A page reads that index, then the results
-of its own rows' submissions (``selectors.tab_sources(submission_ids=...)``, which keeps only those still on
-the board: a row that left it since the build is left out) and computes their figures and intervals with the
-same functions the refresh ran over the whole board. The Cost & Pareto tab is not indexed: its frontier and
-baselines are the whole board's, computed per page (docs/performance.md).
+What a page needs of the whole board is kept by the board's refresh: which rows the table has, in order (a
+model x mode row per key and mode), as ``TabIndexRow`` rows the database orders (a page is a range of an
+index: ``ORDER BY ... LIMIT 50 OFFSET k``; the Tools tab has a stored order per sort it offers), and, in the
+build's payload, each table's row count and, per mode and column, the best and second-best value (the ▲/△
+marks). A page reads its range of the order, then the results of its own rows' submissions
+(``selectors.tab_sources(submission_ids=...)``, which keeps only those still on the board: a row that left it
+since the build is left out) and computes their figures and intervals with the same functions the refresh ran
+over the whole board. The Cost & Pareto tab is not indexed: its frontier and baselines are the whole board's,
+computed per page (docs/performance.md).
+
+A change costs what changed (``tables_update``): the rows of the submissions rebuilt now are computed from their
+results and written, those of the submissions that left the board deleted, the reported rows written again; the
+marks move by those rows alone, from a window per mode and column of the best distinct values and how many rows
+hold each (``WINDOW`` of them; the column is read again only when its window runs out). The full build
+(``tables_build``: the board's first, ``board_rebuild``) computes everything from every submission's results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator
+from itertools import islice
 from typing import Any
 
-import orjson
-from django.db.models import TextField
-from django.db.models.functions import Cast
+from django.db import connection
 
 from annotation.models import Benchmark
+from evaluation.derived import derived_read
 from evaluation.metrics.types import BOARD_MODES as MODES
-from evaluation.models import Submission
 from leaderboard import selectors
-from leaderboard.models import EntryTabRows
-from leaderboard.paging import page_rows
-from leaderboard.tools_tab import COLUMNS as TOOLS_COLUMNS, PARTS as TOOLS_PARTS, sorted_positions, tools_table
+from leaderboard.board import PAGE_SIZE
+from leaderboard.models import TabIndexRow
+from leaderboard.paging import page_rows, page_span
+from leaderboard.tools_tab import (COLUMNS as TOOLS_COLUMNS, DEFAULT_SORT, PARTS as TOOLS_PARTS, sort_choice,
+                                   sorted_positions, tools_table)
 
 # The parts of a submission's results each wide tab reads (selectors.tab_sources), as paths.
 TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -36,8 +46,17 @@ TAB_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
     "tools": TOOLS_PARTS,
 }
 INDEXED = tuple(TAB_PARTS)
-# Tabs a visitor sorts by any column: the index keeps each row's values too, and a page sorts the index.
+# Tabs a visitor sorts by any column: the index keeps the rows in each order the tab offers.
 SORTED = ("tools",)
+_TOOLS_KEYS = [key for _, key, _, _ in TOOLS_COLUMNS]
+_CONTRIBUTION = _TOOLS_KEYS.index(DEFAULT_SORT)
+# The Tools tab's orders besides its own (tool contribution, highest first): (name, column, descending).
+TOOLS_ORDERS = tuple((f"tools:{key}:{int(desc)}", i, desc) for i, key in enumerate(_TOOLS_KEYS)
+                     for desc in (True, False) if (key, desc) != (DEFAULT_SORT, True))
+BIG = 1e300  # the sort key of a row without the value: above every value, so the row goes last
+ORDER_FIELDS = ("sort_key", "tie", "reported", "finished_at", "source_pos", "mode_pos")  # TabIndexRow's index
+WINDOW = 8  # the best distinct values the refresh keeps per mode and column (with their rows' counts)
+BATCH = 5000  # index rows built and written at a time by the full build
 
 
 def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource], intervals: bool = True) -> list[Any]:
@@ -56,19 +75,6 @@ def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource], i
 
 def _row_id(row: Any) -> tuple[str, str]:
     return row.source.key, getattr(row, "mode", "")
-
-
-def _marks(rows: Sequence[Any]) -> dict[str, list[list[float | None]]]:
-    """{mode: [[best, second best] per column]}: the values the whole table marked ▲ and △ (TableRow tables)."""
-    out: dict[str, list[list[float | None]]] = {}
-    for row in rows:
-        if not hasattr(row, "cells"):
-            return {}
-        marks = out.setdefault(row.mode, [[None, None] for _ in row.cells])
-        for i, cell in enumerate(row.cells):
-            if cell.place in (1, 2):
-                marks[i][cell.place - 1] = cell.fig.value
-    return out
 
 
 def _values(row: Any) -> list[float | None]:
@@ -91,105 +97,215 @@ def _domain_slugs(benchmark: Benchmark) -> list[str]:
     return [slug for slug, _ in selectors.domains_of(benchmark)]
 
 
-def _rows_by_source(tables: dict[str, list[Any]]) -> dict[str, dict[str, list[list[Any]]]]:
-    """{source key: {tab: [[mode, values], ...]}}: each source's own rows of the tabs' tables, in table order."""
-    out: dict[str, dict[str, list[list[Any]]]] = {}
+def order_name(tab: str, params: Any) -> str:
+    """The stored order a page of ``tab`` reads: the tab's own, or the Tools tab's sort chosen in ``params``."""
+    if tab not in SORTED:
+        return tab
+    key, desc = sort_choice(params)
+    return tab if (key, desc) == (DEFAULT_SORT, True) else f"{tab}:{key}:{int(desc)}"
+
+
+def _key(value: float | None, desc: bool) -> float:
+    """A value's sort key in an ascending order (descending: negated); a row without it last."""
+    return BIG if value is None else -value if desc else value
+
+
+# TabIndexRow's columns as ``_index_rows`` gives them, written by ``_write``.
+COLUMNS = ("benchmark_id", "order", "submission_id", "key", "mode", "sort_key", "tie", "reported", "finished_at",
+           "source_pos", "mode_pos", "values")
+
+
+def _index_rows(benchmark: Benchmark, sources: list[selectors.TabSource],
+                tables: dict[str, list[Any]]) -> Iterator[tuple[Any, ...]]:
+    """The index rows of ``tables`` (computed over ``sources``), as tuples of ``COLUMNS`` in the database's own
+    form: each table row in its tab's own order, with its values, and the Tools tab's rows in each of its other
+    orders. Their keys reproduce the tables' sorts: Mode selection by MCC (a row without it as -2), highest first,
+    and Tools by contribution, highest first, rows without it last, each stable over the sources' order; a Tools
+    sort by a column (``sorted_positions``) keeps ties and rows without the value in the tab's own order
+    (``tie``)."""
+    finished_field, values_field = TabIndexRow._meta.get_field("finished_at"), TabIndexRow._meta.get_field("values")
+    finished = {s.key: finished_field.get_db_prep_save(s.finished_at, connection) for s in sources}
+    reported = {s.key: i for i, s in enumerate(s for s in sources if s.reported)}
     for tab, rows in tables.items():
+        seen: dict[str, int] = {}
         for row in rows:
+            src = row.source
             key, mode = _row_id(row)
-            out.setdefault(key, {}).setdefault(tab, []).append([mode, _values(row)])
+            values = _values(row)
+            seen[key] = seen.get(key, -1) + 1
+            pos = reported[key] if src.reported else src.submission_id
+            if tab == "mode-selection":
+                own = _key(values[0] if values[0] is not None else -2.0, True)
+            elif tab == "tools":
+                own = _key(values[_CONTRIBUTION], True)
+            else:
+                own = 0.0
+            yield (benchmark.pk, tab, src.submission_id, key, mode, own, 0.0, src.reported, finished[key], pos,
+                   seen[key], values_field.get_db_prep_save(values, connection))
+            if tab == "tools":
+                for name, col, desc in TOOLS_ORDERS:
+                    yield (benchmark.pk, name, src.submission_id, key, mode, _key(values[col], desc), own,
+                           src.reported, finished[key], pos, seen[key], None)
+
+
+def _write(rows: Iterable[tuple[Any, ...]]) -> None:
+    """Insert index rows, ``BATCH`` a statement's parameters: the full build writes 27 a submission (270,000 at
+    10,000 entries), which Django's ``bulk_create`` took three times as long to prepare as the rest of the build."""
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        connection.ops.quote_name(TabIndexRow._meta.db_table),
+        ", ".join(connection.ops.quote_name(c) for c in COLUMNS), ", ".join(["%s"] * len(COLUMNS)))
+    it = iter(rows)
+    with connection.cursor() as cursor:
+        while batch := list(islice(it, BATCH)):
+            cursor.executemany(sql, batch)
+
+
+def _window(values: Iterable[float | None], higher: bool) -> list[Any]:
+    """A column's window: [complete, [[value, rows], ...]], its best ``WINDOW`` distinct values (the marks' rule,
+    ``selectors.best_values``), best first, each with how many rows hold it; complete: every value is in it."""
+    counts = Counter(v for v in values if v is not None)
+    return [len(counts) <= WINDOW, [[v, counts[v]] for v in selectors.best_values(counts, higher, WINDOW)]]
+
+
+def _windows(benchmark: Benchmark, tab: str, rows: Iterable[tuple[str, list[float | None]]]) -> dict[str, Any]:
+    """{mode: {"n": rows, "columns": [window per column, None where not marked]}} of a tab's (mode, values) rows."""
+    by_mode: dict[str, list[list[float | None]]] = {}
+    for mode, values in rows:
+        by_mode.setdefault(mode, []).append(values)
+    return {mode: {"n": len(vals), "columns": [None if higher is None else _window((v[i] for v in vals), higher)
+                                               for i, higher in enumerate(_directions(benchmark, tab, len(vals[0])))]}
+            for mode, vals in by_mode.items()}
+
+
+def _move(window: list[Any], value: float, higher: bool, delta: int) -> bool:
+    """A row with ``value`` added to (``delta`` 1) or taken from (-1) a column's window; False: the window cannot
+    follow it exactly (a value it should hold is missing), so the column is to be read again."""
+    pairs = window[1]
+    for j, (held, n) in enumerate(pairs):
+        if held == value:
+            if n + delta < 0:
+                return False
+            if n + delta == 0:
+                del pairs[j]
+            else:
+                pairs[j][1] = n + delta
+            return True
+        if (value > held) if higher else (value < held):  # better than a value held, and not held itself
+            if delta < 0:
+                return False
+            pairs.insert(j, [value, delta])
+            if len(pairs) > WINDOW:
+                pairs.pop()
+                window[0] = False
+            return True
+    if window[0]:  # below every value held, in a complete window
+        if delta < 0:
+            return False
+        pairs.append([value, delta])
+        if len(pairs) > WINDOW:
+            pairs.pop()
+            window[0] = False
+    return True  # else below an incomplete window: a value it does not hold
+
+
+def _marks(windows: dict[str, Any]) -> dict[str, list[list[float | None]]]:
+    """{mode: [[best, second best] per column]} from a tab's windows ({} for a tab without marked columns)."""
+    out: dict[str, list[list[float | None]]] = {}
+    for mode, entry in windows.items():
+        if any(w is not None for w in entry["columns"]):
+            out[mode] = [[None, None] if w is None else [*(v for v, _ in w[1][:2]), *[None] * (2 - len(w[1][:2]))]
+                         for w in entry["columns"]]
     return out
 
 
-def _assemble(benchmark: Benchmark, ordered: list[dict[str, list[list[Any]]]],
-              keys: list[str]) -> dict[str, Any]:
-    """The tabs' index from each source's rows (``keys[i]``'s are ``ordered[i]``, in the sources' order): the
-    tables' own order (Mode selection by MCC, Tools by contribution; stable sorts as theirs) and their marks (per
-    mode and column, the best and second-best distinct value), as ``tables_build`` computes them from the tables."""
-    out: dict[str, Any] = {}
-    for tab in INDEXED:
-        flat = [(key, mode, values) for key, rows in zip(keys, ordered) for mode, values in rows.get(tab, ())]
-        if tab == "mode-selection":
-            flat.sort(key=lambda r: r[2][0] if r[2][0] is not None else -2, reverse=True)
-        elif tab == "tools":
-            col = [key for _, key, _, _ in TOOLS_COLUMNS].index("contribution")
-            flat.sort(key=lambda r: (r[2][col] is None, -(r[2][col] or 0.0)))
-        marks: dict[str, list[list[float | None]]] = {}
-        if tab != "mode-selection" and flat:
-            by_mode: dict[str, list[list[float | None]]] = {}
-            for _, mode, values in flat:
-                by_mode.setdefault(mode, []).append(values)
-            for mode, rows in by_mode.items():
-                directions = _directions(benchmark, tab, len(rows[0]))
-                marks[mode] = []
-                for i, higher in enumerate(directions):
-                    if higher is None:
-                        marks[mode].append([None, None])
-                        continue
-                    distinct = sorted({v[i] for v in rows if v[i] is not None}, reverse=higher)[:2]
-                    marks[mode].append([*distinct, *[None] * (2 - len(distinct))])
-        out[tab] = {"rows": [[key, mode] for key, mode, _ in flat], "marks": marks}
-        if tab in SORTED:
-            out[tab]["values"] = [values for _, _, values in flat]
-    return out
-
-
-def _store(benchmark: Benchmark, rows: dict[str, dict[str, list[list[Any]]]], ids: Collection[int],
-           slugs: list[str]) -> None:
-    """Write the tab rows of the submissions ``ids`` (none: a submission without rows in any tab)."""
-    EntryTabRows.objects.filter(submission_id__in=list(ids)).delete()
-    EntryTabRows.objects.bulk_create(
-        [EntryTabRows(submission_id=pk, benchmark_id=benchmark.pk, rows={**rows.get(f"s{pk}", {}),
-                                                                         "domain_slugs": slugs}) for pk in ids],
-        batch_size=2000)
+def _payload(slugs: list[str], windows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The board build's payload keys of the index: per tab its row count and marks (``tab_index``, what a page
+    reads) and the windows the next refresh moves the marks with (``tab_windows``)."""
+    return {"tab_index": {"domain_slugs": slugs, "tabs": {
+        tab: {"count": sum(e["n"] for e in windows[tab].values()), "marks": _marks(windows[tab])} for tab in windows}},
+            "tab_windows": windows}
 
 
 def tables_build(benchmark: Benchmark) -> dict[str, Any]:
-    """Every indexed tab's rows in order and its marks (the board's refresh stores them with its build):
-    the results read once, with the parts of every tab. The full build (the board's first, and its repair):
-    it also writes every submission's tab rows again (``EntryTabRows``), which ``tables_update`` assembles from."""
+    """Every indexed tab's rows in each of its orders (``TabIndexRow``, the benchmark's written again) and its
+    marks (the payload keys of ``_payload``), from every public submission's results, read once with the parts
+    of every tab: the board's first build and its repair (``board_rebuild``)."""
     parts = sorted({p for tab in INDEXED for p in TAB_PARTS[tab]})
     sources = selectors.tab_sources(benchmark, parts, domain_table=True)
-    out = {}
-    tables = {}
-    for tab in INDEXED:
-        rows = tables[tab] = _table(benchmark, tab, sources, intervals=False)
-        out[tab] = {"rows": [list(_row_id(r)) for r in rows], "marks": _marks(rows)}
-        if tab in SORTED:
-            out[tab]["values"] = [[c.fig.value for c in r.cells] for r in rows]
-    EntryTabRows.objects.filter(benchmark_id=benchmark.pk).delete()
-    _store(benchmark, _rows_by_source(tables), [s.submission_id for s in sources if s.submission_id is not None],
-           _domain_slugs(benchmark))
-    return out
+    tables = {tab: _table(benchmark, tab, sources, intervals=False) for tab in INDEXED}
+    TabIndexRow.objects.filter(benchmark_id=benchmark.pk).delete()
+    _write(_index_rows(benchmark, sources, tables))
+    return _payload(_domain_slugs(benchmark), {
+        tab: _windows(benchmark, tab, ((_row_id(r)[1], _values(r)) for r in rows)) for tab, rows in tables.items()})
 
 
 def tables_update(benchmark: Benchmark, changed: Collection[int], gone: Collection[int] = ()) -> dict[str, Any]:
-    """The index ``tables_build`` builds, by what changed: the tab rows of the submissions ``changed`` (their
-    entries rebuilt), of those without stored rows and of those stored for other domains are computed from their
-    results and stored; those of ``gone`` are dropped; the rest are read from ``EntryTabRows`` (narrow JSON, no
-    results) and the index assembled from all (``_assemble``). The reported rows are computed each time."""
+    """What ``tables_build`` builds, by what changed: the index rows of the submissions ``changed`` (their entries
+    rebuilt) and ``gone`` (left the board) and the reported rows are deleted, those of the changed still on the
+    board and of the reported rows computed from their results and written, and the last build's counts and
+    marks moved by the rows deleted and written (a column whose window ran out read again). The full build
+    instead when the last build has no index (or one for other domains), or when most of the board changed."""
+    index = derived_read(benchmark, "board", part="tab_index").payload  # the parts alone: the payload is others' too
+    windows = derived_read(benchmark, "board", part="tab_windows").payload
     slugs = _domain_slugs(benchmark)
-    listed = (Submission.objects.on_board().filter(benchmark=benchmark, board_entry__isnull=False)
-              .order_by("finished_at", "pk").values_list("pk", Cast("tab_rows__rows", TextField())))
-    changed = set(changed)
-    stored: dict[int, dict[str, Any]] = {}
-    order: list[int] = []
-    for pk, text in listed:
-        order.append(pk)
-        rows = orjson.loads(text) if text else None
-        if rows is not None and pk not in changed and rows.get("domain_slugs") == slugs:
-            stored[pk] = rows
-    todo = [pk for pk in order if pk not in stored]
+    if (not isinstance(index, dict) or not isinstance(windows, dict) or index.get("domain_slugs") != slugs
+            or set(windows) != set(INDEXED)):
+        return tables_build(benchmark)
+    ids = sorted(set(changed) | set(gone))
+    if len(ids) > max(500, max((t["count"] for t in index["tabs"].values()), default=0) // 4):
+        return tables_build(benchmark)  # most of the board: as cheap whole, and one list of ids stays short
+    mine = TabIndexRow.objects.filter(submission_id__in=ids)
+    # the reported rows by the submission index (no submission: a few dozen rows, every benchmark's), not by the
+    # order index's benchmark prefix, which SQLite would take and walk all of the benchmark's rows
+    reported = TabIndexRow.objects.filter(pk__in=[pk for pk, b in TabIndexRow.objects.filter(
+        submission__isnull=True).values_list("pk", "benchmark_id") if b == benchmark.pk])
+    old = [*mine.filter(order__in=INDEXED).values_list("order", "mode", "values"),
+           *reported.filter(order__in=INDEXED).values_list("order", "mode", "values")]
+    mine.delete()
+    reported.delete()
     parts = sorted({p for tab in INDEXED for p in TAB_PARTS[tab]})
-    sources = selectors.tab_sources(benchmark, parts, domain_table=True, submission_ids=todo)
-    fresh = _rows_by_source({tab: _table(benchmark, tab, sources, intervals=False) for tab in INDEXED})
-    if gone:
-        EntryTabRows.objects.filter(submission_id__in=list(gone)).delete()
-    _store(benchmark, fresh, todo, slugs)
-    keys = [f"s{pk}" for pk in order] + [s.key for s in sources if s.reported]
-    ordered = [stored.get(pk) or fresh.get(f"s{pk}", {}) for pk in order]
-    ordered += [fresh.get(s.key, {}) for s in sources if s.reported]
-    return _assemble(benchmark, ordered, keys)
+    sources = selectors.tab_sources(benchmark, parts, domain_table=True, submission_ids=changed)
+    tables = {tab: _table(benchmark, tab, sources, intervals=False) for tab in INDEXED}
+    _write(_index_rows(benchmark, sources, tables))
+    new = [(tab, _row_id(r)[1], _values(r)) for tab, rows in tables.items() for r in rows]
+    again: set[str] = set()
+    directions_of: dict[tuple[str, int], list[bool | None]] = {}
+    for delta, rows in ((-1, old), (1, new)):
+        for tab, mode, values in rows:
+            directions = directions_of.setdefault((tab, len(values)), _directions(benchmark, tab, len(values)))
+            entry = windows[tab].setdefault(mode, {"n": 0, "columns": [
+                None if higher is None else [True, []] for higher in directions]})
+            entry["n"] += delta
+            if len(entry["columns"]) != len(values) or entry["n"] < 0:
+                again.add(tab)
+                continue
+            for window, higher, value in zip(entry["columns"], directions, values):
+                if window is not None and value is not None and higher is not None \
+                        and not _move(window, value, higher, delta):
+                    again.add(tab)
+    for tab, modes in windows.items():
+        for mode in [m for m, e in modes.items() if e["n"] == 0]:
+            del modes[mode]
+        if any(w is not None and not w[0] and len(w[1]) < 2 for e in modes.values() for w in e["columns"]):
+            again.add(tab)
+    for tab in again:  # a window ran out: the tab's values read again, from its index rows
+        windows[tab] = _windows(benchmark, tab, TabIndexRow.objects.filter(
+            benchmark_id=benchmark.pk, order=tab).values_list("mode", "values"))
+    return _payload(slugs, windows)
+
+
+def _page_keys(benchmark: Benchmark, order: str, start: int, total: int) -> list[tuple[str, str]]:
+    """(key, mode) of the rows [start, start + PAGE_SIZE) of a stored order of ``total`` rows: a range of its index,
+    walked from the nearer end (a page past the middle reads the order backwards: DESC is the exact reverse of
+    ASC on both databases, NULLs included)."""
+    limit = min(PAGE_SIZE, total - start)
+    if limit <= 0:
+        return []
+    rows = TabIndexRow.objects.filter(benchmark_id=benchmark.pk, order=order)
+    if start <= total - start - limit:
+        return list(rows.order_by(*ORDER_FIELDS).values_list("key", "mode")[start:start + limit])
+    back = total - start - limit
+    return list(rows.order_by(*(f"-{f}" for f in ORDER_FIELDS)).values_list("key", "mode")[back:back + limit])[::-1]
 
 
 def table_page(benchmark: Benchmark, tab: str, params: Any, base: str) -> tuple[list[Any], dict[str, Any],
@@ -205,19 +321,15 @@ def table_page(benchmark: Benchmark, tab: str, params: Any, base: str) -> tuple[
             table = [table[i] for i in sorted_positions([[c.fig.value for c in r.cells] for r in table], params)]
         rows, pager = page_rows(table, params, base)
         return rows, pager, sources
-    order = index["rows"]
-    if tab in SORTED and "values" in index:
-        order = [order[i] for i in sorted_positions(index["values"], params)]
-    keys, pager = page_rows(order, params, base)
+    start, pager = page_span(index["count"], params, base)
+    keys = _page_keys(benchmark, order_name(tab, params), start, index["count"])
     ids = {int(key[1:]) for key, _ in keys if key.startswith("s")}
     sources = selectors.tab_sources(benchmark, TAB_PARTS[tab], domain_table=tab == "domains", submission_ids=ids)
     found = {_row_id(r): r for r in _table(benchmark, tab, sources)}
     rows = [found[(key, mode)] for key, mode in keys if (key, mode) in found]  # gone: left the board since
     marks = index["marks"]
     for row in rows:
+        columns = marks.get(getattr(row, "mode", "")) or []
         for i, cell in enumerate(getattr(row, "cells", ())):
-            columns = marks.get(row.mode) or []
-            best = columns[i] if i < len(columns) else [None, None]
-            value = cell.fig.value
-            cell.place = 0 if value is None else 1 if value == best[0] else 2 if value == best[1] else 0
+            cell.place = selectors.place(cell.fig.value, columns[i] if i < len(columns) else ())
     return rows, pager, sources

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('annotation', '0018_proposal_decisions_on_history'),
         ('evaluation', '0020_submission_format_inspect_lmms_eval'),
-        ('leaderboard', '0013_entry_tab_rows'),
+        ('leaderboard', '0014_tab_index'),
     ]
 
     operations = [

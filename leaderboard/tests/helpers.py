@@ -164,3 +164,45 @@ def clone(template: Submission, n: int, *, prefix: str = "Clone") -> list[Submis
     services.benchmark_results_bump(benchmark_id=template.benchmark_id)  # as the pipeline does when one finishes
     refreshed(template.benchmark)
     return subs
+
+
+def tab_index(benchmark: Benchmark) -> dict:
+    """The wide tabs' index as the board's last build left it: every stored order's rows in order (what the pages
+    read, a range each), every index row's fields (ids aside) and the payload's counts, marks and windows."""
+    from evaluation.derived import derived_read
+    from leaderboard.models import TabIndexRow
+    from leaderboard.wide_tabs import ORDER_FIELDS
+
+    rows = TabIndexRow.objects.filter(benchmark=benchmark).order_by("order", *ORDER_FIELDS).values()
+    orders: dict[str, list[tuple[str, str]]] = {}
+    fields = {}
+    for row in rows:
+        row.pop("id")
+        orders.setdefault(row["order"], []).append((row["key"], row["mode"]))
+        fields[(row["order"], row["key"], row["mode"])] = row
+    payload = derived_read(benchmark, "board").payload
+    return {"orders": orders, "rows": fields, "tabs": payload["tab_index"], "windows": payload["tab_windows"]}
+
+
+def assert_same_tab_index(refreshed: dict, rebuilt: dict) -> None:
+    """The index a refresh left equals a full build's, field by field: the rows in each order, each row's fields,
+    the counts and marks; each window the refresh moved holds the full build's best values with their counts
+    (as many as it kept: a window loses values when rows leave, and is read again when it runs out)."""
+    assert refreshed["orders"].keys() == rebuilt["orders"].keys()
+    for order, rows in rebuilt["orders"].items():
+        assert refreshed["orders"][order] == rows, order
+    assert refreshed["rows"] == rebuilt["rows"]
+    assert refreshed["tabs"] == rebuilt["tabs"]
+    assert refreshed["windows"].keys() == rebuilt["windows"].keys()
+    for tab, modes in rebuilt["windows"].items():
+        assert refreshed["windows"][tab].keys() == modes.keys(), tab
+        for mode, entry in modes.items():
+            mine = refreshed["windows"][tab][mode]
+            assert mine["n"] == entry["n"], (tab, mode)
+            for kept, full in zip(mine["columns"], entry["columns"], strict=True):
+                if full is None:
+                    assert kept is None
+                    continue
+                assert len(kept[1]) >= 2 or kept[0], (tab, mode, kept)
+                assert kept[1] == full[1][:len(kept[1])], (tab, mode, kept, full)
+                assert not kept[0] or full[0] and kept[1] == full[1], (tab, mode, kept, full)
