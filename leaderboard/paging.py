@@ -40,7 +40,13 @@ def page_rows(rows: Sequence[T], params: Any, base: str, size: int = PAGE_SIZE) 
     The whole table is computed (its marks of the best per column and its tests are the whole board's),
     then only the page's rows are rendered: the page's size is the same with 100 or 10,000 entries.
     ``params`` are the tab's known parameters; the page links keep the others (a sort, a unit)."""
-    total = len(rows)
+    start, pager = page_of(len(rows), params, base, size)
+    return list(rows[start:start + size]), pager
+
+
+def page_of(total: int, params: Any, base: str, size: int = PAGE_SIZE) -> tuple[int, dict[str, Any]]:
+    """Where the page ``params`` asks for starts among ``total`` rows, and its pager's context (``page_rows``
+    for rows read a page at a time: the Cost & Pareto tab's stored points)."""
     pages = max(1, -(-total // size))
     number = min(page_number(params), pages)
     start = (number - 1) * size
@@ -53,4 +59,4 @@ def page_rows(rows: Sequence[T], params: Any, base: str, size: int = PAGE_SIZE) 
     links = [{"number": n, "url": url(n), "current": n == number} if n else {"gap": True}
              for n in page_window(number, pages)] if pages > 1 else []
     shown = {"first": start + 1, "last": min(start + size, total), "total": total} if pages > 1 else None
-    return list(rows[start:start + size]), {"pages": links, "shown": shown}
+    return start, {"pages": links, "shown": shown}

@@ -435,9 +435,13 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
                         node = node.setdefault(key, {})
                     node[p[-1]] = _part(text)
         out.append(TabSource(f"s{pk}", name, org, weights, pk, demo, False, results, _json(table) or {}))
-    out += [TabSource(f"r{r.pk}", r.model_name, r.organisation, r.weights, None, False, True, r.figures or {})
+    return out + reported_sources(benchmark)
+
+
+def reported_sources(benchmark: Benchmark) -> list[TabSource]:
+    """The authors' reported rows as the tabs read them (a paper's dozen), after the submissions."""
+    return [TabSource(f"r{r.pk}", r.model_name, r.organisation, r.weights, None, False, True, r.figures or {})
             for r in ReportedResult.objects.filter(benchmark=benchmark)]
-    return out
 
 
 def _json(text: str | None) -> Any:

@@ -30,6 +30,7 @@ from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.pareto_store import pareto_refresh
 from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
 from leaderboard.selectors import figures_present
 from leaderboard.wide_tabs import tables_build, tables_update
@@ -312,6 +313,7 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         # The wide tabs' rows in order and their marks, so that a page of them computes its own rows only:
         # assembled from each submission's stored tab rows, the changed ones' computed again (wide_tabs).
         tables = tables_build(benchmark) if previous is None else tables_update(benchmark, stale, gone)
+        pareto_refresh(benchmark, None if previous is None else {*stale, *gone})  # the Cost & Pareto tab's figures
         return {"present": figures_present(benchmark), "tables": tables}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)
