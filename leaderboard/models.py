@@ -100,6 +100,21 @@ class BoardEntry(models.Model):
         return f"board entry of submission {self.submission_id}"
 
 
+class BoardCounts(models.Model):
+    """How many of the board's public rows have each kind of figure, the overview's cost bounds and the Tools
+    tab's row count, as the board's last build counted them (``selectors.figures_present``, written by
+    ``services.board_refresh``): one narrow row the overview and the tabs offered read by its key. The build's
+    payload holds the same counts, but it also holds the wide tabs' index (3 MB at 10,000 entries), which
+    SQLite's JSON functions parse whole to extract any part of it."""
+
+    benchmark = models.OneToOneField("annotation.Benchmark", on_delete=models.CASCADE, primary_key=True,
+                                     related_name="+")
+    counts = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"board counts of benchmark {self.benchmark_id}"
+
+
 class ParetoPoint(models.Model):
     """One public submission's figures on the Cost & Pareto tab in one accuracy mode (leaderboard.pareto_store),
     written by the board's refresh when its entry is built: the point in dollars and in tokens, and what the

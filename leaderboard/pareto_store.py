@@ -152,8 +152,9 @@ def _vectors(ids: list[int], modes: tuple[str, ...] = MODES
             columns[f"{mode}_{unit}"] = KT(f"{vector}__{mode}")
     for v in BoardEntry.objects.filter(submission_id__in=ids).order_by().values("submission_id", **columns):
         for mode in modes:
-            costs = {unit: ([float(x) for x in orjson.loads(v[f"{mode}_{unit}"])] if v[f"{mode}_{unit}"] is not None
-                            else None) for unit in VECTORS}
+            # numbers as orjson reads them: tokens stay ints, whose sum is the sum of their floats (exact below 2**53)
+            costs = {unit: (orjson.loads(v[f"{mode}_{unit}"]) if v[f"{mode}_{unit}"] is not None else None)
+                     for unit in VECTORS}
             out[(v["submission_id"], mode)] = (v[f"{mode}_bits"], costs)
     return out
 

@@ -25,7 +25,7 @@ from evaluation.metrics.types import BOARD_MODES as MODES
 from evaluation.models import Submission
 from leaderboard import board, progress
 from leaderboard.figures import NONE, Fig, cell_fig, mean_fig, path, rate_fig
-from leaderboard.models import BoardEntry, EntryRank, ReportedResult
+from leaderboard.models import BoardCounts, BoardEntry, EntryRank, ReportedResult
 
 ENTRY_FIELDS = (
     "submission_id", "submission__model_name", "submission__organisation", "submission__weights",
@@ -188,9 +188,11 @@ def _entry_filter(query: board.Query) -> Q:
     return cond
 
 
-def _entries_by_id(ids: list[int], fields: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The entries of ``ids`` in that order, through the unique (submission) index, no sort."""
-    got = {v["submission_id"]: v for v in BoardEntry.objects.filter(submission_id__in=ids).order_by().values(*fields)}
+def _entries_by_id(ids: list[int], fields: tuple[str, ...], on_board: bool = False) -> list[dict[str, Any]]:
+    """The entries of ``ids`` in that order, through the unique (submission) index, no sort; ``on_board``: those
+    whose submission is on the board now."""
+    found = BoardEntry.objects.on_board() if on_board else BoardEntry.objects
+    got = {v["submission_id"]: v for v in found.filter(submission_id__in=ids).order_by().values(*fields)}
     return [got[sid] for sid in ids if sid in got]
 
 
@@ -233,8 +235,12 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     public = public_entries(benchmark, query.as_of)
     cond = _entry_filter(query)
     fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
+    built = _overview_built(benchmark, query, known)
 
-    if query.sort in SORT_EXPRESSIONS:
+    if built is not None:  # the unfiltered view of a ranked column: the build's counts, order and bounds
+        total, before_known, bounds, fetch = built
+        bounds = fixed or bounds
+    elif query.sort in SORT_EXPRESSIONS:
         keyed = public.annotate(sort_key=SORT_EXPRESSIONS[query.sort])
         cmp = "sort_key__gte" if query.desc else "sort_key__lte"  # ties: entries before reported rows
         agg = keyed.aggregate(
@@ -291,6 +297,49 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
                       number, pages, count)
 
 
+def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.Row]) -> tuple[Any, ...] | None:
+    """The overview's unfiltered view of a ranked column in its descending order (the default view) read from
+    the board's build by index, in a time that does not grow with the board: the count and the cost bounds the
+    refresh stored (``figures_present``), the page's entries by their stored position (``EntryRank``: entries
+    with a value, in the overview's order; those without follow, by finish and id), a reported row's place by
+    the position of the first entry below it. The page is the build's, as the overview's cached pages are:
+    what must hold at once is applied when it is shown (``overview_now``). None where it does not apply (a
+    filter, another column or order, a board built before the counts were stored)."""
+    from leaderboard.rank_update import RANKED
+
+    field_name = RANKED.get(query.sort)
+    plain = not (query.weights or query.size or query.q) and query.demo and query.as_of is None
+    present = figures_present_built(benchmark) if field_name and query.desc and plain else {}
+    if "cost_min" not in present or query.sort not in present:
+        return None
+    total, ranked = present["entries"], present[query.sort]
+    order = (F(field_name).desc(), "finished_at", "submission_id")
+    entries = BoardEntry.objects.filter(benchmark=benchmark)
+    before_known = []
+    for row in known:
+        below = entries.filter(**{f"{field_name}__lt": board.COLUMN_BY_KEY[query.sort].value(row)}).order_by(
+            *order).values_list("submission_id", flat=True).first()
+        position = EntryRank.objects.filter(submission_id=below, metric=query.sort).values_list(
+            "position", flat=True).first() if below is not None else ranked + 1
+        if position is None:
+            return None
+        before_known.append(position - 1)
+
+    def fetch(offset: int, limit: int) -> list[dict[str, Any]]:
+        ids: list[int] = []
+        if offset < ranked and limit > 0:
+            ids += EntryRank.objects.filter(benchmark=benchmark, metric=query.sort, position__gt=offset,
+                                            position__lte=min(offset + limit, ranked)).order_by(
+                "position").values_list("submission_id", flat=True)
+        if offset + limit > ranked:
+            ids += entries.filter(**{f"{field_name}__isnull": True}).order_by("finished_at", "submission_id").values_list(
+                "submission_id", flat=True)[max(0, offset - ranked):offset + limit - ranked]
+        return _entries_by_id(ids, ENTRY_FIELDS, on_board=True)  # a row that left since the build is not shown
+
+    bounds = (present["cost_min"], present["cost_max"]) if present["cost_min"] is not None else None
+    return total, before_known, bounds, fetch
+
+
 # The submission's own columns an overview row shows or is filtered by (ENTRY_FIELDS' ``submission__`` ones), by
 # the Row field each fills: read again for a cached page's rows (``overview_now``).
 SUBMISSION_ROW_FIELDS = {
@@ -333,18 +382,25 @@ def progress_points(benchmark: Benchmark) -> list[progress.Point]:
 
 
 def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
-    """``figures_present`` as the board's last build counted it (services.board_refresh); counted here only
-    for a board never built yet (a read either way)."""
+    """``figures_present`` as the board's last build counted it (services.board_refresh: ``BoardCounts``, read by
+    its key; the build's payload for a build made before it); counted here only for a board never built yet
+    (a read either way)."""
+    counts = BoardCounts.objects.filter(benchmark_id=benchmark.pk).values_list("counts", flat=True).first()
+    if counts is not None:
+        return counts
     stored = derived_read(benchmark, "board", part="present").payload
     return stored if isinstance(stored, dict) else figures_present(benchmark)
 
 
 def figures_present(benchmark: Benchmark) -> dict[str, int]:
-    """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``): one aggregate
-    over the entries' narrow columns (never their vectors) and the reported rows' figure keys."""
+    """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``) and the
+    overview's unfiltered pages (``overview``: the count, the ranked rows, the cost bounds): one aggregate over
+    the entries' narrow columns (never their vectors) and the reported rows' figure keys."""
     found = BoardEntry.objects.on_board().filter(benchmark=benchmark).aggregate(
-        entries=Count("pk"), adaptive=Count("adaptive_acc"), oracle=Count("oracle_acc"), mcc=Count("mcc"),
-        tool_eff=Count("tool_eff"), cost=Count("cost"), tokens=Count("tokens"))
+        # the overview's cost bounds (_overview_built), named before "cost" stands for the count
+        cost_min=Min("cost"), cost_max=Max("cost"),
+        entries=Count("pk"), text=Count("text_acc"), adaptive=Count("adaptive_acc"), oracle=Count("oracle_acc"),
+        mcc=Count("mcc"), tool_eff=Count("tool_eff"), cost=Count("cost"), tokens=Count("tokens"))
     for figures in ReportedResult.objects.filter(benchmark=benchmark).values_list("figures", flat=True):
         figures = figures or {}
         for key in ("accuracy", "mode_selection", "process", "agentx"):

@@ -29,7 +29,7 @@ from evaluation.provenance import file_claim, public_run
 from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
-from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.models import BoardCounts, BoardEntry, EntryRank
 from leaderboard.pareto_store import pareto_refresh
 from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
 from leaderboard.selectors import figures_present
@@ -280,6 +280,13 @@ def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
     return out
 
 
+def board_counts_save(benchmark: Benchmark, present: dict[str, Any], tables: dict[str, Any]) -> None:
+    """The build's counts (``figures_present``) and the Tools tab's row count, in their own narrow row."""
+    tools = (tables.get("tools") or {}).get("rows") if isinstance(tables, dict) else None
+    BoardCounts.objects.update_or_create(benchmark=benchmark, defaults={
+        "counts": {**present, "tools_rows": len(tools or ())}})
+
+
 @dataclass(frozen=True, slots=True)
 class _Stored:
     p_value: float
@@ -314,6 +321,8 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         # assembled from each submission's stored tab rows, the changed ones' computed again (wide_tabs).
         tables = tables_build(benchmark) if previous is None else tables_update(benchmark, stale, gone)
         pareto_refresh(benchmark, None if previous is None else {*stale, *gone})  # the Cost & Pareto tab's figures
-        return {"present": figures_present(benchmark), "tables": tables}
+        present = figures_present(benchmark)
+        board_counts_save(benchmark, present, tables)  # the counts the overview reads by key (BoardCounts)
+        return {"present": present, "tables": tables}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

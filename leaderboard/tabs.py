@@ -79,6 +79,8 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
         if slug == "toolchains":  # its figures need tool calls: adaptive ones (tool effectiveness) or the oracle's
             return n["tool_eff"] > 0 or n["oracle"] > 0
         if slug == "tools":  # an entry with both text and adaptive lines (the refresh's index has its row)
+            if "tools_rows" in n:  # counted by the build (BoardCounts), not read from its index
+                return n["tools_rows"] > 0
             return bool((selectors.board_table_index(benchmark, "tools") or {}).get("rows"))
         if slug == "cost":
             return n["cost"] > 0 or n["tokens"] > 0 or n.get("reported_tokens", 0) > 0
