@@ -143,9 +143,14 @@ class ParetoPoint(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["submission", "mode"], name="pareto_point_unique_mode")]
         indexes = [models.Index(fields=["benchmark", "mode", "finished_at", "submission"], name="pareto_point_order_idx"),
-                   # the frontier's neighbourhood after a frontier point left (pareto_store._frontier_update)
-                   models.Index(fields=["benchmark", "mode", "usd", "accuracy"], name="pareto_point_usd_idx"),
-                   models.Index(fields=["benchmark", "mode", "tokens", "accuracy"], name="pareto_point_tokens_idx")]
+                   # the frontier's neighbourhood after a frontier point left (pareto_store._frontier_update), and
+                   # the page's notes: the rows without a cost in a unit, without an accuracy, in the tab's order
+                   models.Index(fields=["benchmark", "mode", "usd", "finished_at", "submission"],
+                                name="pareto_point_usd_idx"),
+                   models.Index(fields=["benchmark", "mode", "tokens", "finished_at", "submission"],
+                                name="pareto_point_tokens_idx"),
+                   models.Index(fields=["benchmark", "mode", "accuracy", "finished_at", "submission"],
+                                name="pareto_point_accuracy_idx")]
 
     def __str__(self) -> str:
         return f"{self.mode} Pareto point of submission {self.submission_id}"

@@ -168,12 +168,14 @@ def stored_page(benchmark: Any, mode: str, unit: str, params: Any, base: str) ->
     view.baselines = [{"kind": b["kind"], "name": b["kind"] if b["submission_id"] is None else
                        f"{b['kind']} ({now[b['submission_id']]})", "accuracy": 100 * b["accuracy"], "cost": b["cost"],
                        "n": b["n"]} for b in state["baselines"] if b["submission_id"] is None or b["submission_id"] in now]
+    # the notes' rows (none on most boards: no read then), through the indexes on the unit's cost and the accuracy
     unplotted = list(points.filter(accuracy__isnull=False, **{f"{unit}__isnull": True}).order_by(
-        "finished_at", "submission_id").values_list("submission__model_name", flat=True)[:NAMES_SHOWN])
+        "finished_at", "submission_id").values_list("submission__model_name", flat=True)[:NAMES_SHOWN]
+        ) if counts["unplotted"] else []
     view.unplotted = unplotted + reported_unplotted
     view.unplotted_more = max(0, counts["unplotted"] - len(unplotted))
     view.undecided = list(points.filter(accuracy__isnull=True).order_by("finished_at", "submission_id").values_list(
-        "submission__model_name", "reason")[:NAMES_SHOWN])
+        "submission__model_name", "reason")[:NAMES_SHOWN]) if counts["undecided"] else []
     view.undecided_more = max(0, counts["undecided"] - len(view.undecided))
     view.figure = figure(view)
     # the key names what the whole board's figure has: a marker per group with a point above 0 anywhere
