@@ -8,8 +8,9 @@ of it written in bulk (``build``: a submission and its board entry each, a few t
 not through the pipeline; each copy's per-sample vectors are the template's with a share of its answers
 redrawn at a skill of its own, and its results' accuracies and MCC follow them, so sorting, neighbour
 tests and rank intervals have work to do; its own price and weights). Prediction rows are written for the
-first --prediction-rows copies only (20: a re-score rebuilds an entry from them). 10,000 entries build in 25 s,
-100,000 in 11 minutes at load 7-11 on the shared 2-core machine (docs/performance.md).
+first --prediction-rows copies only (20: a re-score rebuilds an entry from them). The copies' rows are written by
+executemany from a prototype's prepared values (``Rows``): 100,000 entries build in 160 s (55 s of CPU) at load
+7-10 on the shared 2-core machine (docs/performance.md).
 Then it measures, for GET /b/adaptmm-demo/ (the overview, 50 rows a page, sorted by adaptive
 accuracy, with paired tests between neighbours):
 
