@@ -22,11 +22,11 @@ from django.db.models.fields.json import KT
 
 from evaluation.metrics import NEEDS_JUDGE, Point, pareto_frontier, routing_baselines
 from leaderboard.board import PAGE_SIZE, UNDECIDED_BIT
-from evaluation.models import Submission, on_board_q
+from evaluation.models import ON_BOARD, Submission, on_board_q
 from leaderboard.figures import path, plot_text
 from leaderboard.models import BoardEntry, ParetoPoint, ParetoState
 from leaderboard.paging import page_of
-from leaderboard.selectors import TabSource, reported_sources
+from leaderboard.selectors import TabSource, on_board_now, reported_sources
 
 UNITS = {"usd": "$ per sample", "tokens": "tokens per sample"}
 # weights -> (Plotly symbol, legend name, the shape's word for the caption)
@@ -149,7 +149,8 @@ def stored_page(benchmark: Any, mode: str, unit: str, params: Any, base: str) ->
     page = list(plotted[start:min(end, counts["plotted"])].values_list(
         "submission_id", "accuracy", unit, "submission__model_name", "submission__weights", "submission__is_demo"))
     named = {p[0] for p in state["frontier"]} | {b["submission_id"] for b in state["baselines"] if b["submission_id"]}
-    now = dict(Submission.objects.on_board().filter(pk__in=named).values_list("pk", "model_name"))
+    now = {v["pk"]: v["model_name"] for v in Submission.objects.filter(pk__in=named).values(
+        "pk", "model_name", *ON_BOARD) if on_board_now(v)}
     # the frontier over the submissions' stored frontier and the reported points (a point off the first stays
     # off the frontier of both: pareto_frontier(A + B) == pareto_frontier(frontier(A) + B))
     shown = {name: (now[sid], sid) for sid, name, _a, _c in state["frontier"] if sid in now}
