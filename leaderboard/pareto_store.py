@@ -358,16 +358,24 @@ def _picks_update(benchmark: Benchmark, state: State, removed: set[int], added: 
             state.picks[kind] = list(min(found, key=key)) if found else None
 
 
-def _oracle_rebuild(benchmark: Benchmark, state: State) -> None:
-    """The per-sample minima from every member's vectors (a member that was a sample's minimum left)."""
-    n = state.length()
-    if n is None:
-        state.oracle = None
-        return
-    state.oracle = Oracle(n)
-    sids = list(_members(benchmark, state.mode, state.unit).values_list("submission_id", flat=True))
+def _oracle_rebuild(benchmark: Benchmark, states: list[State]) -> None:
+    """The per-sample minima of ``states`` from every member's vectors (a member that was a sample's minimum
+    left), each entry's vectors read once for all of them."""
+    members: dict[int, set[int]] = {}  # submission -> the states (by position) it is a member of
+    for i, state in enumerate(states):
+        n = state.length()
+        state.oracle = Oracle(n) if n is not None else None
+        if state.oracle is not None:
+            for sid in _members(benchmark, state.mode, state.unit).values_list("submission_id", flat=True):
+                members.setdefault(sid, set()).add(i)
+    modes = tuple(sorted({s.mode for s in states}))
+    sids = sorted(members)
     for start in range(0, len(sids), CHUNK):
-        _oracle_add(state, _vectors(sids[start:start + CHUNK], (state.mode,)), sids[start:start + CHUNK])
+        chunk = sids[start:start + CHUNK]
+        vectors = _vectors(chunk, modes)
+        for i, state in enumerate(states):
+            if state.oracle is not None:
+                _oracle_add(state, vectors, [sid for sid in chunk if i in members[sid]])
 
 
 def _oracle_add(state: State, vectors: dict, sids: Iterable[int]) -> None:
@@ -457,6 +465,7 @@ def pareto_refresh(benchmark: Benchmark, changed: Collection[int] | None) -> Non
                 "submission_id").distinct().count() < len(named):
             pareto_build(benchmark)
             return
+        rebuild: list[State] = []
         for (mode, unit), state in states.items():
             gone = [r for r in old if r.mode == mode]
             came = [r for r in new if r.mode == mode]
@@ -476,9 +485,13 @@ def pareto_refresh(benchmark: Benchmark, changed: Collection[int] | None) -> Non
             if n is None:
                 state.oracle = None
             elif state.oracle is None or n != before or left & state.oracle.owners() or state.oracle.n != n:
-                _oracle_rebuild(benchmark, state)  # a sample's minimum left (or the members' length changed)
+                rebuild.append(state)  # a sample's minimum left (or the members' length changed)
+                continue
             else:
                 joined = [r.submission_id for r in came if r.member(unit)]
                 _oracle_add(state, vectors, joined)
                 oracle_changed = bool(joined)
             state.save(benchmark, oracle_changed)
+        _oracle_rebuild(benchmark, rebuild)
+        for state in rebuild:
+            state.save(benchmark)

@@ -71,9 +71,9 @@ def test_the_stored_figures_equal_the_computed_ones_after_random_changes(tmp_pat
         return frontier_update(benchmark, state, removed, added)
 
     monkeypatch.setattr(pareto_store, "_frontier_update", counted)
-    rebuilt: list[str] = []
+    rebuilt: list[int] = []  # per refresh, how many modes and units read every member's vectors again
     oracle_rebuild = pareto_store._oracle_rebuild
-    monkeypatch.setattr(pareto_store, "_oracle_rebuild", lambda b, s: (rebuilt.append(s.mode), oracle_rebuild(b, s)))
+    monkeypatch.setattr(pareto_store, "_oracle_rebuild", lambda b, s: (rebuilt.append(len(s)), oracle_rebuild(b, s)))
 
     rng = random.Random(17)
     benchmark = helpers.make_benchmark(tmp_path / "bench")
@@ -96,7 +96,8 @@ def test_the_stored_figures_equal_the_computed_ones_after_random_changes(tmp_pat
     assert min(kinds.values()) >= 3, kinds
     assert builds == [1], builds  # built whole once (the first build), then updated by what changed
     assert sum(1 for g in gaps if g) >= 10, gaps  # frontier points left, and the gaps they opened were filled
-    assert len(rebuilt) >= 3 and len(rebuilt) < len(gaps) / 2, (len(rebuilt), len(gaps))  # minima left sometimes
+    # a sample's minimum left sometimes: the Oracle read every member's vectors again, and only then
+    assert sum(1 for n in rebuilt if n) >= 3 and sum(rebuilt) < len(gaps) / 2, (rebuilt, len(gaps))
     assert Submission.objects.on_board().filter(benchmark=benchmark).count() > 20
 
 
