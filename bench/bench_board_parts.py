@@ -4,7 +4,8 @@
     VAR_DIR=/tmp/lb/n100000 .venv/bin/python bench/bench_board_parts.py change newest  # or owner, burst: by part
     VAR_DIR=/tmp/lb/n100000 .venv/bin/python bench/bench_board_parts.py tabs [--runs 5] [--refresh-kinds]
 
-``VAR_DIR`` is the folder of one size's database (``bench_leaderboard.py``'s VAR_DIR/n<size>). ``first-build``
+``VAR_DIR`` is the folder of one size's database (``bench_leaderboard.py``'s VAR_DIR/n<size>), or
+``DATABASE_URL=postgres://...`` a PostgreSQL database built the same way. ``first-build``
 deletes the board's build state and runs ``board_refresh`` with each part timed (CPU and wall); ``change``
 unpublishes a submission (the newest; a sample's cheapest member in the Oracle's state, ``owner``; or the 20
 newest, ``burst``), refreshes, publishes it back and refreshes, each part timed; ``tabs`` requests every tab's
@@ -24,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["DATABASE_URL"] = f"sqlite:///{Path(os.environ['VAR_DIR']).resolve() / 'db.sqlite3'}"
+if not os.environ.get("DATABASE_URL", "").startswith("postgres"):  # else that PostgreSQL database
+    os.environ["DATABASE_URL"] = f"sqlite:///{Path(os.environ['VAR_DIR']).resolve() / 'db.sqlite3'}"
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
 os.environ["ALLOWED_HOSTS"] = "127.0.0.1,localhost,testserver"
 os.environ["PAGE_RATE_LIMIT_ANON"] = os.environ["PAGE_RATE_LIMIT_USER"] = "off"
