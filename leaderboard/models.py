@@ -106,6 +106,86 @@ class BoardEntry(models.Model):
         return f"board entry of submission {self.submission_id}"
 
 
+class BoardCounts(models.Model):
+    """How many of the board's public rows have each kind of figure, the overview's cost bounds and the Tools
+    tab's row count, as the board's last build counted them (``selectors.figures_present``, written by
+    ``services.board_refresh``): one narrow row the overview and the tabs offered read by its key. The build's
+    payload holds the same counts, but it also holds the wide tabs' index (3 MB at 10,000 entries), which
+    SQLite's JSON functions parse whole to extract any part of it."""
+
+    benchmark = models.OneToOneField("annotation.Benchmark", on_delete=models.CASCADE, primary_key=True,
+                                     related_name="+")
+    counts = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"board counts of benchmark {self.benchmark_id}"
+
+
+class ParetoPoint(models.Model):
+    """One public submission's figures on the Cost & Pareto tab in one accuracy mode (leaderboard.pareto_store),
+    written by the board's refresh when its entry is built: the point in dollars and in tokens, and what the
+    routing baselines need of its per-sample vectors (their length, mean accuracy and mean costs). A row exists
+    where the mode has an accuracy or an accuracy left to an LLM judge (``reason``)."""
+
+    submission = models.ForeignKey("evaluation.Submission", on_delete=models.CASCADE, related_name="+")
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    mode = models.CharField(max_length=8)
+    finished_at = models.DateTimeField(null=True)  # the tab's order: finished, then id (selectors.tab_sources)
+    # "<model name> (s<id>)" at the build: the frontier's and the baselines' tie-break (metrics.pareto_frontier);
+    # a rename moves the submission's heartbeat, so the row is written again
+    name = models.CharField(max_length=300)
+    weights = models.CharField(max_length=6, blank=True)  # which of the figure's marker groups it falls in
+    accuracy = models.FloatField(null=True)  # a share; null: not available
+    usd = models.FloatField(null=True)  # mean $ per sample; null: not plotted in dollars
+    tokens = models.FloatField(null=True)  # mean tokens per sample; null: not plotted in tokens
+    reason = models.TextField(blank=True)  # why the accuracy is not available, when rows need an LLM judge
+    # Its vectors (BoardEntry.correct, costs, token_counts) for the routing baselines: their length (null: not a
+    # member: no vectors, or an undecided row), the share right, the mean cost in each unit
+    base_n = models.PositiveIntegerField(null=True)
+    base_acc = models.FloatField(null=True)
+    base_usd = models.FloatField(null=True)
+    base_tokens = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "mode"], name="pareto_point_unique_mode")]
+        indexes = [models.Index(fields=["benchmark", "mode", "finished_at", "submission"], name="pareto_point_order_idx"),
+                   # the frontier's neighbourhood after a frontier point left (pareto_store._frontier_update), and
+                   # the page's notes: the rows without a cost in a unit, without an accuracy, in the tab's order
+                   models.Index(fields=["benchmark", "mode", "usd", "finished_at", "submission"],
+                                name="pareto_point_usd_idx"),
+                   models.Index(fields=["benchmark", "mode", "tokens", "finished_at", "submission"],
+                                name="pareto_point_tokens_idx"),
+                   models.Index(fields=["benchmark", "mode", "accuracy", "finished_at", "submission"],
+                                name="pareto_point_accuracy_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.mode} Pareto point of submission {self.submission_id}"
+
+
+class ParetoState(models.Model):
+    """What the Cost & Pareto tab draws for one accuracy mode and cost unit, over the submissions of the board's
+    last build (leaderboard.pareto_store): counts, the frontier, the routing baselines and the per-sample
+    minima the Oracle is updated from. The authors' reported rows are merged in when the page is read."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    mode = models.CharField(max_length=8)
+    unit = models.CharField(max_length=6)
+    # {"plotted", "positive" (a cost above 0), "unplotted", "undecided", "groups": {weights: plotted above 0}}
+    counts = models.JSONField(default=dict)
+    frontier = models.JSONField(default=list)  # [[submission id, name, accuracy, cost], ...] by ascending cost
+    baselines = models.JSONField(default=list)  # [{"kind", "submission_id", "accuracy", "cost", "n"}, ...]
+    # The baselines' state: the Strongest and Cheapest members, the members' vector lengths, and per sample the
+    # cheapest right member and the cheapest member (pareto_store.Oracle); large, so last (SQLite)
+    picks = models.JSONField(default=dict)
+    oracle = models.BinaryField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "mode", "unit"], name="pareto_state_unique")]
+
+    def __str__(self) -> str:
+        return f"Pareto state of benchmark {self.benchmark_id}, {self.mode}, {self.unit}"
+
+
 class ReportedResult(models.Model):
     """One model's figures as printed by a benchmark's authors; ``figures`` follows docs/leaderboard.md."""
 

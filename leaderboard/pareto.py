@@ -3,21 +3,30 @@
 The frontier and the baselines are the scoring library's (``pareto_frontier``, ``routing_baselines``);
 this module picks the inputs (one accuracy mode, dollars or tokens) and lays the figure out.
 Reported results have no per-sample costs and are never used as baselines.
+
+A page reads what the board's refresh stored (``pareto_store``: the submissions' points, the frontier, the
+baselines and the counts per mode and unit; ``stored_page``): its 50 points by index, the frontier and the
+baselines' names as they read now, the authors' reported rows merged in. ``pareto_view`` computes the same
+from every public row's results: the definition the stored figures are tested against, and the page of a
+board built before they were stored. The chart draws the page's points, the whole frontier and the
+baselines (docs/leaderboard.md, "Cost & Pareto").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 from django.db.models.fields.json import KT
 
 from evaluation.metrics import NEEDS_JUDGE, Point, pareto_frontier, routing_baselines
-from leaderboard.board import UNDECIDED_BIT
+from leaderboard.board import PAGE_SIZE, UNDECIDED_BIT
+from evaluation.models import ON_BOARD, Submission, on_board_q
 from leaderboard.figures import path, plot_text
-from leaderboard.models import BoardEntry
-from leaderboard.selectors import TabSource
+from leaderboard.models import BoardEntry, ParetoPoint, ParetoState
+from leaderboard.paging import page_span
+from leaderboard.selectors import TabSource, on_board_now, reported_sources
 
 UNITS = {"usd": "$ per sample", "tokens": "tokens per sample"}
 # weights -> (Plotly symbol, legend name, the shape's word for the caption)
@@ -26,6 +35,7 @@ MARKERS = {"open": ("circle", "Open weights", "circles"), "closed": ("square", "
 REPORTED_MARKER = ("triangle-up", "Reported by the authors", "triangles")
 # The papers' process tables give tokens per sample for the adaptive mode (leaderboard/data/*.json "notes").
 REPORTED_TOKENS_MODE = "adaptive"
+NAMES_SHOWN = 100  # names a note under the table lists (rows not plotted); the rest are counted
 
 
 @dataclass
@@ -38,6 +48,8 @@ class ParetoView:
     unplotted: list[str] = field(default_factory=list)  # rows without a cost in this unit, or at zero cost
     # rows whose accuracy in this mode is not available because rows need an LLM judge: (name, reason)
     undecided: list[tuple[str, str]] = field(default_factory=list)
+    unplotted_more: int = 0  # rows of each list beyond the NAMES_SHOWN named (a board of thousands)
+    undecided_more: int = 0
     figure: dict[str, Any] = field(default_factory=dict)
     caption: str = ""  # what each marker and line of the figure is: only those the legend has
     empty_note: str = ""  # why there is no chart, said where the chart would be
@@ -94,11 +106,87 @@ def pareto_view(sources: list[TabSource], mode: str, unit: str) -> ParetoView:
     view.figure = figure(view)
     view.caption = caption(view)
     if not any(p["cost"] > 0 for p in view.points) and reported_unplotted:
-        view.empty_note = (f"Nothing to plot: the results reported by the authors give no {UNITS[unit]} for the "
-                           f"{mode} mode" + ("" if (unit, mode) == ("tokens", REPORTED_TOKENS_MODE) else
-                                             f" (they give tokens per sample for the {REPORTED_TOKENS_MODE} mode "
-                                             "of the open-weight models)") + ".")
+        view.empty_note = _empty_note(mode, unit)
     return view
+
+
+def _empty_note(mode: str, unit: str) -> str:
+    return (f"Nothing to plot: the results reported by the authors give no {UNITS[unit]} for the "
+            f"{mode} mode" + ("" if (unit, mode) == ("tokens", REPORTED_TOKENS_MODE) else
+                              f" (they give tokens per sample for the {REPORTED_TOKENS_MODE} mode "
+                              "of the open-weight models)") + ".")
+
+
+def stored_page(benchmark: Any, mode: str, unit: str, params: Any, base: str) -> tuple[ParetoView, dict] | None:
+    """The tab's page as the board's last build stored it (``pareto_store``), with what must hold at once
+    applied now: a submission that left the board since is not shown (its point, its frontier step, the
+    baseline naming it), and names are read again. The counts, the frontier and the baselines are the
+    build's until its refresh has run (the page says "Updating"). A few indexed reads, whatever the board's
+    size; None for a board built before the figures were stored."""
+    state = ParetoState.objects.filter(benchmark=benchmark, mode=mode, unit=unit).values(
+        "counts", "frontier", "baselines").first()
+    if state is None:
+        return None
+    counts = state["counts"]
+    view = ParetoView(mode=mode, unit=unit)
+    reported: list[tuple[TabSource, float, float]] = []
+    reported_unplotted = []
+    for src in reported_sources(benchmark):
+        acc = _accuracy(src, mode)
+        if acc is None:
+            continue
+        x = _x(src, mode, unit)
+        if x is None:
+            reported_unplotted.append(src.model_name)
+        else:
+            reported.append((src, acc, x))
+    total = counts["plotted"] + len(reported)
+    start, pager = page_span(total, params, base)
+    end = min(start + PAGE_SIZE, total)
+    points = ParetoPoint.objects.filter(benchmark=benchmark, mode=mode).filter(on_board_q("submission__"))
+    plotted = points.filter(accuracy__isnull=False, **{f"{unit}__isnull": False}).order_by("finished_at",
+                                                                                           "submission_id")
+    page = list(plotted[start:min(end, counts["plotted"])].values_list(
+        "submission_id", "accuracy", unit, "submission__model_name", "submission__weights", "submission__is_demo"))
+    named = {p[0] for p in state["frontier"]} | {b["submission_id"] for b in state["baselines"] if b["submission_id"]}
+    now = {v["pk"]: v["model_name"] for v in Submission.objects.filter(pk__in=named).values(
+        "pk", "model_name", *ON_BOARD) if on_board_now(v)}
+    # the frontier over the submissions' stored frontier and the reported points (a point off the first stays
+    # off the frontier of both: pareto_frontier(A + B) == pareto_frontier(frontier(A) + B))
+    shown = {name: (now[sid], sid) for sid, name, _a, _c in state["frontier"] if sid in now}
+    shown.update({f"{src.model_name} ({src.key})": (src.model_name, src.key) for src, _a, _x in reported})
+    front = pareto_frontier([Point(name, acc, cost) for sid, name, acc, cost in state["frontier"] if sid in now]
+                            + [Point(f"{src.model_name} ({src.key})", acc, x) for src, acc, x in reported])
+    on_frontier = {shown[p.name][1] for p in front}
+    view.frontier = [{"name": shown[p.name][0], "accuracy": 100 * p.accuracy, "cost": p.cost} for p in front]
+    for sid, acc, x, name, weights, demo in page:
+        view.points.append({"name": name, "submission_id": sid, "weights": weights, "accuracy": 100 * acc, "cost": x,
+                            "is_demo": demo, "reported": False, "on_frontier": sid in on_frontier})
+    for src, acc, x in reported[max(0, start - counts["plotted"]):max(0, end - counts["plotted"])]:
+        view.points.append({"name": src.model_name, "submission_id": None, "weights": src.weights,
+                            "accuracy": 100 * acc, "cost": x, "is_demo": False, "reported": True,
+                            "on_frontier": src.key in on_frontier})
+    view.baselines = [{"kind": b["kind"], "name": b["kind"] if b["submission_id"] is None else
+                       f"{b['kind']} ({now[b['submission_id']]})", "accuracy": 100 * b["accuracy"], "cost": b["cost"],
+                       "n": b["n"]} for b in state["baselines"] if b["submission_id"] is None or b["submission_id"] in now]
+    # the notes' rows (none on most boards: no read then), through the indexes on the unit's cost and the accuracy
+    unplotted = list(points.filter(accuracy__isnull=False, **{f"{unit}__isnull": True}).order_by(
+        "finished_at", "submission_id").values_list("submission__model_name", flat=True)[:NAMES_SHOWN]
+        ) if counts["unplotted"] else []
+    view.unplotted = unplotted + reported_unplotted
+    view.unplotted_more = max(0, counts["unplotted"] - len(unplotted))
+    view.undecided = list(points.filter(accuracy__isnull=True).order_by("finished_at", "submission_id").values_list(
+        "submission__model_name", "reason")[:NAMES_SHOWN]) if counts["undecided"] else []
+    view.undecided_more = max(0, counts["undecided"] - len(view.undecided))
+    view.figure = figure(view)
+    # the key names what the whole board's figure has: a marker per group with a point above 0 anywhere
+    groups = [{"name": "", "weights": w, "reported": False, "accuracy": 0.0, "cost": 1.0} for w in counts["groups"]]
+    groups += [{"name": "", "weights": src.weights, "reported": True, "accuracy": 0.0, "cost": 1.0}
+               for src, _a, x in reported if x > 0][:1]
+    view.caption = caption(replace(view, figure=figure(replace(view, points=groups))))
+    if not counts["positive"] and not any(x > 0 for _s, _a, x in reported) and reported_unplotted:
+        view.empty_note = _empty_note(mode, unit)
+    return view, pager
 
 
 def _baselines(by_name: dict[str, TabSource], mode: str, unit: str) -> list[dict[str, Any]]:

@@ -22,10 +22,10 @@ from evaluation.derived import Build, derived_read
 from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
 from evaluation.metrics.types import BOARD_MODES as MODES
-from evaluation.models import Submission
+from evaluation.models import ON_BOARD, Submission
 from leaderboard import board, progress
 from leaderboard.figures import NONE, Fig, cell_fig, mean_fig, path, rate_fig
-from leaderboard.models import BoardEntry, EntryRank, ReportedResult
+from leaderboard.models import BoardCounts, BoardEntry, EntryRank, ReportedResult
 
 ENTRY_FIELDS = (
     "submission_id", "submission__model_name", "submission__organisation", "submission__weights",
@@ -188,10 +188,20 @@ def _entry_filter(query: board.Query) -> Q:
     return cond
 
 
-def _entries_by_id(ids: list[int], fields: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The entries of ``ids`` in that order, through the unique (submission) index, no sort."""
-    got = {v["submission_id"]: v for v in BoardEntry.objects.filter(submission_id__in=ids).order_by().values(*fields)}
+def _entries_by_id(ids: list[int], fields: tuple[str, ...], on_board: bool = False) -> list[dict[str, Any]]:
+    """The entries of ``ids`` in that order, through the unique (submission) index, no sort; ``on_board``: those
+    whose submission is on the board now (``on_board_now``)."""
+    checked = tuple(f"submission__{name}" for name in ON_BOARD) if on_board else ()
+    got = {v["submission_id"]: v for v in BoardEntry.objects.filter(submission_id__in=ids).order_by().values(
+        *fields, *checked) if not on_board or on_board_now(v, "submission__")}
     return [got[sid] for sid in ids if sid in got]
+
+
+def on_board_now(values: dict[str, Any], prefix: str = "") -> bool:
+    """``ON_BOARD`` checked on a row read by primary key, with its submission's ``ON_BOARD`` columns (under
+    ``prefix``). Put in the query, the condition made SQLite's planner (no statistics) walk every done
+    submission through the status index instead of the page's 50 by key: 400 ms at 100,000 entries."""
+    return all(values[f"{prefix}{name}"] == value for name, value in ON_BOARD.items())
 
 
 def _merge_page(total_entries: int, reported: list[tuple[int, board.Row]], page: int,
@@ -233,8 +243,12 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     public = public_entries(benchmark, query.as_of)
     cond = _entry_filter(query)
     fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
+    built = _overview_built(benchmark, query, known)
 
-    if query.sort in SORT_EXPRESSIONS:
+    if built is not None:  # the unfiltered view of a ranked column: the build's counts, order and bounds
+        total, before_known, bounds, fetch = built
+        bounds = fixed or bounds
+    elif query.sort in SORT_EXPRESSIONS:
         keyed = public.annotate(sort_key=SORT_EXPRESSIONS[query.sort])
         cmp = "sort_key__gte" if query.desc else "sort_key__lte"  # ties: entries before reported rows
         agg = keyed.aggregate(
@@ -291,6 +305,49 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
                       number, pages, count)
 
 
+def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.Row]) -> tuple[Any, ...] | None:
+    """The overview's unfiltered view of a ranked column in its descending order (the default view) read from
+    the board's build by index, in a time that does not grow with the board: the count and the cost bounds the
+    refresh stored (``figures_present``), the page's entries by their stored position (``EntryRank``: entries
+    with a value, in the overview's order; those without follow, by finish and id), a reported row's place by
+    the position of the first entry below it. The page is the build's, as the overview's cached pages are:
+    what must hold at once is applied when it is shown (``overview_now``). None where it does not apply (a
+    filter, another column or order, a board built before the counts were stored)."""
+    from leaderboard.rank_update import RANKED
+
+    field_name = RANKED.get(query.sort)
+    plain = not (query.weights or query.size or query.q) and query.demo and query.as_of is None
+    present = figures_present_built(benchmark) if field_name and query.desc and plain else {}
+    if "cost_min" not in present or query.sort not in present:
+        return None
+    total, ranked = present["entries"], present[query.sort]
+    order = (F(field_name).desc(), "finished_at", "submission_id")
+    entries = BoardEntry.objects.filter(benchmark=benchmark)
+    before_known = []
+    for row in known:
+        below = entries.filter(**{f"{field_name}__lt": board.COLUMN_BY_KEY[query.sort].value(row)}).order_by(
+            *order).values_list("submission_id", flat=True).first()
+        position = EntryRank.objects.filter(submission_id=below, metric=query.sort).values_list(
+            "position", flat=True).first() if below is not None else ranked + 1
+        if position is None:
+            return None
+        before_known.append(position - 1)
+
+    def fetch(offset: int, limit: int) -> list[dict[str, Any]]:
+        ids: list[int] = []
+        if offset < ranked and limit > 0:
+            ids += EntryRank.objects.filter(benchmark=benchmark, metric=query.sort, position__gt=offset,
+                                            position__lte=min(offset + limit, ranked)).order_by(
+                "position").values_list("submission_id", flat=True)
+        if offset + limit > ranked:
+            ids += entries.filter(**{f"{field_name}__isnull": True}).order_by("finished_at", "submission_id").values_list(
+                "submission_id", flat=True)[max(0, offset - ranked):offset + limit - ranked]
+        return _entries_by_id(ids, ENTRY_FIELDS, on_board=True)  # a row that left since the build is not shown
+
+    bounds = (present["cost_min"], present["cost_max"]) if present["cost_min"] is not None else None
+    return total, before_known, bounds, fetch
+
+
 # The submission's own columns an overview row shows or is filtered by (ENTRY_FIELDS' ``submission__`` ones), by
 # the Row field each fills: read again for a cached page's rows (``overview_now``).
 SUBMISSION_ROW_FIELDS = {
@@ -309,8 +366,11 @@ def overview_now(page: board.Page, query: board.Query) -> board.Page:
     The rest is the build's until its refresh has run (the page says "Updating"): the count, the positions
     and the neighbour tests (a row's note may speak of a row taken out above it), as the ranks already were."""
     ids = [r.submission_id for r in page.rows if r.submission_id is not None]
-    now = {v.pop("pk"): v for v in Submission.objects.on_board().filter(pk__in=ids).order_by().values(
-        "pk", *SUBMISSION_ROW_FIELDS)}
+    now = {v.pop("pk"): v for v in Submission.objects.filter(pk__in=ids).order_by().values(
+        "pk", *SUBMISSION_ROW_FIELDS, *ON_BOARD) if on_board_now(v)}
+    for v in now.values():
+        for name in ON_BOARD:
+            del v[name]
     rows = []
     for row in page.rows:
         if row.submission_id is None:  # the authors' reported rows: no submission to leave the board
@@ -333,25 +393,40 @@ def progress_points(benchmark: Benchmark) -> list[progress.Point]:
 
 
 def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
-    """``figures_present`` as the board's last build counted it (services.board_refresh); counted here only
-    for a board never built yet (a read either way)."""
+    """``figures_present`` as the board's last build counted it (services.board_refresh: ``BoardCounts``, read by
+    its key; the build's payload for a build made before it); counted here only for a board never built yet
+    (a read either way)."""
+    counts = BoardCounts.objects.filter(benchmark_id=benchmark.pk).values_list("counts", flat=True).first()
+    if counts is not None:
+        return counts
     stored = derived_read(benchmark, "board", part="present").payload
     return stored if isinstance(stored, dict) else figures_present(benchmark)
 
 
 def entry_figures(entries: QuerySet[BoardEntry]) -> dict[str, int]:
     """``figures_present``'s counts over these entries (one aggregate over their narrow columns, never their
-    vectors); the board's refresh counts the changed entries' before and after (services.present_update)."""
+    vectors); the board's refresh counts the changed entries' before and after (services._Counted)."""
     return entries.aggregate(
-        entries=Count("pk"), adaptive=Count("adaptive_acc"), oracle=Count("oracle_acc"), mcc=Count("mcc"),
-        tool_eff=Count("tool_eff"), cost=Count("cost"), tokens=Count("tokens"))
+        entries=Count("pk"), text=Count("text_acc"), adaptive=Count("adaptive_acc"), oracle=Count("oracle_acc"),
+        mcc=Count("mcc"), tool_eff=Count("tool_eff"), cost=Count("cost"), tokens=Count("tokens"))
 
 
-def figures_present(benchmark: Benchmark, entries: dict[str, int] | None = None) -> dict[str, int]:
-    """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``): the entries'
-    counts (``entry_figures`` over the board's, unless given) and the reported rows' figure keys."""
-    found = dict(entries) if entries is not None else entry_figures(
-        BoardEntry.objects.on_board().filter(benchmark=benchmark))
+def entry_cost_bounds(entries: QuerySet[BoardEntry]) -> dict[str, float | None]:
+    """The overview's cost bounds over these entries (``_overview_built``), each end read by the cost index."""
+    priced = entries.filter(cost__isnull=False).values_list("cost", flat=True)
+    return {"cost_min": priced.order_by("cost").first(), "cost_max": priced.order_by("-cost").first()}
+
+
+def figures_present(benchmark: Benchmark, entries: dict[str, int] | None = None) -> dict[str, Any]:
+    """How many public rows have each kind of figure, for the tabs offered (``tabs.tabs_with_data``) and the
+    overview's unfiltered pages (``overview``: the count, the ranked rows, the cost bounds): the entries' counts
+    (``entry_figures`` over the board's, unless given: the refresh's, brought up by what changed, over the entries
+    left once those that left the board were dropped), the cost bounds and the reported rows' figure keys."""
+    if entries is None:
+        on_board = BoardEntry.objects.on_board().filter(benchmark=benchmark)
+        found: dict[str, Any] = {**entry_figures(on_board), **entry_cost_bounds(on_board)}
+    else:
+        found = {**entries, **entry_cost_bounds(BoardEntry.objects.filter(benchmark=benchmark))}
     for figures in ReportedResult.objects.filter(benchmark=benchmark).values_list("figures", flat=True):
         figures = figures or {}
         for key in ("accuracy", "mode_selection", "process", "agentx"):
@@ -443,9 +518,13 @@ def tab_sources(benchmark: Benchmark, parts: Sequence[tuple[str, ...]] | None = 
                         node = node.setdefault(key, {})
                     node[p[-1]] = _part(text)
         out.append(TabSource(f"s{pk}", name, org, weights, pk, demo, False, results, _json(table) or {}, finished))
-    out += [TabSource(f"r{r.pk}", r.model_name, r.organisation, r.weights, None, False, True, r.figures or {})
+    return out + reported_sources(benchmark)
+
+
+def reported_sources(benchmark: Benchmark) -> list[TabSource]:
+    """The authors' reported rows as the tabs read them (a paper's dozen), after the submissions."""
+    return [TabSource(f"r{r.pk}", r.model_name, r.organisation, r.weights, None, False, True, r.figures or {})
             for r in ReportedResult.objects.filter(benchmark=benchmark)]
-    return out
 
 
 def _json(text: str | None) -> Any:

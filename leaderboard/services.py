@@ -30,7 +30,8 @@ from evaluation.provenance import file_claim, public_run
 from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
-from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.models import BoardCounts, BoardEntry, EntryRank
+from leaderboard.pareto_store import pareto_refresh
 from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
 from leaderboard.selectors import entry_figures, figures_present
 from leaderboard.wide_tabs import tables_build, tables_update
@@ -313,6 +314,13 @@ def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
     return out
 
 
+def board_counts_save(benchmark: Benchmark, present: dict[str, Any], tables: dict[str, Any]) -> None:
+    """The build's counts (``figures_present``) and the Tools tab's row count, in their own narrow row."""
+    tools = ((tables.get("tab_index") or {}).get("tabs") or {}).get("tools") or {}
+    BoardCounts.objects.update_or_create(benchmark=benchmark, defaults={
+        "counts": {**present, "tools_rows": tools.get("count") or 0}})
+
+
 @dataclass(frozen=True, slots=True)
 class _Stored:
     p_value: float
@@ -382,7 +390,10 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         # The wide tabs' rows in each order and their marks, so that a page of them computes its own rows only:
         # the changed submissions' rows written again, the gone ones' deleted, the marks moved by them (wide_tabs).
         tables = tables_build(benchmark) if previous is None else tables_update(benchmark, stale, gone)
-        present = counted.after() if counted is not None else None
-        return {"present": present if present is not None else figures_present(benchmark), **tables}
+        pareto_refresh(benchmark, None if previous is None else {*stale, *gone})  # the Cost & Pareto tab's figures
+        counted_now = counted.after() if counted is not None else None
+        present = counted_now if counted_now is not None else figures_present(benchmark)
+        board_counts_save(benchmark, present, tables)  # the counts the overview reads by key (BoardCounts)
+        return {"present": present, **tables}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

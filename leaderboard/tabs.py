@@ -16,7 +16,7 @@ from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
 from leaderboard.paging import page_number, page_rows, page_window
 from leaderboard.guessable import guessability_context
-from leaderboard.pareto import UNITS, figure as pareto_figure, pareto_view
+from leaderboard.pareto import UNITS, ParetoView, figure as pareto_figure, pareto_view, stored_page
 from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
@@ -79,6 +79,8 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
         if slug == "toolchains":  # its figures need tool calls: adaptive ones (tool effectiveness) or the oracle's
             return n["tool_eff"] > 0 or n["oracle"] > 0
         if slug == "tools":  # an entry with both text and adaptive lines (the refresh's index has its row)
+            if "tools_rows" in n:  # counted by the build (BoardCounts), not read from its index
+                return n["tools_rows"] > 0
             return bool((selectors.board_table_index(benchmark, "tools") or {}).get("count"))
         if slug == "cost":
             return n["cost"] > 0 or n["tokens"] > 0 or n.get("reported_tokens", 0) > 0
@@ -203,6 +205,21 @@ def _cost_choice(params: Any) -> tuple[str, str]:
     return (mode if mode in MODES else "adaptive"), (unit if unit in UNITS else "usd")
 
 
+def _cost_computed(benchmark: Benchmark, mode: str, unit: str, params: Any, base: str) -> tuple[ParetoView, dict]:
+    """The Cost & Pareto page computed from every public row's results: a board built before the refresh
+    stored the tab's figures (pareto_store) is read this way until its next build."""
+    sources = selectors.tab_sources(benchmark, cost_parts(mode), domain_table=False)
+    view = pareto_view(sources, mode, unit)
+    if "unit" not in params and not view.points:  # nothing in dollars (the authors' rows give tokens): open on tokens
+        tokens = pareto_view(sources, mode, "tokens")
+        view = tokens if tokens.points else view
+    points, pager = page_rows(view.points, params, base)
+    if pager["pages"]:  # the chart plots the page's points (with the whole board's frontier and baselines)
+        view.figure = pareto_figure(replace(view, points=points))
+    view.points = points
+    return view, pager
+
+
 def tab_context(benchmark: Benchmark, tab: str, params: Any, overview: board.Page | None = None) -> dict[str, Any]:
     if tab == "overview":
         return overview_context(benchmark, params, overview)
@@ -246,20 +263,13 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any, overview: board.Pag
         return {"rows": rows, **pager, "columns": selectors.TOOLCHAIN_COLUMNS}
     if tab == "tools":
         return {"rows": rows, **pager, "headers": tools_headers(params, base)}
-    # Cost & Pareto reads every public row's results (the frontier and baselines are the whole board's): its parts
-    cost_mode, unit = _cost_choice(params)
-    sources = selectors.tab_sources(benchmark, cost_parts(cost_mode), domain_table=False)
     if tab == "cost":
-        mode = cost_mode
-        view = pareto_view(sources, mode, unit)
-        if "unit" not in params and not view.points:  # nothing in dollars (the authors' rows give tokens): open on tokens
-            tokens = pareto_view(sources, mode, "tokens")
-            view = tokens if tokens.points else view
-        unit = view.unit
-        points, pager = page_rows(view.points, params, base)
-        if pager["pages"]:  # the chart plots the page's points (with the whole board's frontier and baselines)
-            view.figure = pareto_figure(replace(view, points=points))
-        view.points = points
-        return {"pareto": view, **pager, "modes": MODES, "units": UNITS, "mode": mode, "unit": unit,
+        mode, unit = _cost_choice(params)
+        found = stored_page(benchmark, mode, unit, params, base)
+        if found is not None and "unit" not in params and not found[0].points:
+            tokens = stored_page(benchmark, mode, "tokens", params, base)  # nothing in dollars: open on tokens
+            found = tokens if tokens is not None and tokens[0].points else found
+        view, pager = found if found is not None else _cost_computed(benchmark, mode, unit, params, base)
+        return {"pareto": view, **pager, "modes": MODES, "units": UNITS, "mode": mode, "unit": view.unit,
                 "request_path": tab_url(benchmark, "cost")}
     raise KeyError(tab)

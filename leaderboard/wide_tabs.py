@@ -8,8 +8,8 @@ build's payload, each table's row count and, per mode and column, the best and s
 marks). A page reads its range of the order, then the results of its own rows' submissions
 (``selectors.tab_sources(submission_ids=...)``, which keeps only those still on the board: a row that left it
 since the build is left out) and computes their figures and intervals with the same functions the refresh ran
-over the whole board. The Cost & Pareto tab is not indexed: its frontier and baselines are the whole board's,
-computed per page (docs/performance.md).
+over the whole board. The Cost & Pareto tab has its own stored points, frontier and baselines
+(``leaderboard.pareto_store``).
 
 A change costs what changed (``tables_update``): the rows of the submissions rebuilt now are computed from their
 results and written, those of the submissions that left the board deleted, the reported rows written again; the

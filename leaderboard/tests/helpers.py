@@ -9,8 +9,10 @@ right in which mode and where it calls tools, so every figure can be checked by 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
@@ -206,3 +208,36 @@ def assert_same_tab_index(refreshed: dict, rebuilt: dict) -> None:
                 assert len(kept[1]) >= 2 or kept[0], (tab, mode, kept)
                 assert kept[1] == full[1][:len(kept[1])], (tab, mode, kept, full)
                 assert not kept[0] or full[0] and kept[1] == full[1], (tab, mode, kept, full)
+
+
+CHANGES = ("publish", "unpublish", "rescore", "finish", "delete")
+
+
+def random_change(rng: Any, subs: list[Submission], new_spec: Callable[[str], ModelSpec], *, keep: int = 20,
+                  unpublish: Callable[[Submission], bool] | None = None) -> str:
+    """One random change to the board, through the services, as visitors and owners make them: a publish, an
+    unpublish (of a submission ``unpublish`` accepts, when given), a re-score sent back to the queue, the new
+    results of a queued one (``new_spec(name)``'s predictions, scored), or a deletion while more than ``keep``
+    are left. Returns which kind it made."""
+    for sub in subs:
+        sub.refresh_from_db()
+    live = [s for s in subs if s.deleted_at is None]
+    choices = {
+        "publish": [s for s in live if s.status == "done" and not s.is_public],
+        "unpublish": [s for s in live if s.is_public and (unpublish is None or unpublish(s))],
+        "rescore": [s for s in live if s.status == "done"],
+        "finish": [s for s in live if s.status == "queued"],  # a re-score's new results, from a new file
+        "delete": live if len(live) > keep else [],
+    }
+    kind = rng.choice([k for k, v in choices.items() if v])
+    sub = rng.choice(choices[kind])
+    if kind in ("publish", "unpublish"):
+        services.submission_set_public(submission=sub, public=kind == "publish")
+    elif kind == "rescore":
+        services.submission_rescore(submission=sub, enqueue=False)
+    elif kind == "finish":
+        sub.file.save("p.jsonl", ContentFile(jsonl(prediction_lines(new_spec(sub.model_name)))))
+        pipeline.submission_process_sync(submission=sub)
+    else:
+        services.submission_delete(submission=sub)
+    return kind

@@ -16,12 +16,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from django.core.files.base import ContentFile
 
-from evaluation import pipeline
 from evaluation.derived import derived_read
 from evaluation.models import DerivedState, Submission
-from evaluation.services import submission_delete, submission_rescore, submission_set_public
 from leaderboard import rank_update, wide_tabs
 from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.services import board_refresh
@@ -84,30 +81,9 @@ def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_
     # clones share a template's vectors until re-scored (ties, broken by finish time then id)
     subs = scored + helpers.clone(scored[0], 14) + helpers.clone(scored[1], 8, prefix="Twin")
     board_refresh(benchmark_id=benchmark.pk)
-    kinds = {"publish": 0, "unpublish": 0, "rescore": 0, "finish": 0, "delete": 0}
+    kinds = dict.fromkeys(helpers.CHANGES, 0)
     for step in range(200):
-        for sub in subs:
-            sub.refresh_from_db()
-        live = [s for s in subs if s.deleted_at is None]
-        choices = {
-            "publish": [s for s in live if s.status == "done" and not s.is_public],
-            "unpublish": [s for s in live if s.is_public],
-            "rescore": [s for s in live if s.status == "done"],
-            "finish": [s for s in live if s.status == "queued"],  # a re-score's new results, from a new file
-            "delete": live if len(live) > 20 else [],
-        }
-        kind = rng.choice([k for k, v in choices.items() if v])
-        sub = rng.choice(choices[kind])
-        kinds[kind] += 1
-        if kind in ("publish", "unpublish"):
-            submission_set_public(submission=sub, public=kind == "publish")
-        elif kind == "rescore":
-            submission_rescore(submission=sub, enqueue=False)
-        elif kind == "finish":
-            sub.file.save("p.jsonl", ContentFile(helpers.jsonl(helpers.prediction_lines(_spec(rng, sub.model_name)))))
-            pipeline.submission_process_sync(submission=sub)
-        else:
-            submission_delete(submission=sub)
+        kinds[helpers.random_change(rng, subs, lambda name: _spec(rng, name))] += 1
         if rng.random() < 0.35 or step == 199:  # else the next change comes before the worker ran (a burst)
             board_refresh(benchmark_id=benchmark.pk)
     assert min(kinds.values()) >= 10, kinds  # every kind of change was made, often

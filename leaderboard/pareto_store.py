@@ -1,0 +1,497 @@
+"""The Cost & Pareto tab's figures, stored by the board's refresh so that a page reads them (leaderboard.pareto).
+
+Per submission and accuracy mode, a ``ParetoPoint`` row: the point in dollars and in tokens (from the results'
+overall accuracy, mean cost and mean tokens, as ``pareto.pareto_view`` reads them) and what the routing
+baselines need of its per-sample vectors (their length, share right and mean costs). Per mode and unit, a
+``ParetoState`` row: the counts the page's pager and notes need, the frontier, the baselines, and the state
+they are updated from (the Strongest and Cheapest members, the members' vector lengths, and per sample the
+cheapest right member and the cheapest member, from which the Oracle's figures are summed).
+
+After a change (``pareto_refresh`` with the submissions rebuilt or gone), only what changed is computed:
+
+- the rows of the changed submissions are written again (their results' few figures, their vectors);
+- the frontier: a new point only moves it near itself (``pareto_frontier`` over the stored frontier and the
+  new points); a frontier point that left opens a gap between its remaining neighbours, and only the stored
+  points in that gap (cost between theirs, accuracy above the cheaper one's: an indexed read) can enter it;
+- the Strongest and Cheapest: compared with the new members; read again (two indexed reads) if one left;
+- the Oracle: each new member's vectors lower the per-sample minima where they are cheaper; a member that
+  left is only felt where it was a sample's minimum, and only then are the members' vectors read again.
+
+The whole build (the board's first, ``board_rebuild``) computes the same from every entry; so does a refresh
+that finds no stored state. ``leaderboard/tests/test_pareto_store.py`` compares the stored figures after
+random changes with the ones computed from scratch (``pareto.pareto_view`` over every public row).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Collection, Iterable, Iterator
+from functools import reduce
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+from django.db import transaction
+from django.db.models import Max, Min, Q
+from django.db.models.fields.json import KT
+
+from annotation.models import Benchmark
+from evaluation.metrics import NEEDS_JUDGE, Point, pareto_frontier
+from evaluation.metrics.types import BOARD_MODES as MODES
+from evaluation.models import Submission
+from leaderboard.board import UNDECIDED_BIT
+from leaderboard.models import BoardEntry, ParetoPoint, ParetoState
+
+UNITS = ("usd", "tokens")
+VECTORS = {"usd": "costs", "tokens": "token_counts"}  # a BoardEntry's per-sample costs in each unit
+CHUNK = 2000  # submissions read (results parts and vectors) per round of the whole build
+ONE = ord("1")
+
+
+@dataclass(slots=True)
+class Row:
+    """A ParetoPoint's fields as the refresh handles them."""
+
+    submission_id: int
+    mode: str
+    name: str
+    weights: str
+    finished_at: Any
+    accuracy: float | None
+    usd: float | None
+    tokens: float | None
+    reason: str = ""
+    base_n: int | None = None
+    base_acc: float | None = None
+    base_usd: float | None = None
+    base_tokens: float | None = None
+
+    def x(self, unit: str) -> float | None:
+        return self.usd if unit == "usd" else self.tokens
+
+    def plotted(self, unit: str) -> bool:
+        return self.accuracy is not None and self.x(unit) is not None
+
+    def member(self, unit: str) -> bool:
+        """A member of the routing baselines in ``unit``: plotted, with vectors and no undecided row."""
+        return self.plotted(unit) and self.base_n is not None and self.base_cost(unit) is not None
+
+    def base_cost(self, unit: str) -> float | None:
+        return self.base_usd if unit == "usd" else self.base_tokens
+
+
+ROW_FIELDS = ("submission_id", "mode", "name", "weights", "finished_at", "accuracy", "usd", "tokens", "reason",
+              "base_n", "base_acc", "base_usd", "base_tokens")
+
+
+def _float(value: Any) -> float | None:
+    """A number the database extracted from the results, as its JSON text or a number; JSON's null (SQLite
+    gives its text) or anything not a number is None, as ``figures.path`` reads it."""
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _parts(mode: str) -> dict[str, KT]:
+    base = f"results__modes__{mode}__"
+    return {f"{mode}_acc": KT(f"{base}accuracy__overall__value"), f"{mode}_reason": KT(f"{base}accuracy__overall__reason"),
+            f"{mode}_usd": KT(f"{base}cost__mean_cost_usd__value"), f"{mode}_tokens": KT(f"{base}process__mean_tokens__value")}
+
+
+def _point_rows(benchmark: Benchmark, ids: Collection[int] | None
+                ) -> Iterator[tuple[list[Row], dict[tuple[int, str], Any]]]:
+    """The rows of the board's entries still on it (of ``ids`` only, when given), CHUNK submissions at a time:
+    the points from their results' few figures (extracted by the database), the baselines' figures from their
+    vectors."""
+    found = Submission.objects.on_board().filter(benchmark=benchmark, board_entry__isnull=False)
+    if ids is not None:
+        found = found.filter(pk__in=list(ids))
+    all_ids = list(found.order_by("pk").values_list("pk", flat=True))
+    parts: dict[str, KT] = {}
+    for mode in MODES:
+        parts.update(_parts(mode))
+    for start in range(0, len(all_ids), CHUNK):
+        chunk = all_ids[start:start + CHUNK]
+        vectors = _vectors(chunk)
+        rows: list[Row] = []
+        for v in Submission.objects.filter(pk__in=chunk).order_by("pk").values(
+                "pk", "model_name", "weights", "finished_at", **parts):
+            for mode in MODES:
+                acc, reason = _float(v[f"{mode}_acc"]), v[f"{mode}_reason"]
+                reason = reason if acc is None and reason and NEEDS_JUDGE in reason else ""
+                if acc is None and not reason:
+                    continue  # neither a point nor a row left to a judge: the tab lists it nowhere
+                row = Row(v["pk"], mode, f"{v['model_name']} (s{v['pk']})", v["weights"] or "", v["finished_at"],
+                          acc, _float(v[f"{mode}_usd"]), _float(v[f"{mode}_tokens"]), reason)
+                bits, costs = vectors.get((v["pk"], mode), (None, {}))
+                if bits is not None and UNDECIDED_BIT not in bits:
+                    row.base_n, row.base_acc = len(bits), (bits.count("1") / len(bits) if bits else 0.0)
+                    # the mean as routing_baselines takes it: the floats summed in sample order
+                    n = len(bits)
+                    if costs.get("usd") is not None:
+                        row.base_usd = sum(costs["usd"]) / n if n else 0.0
+                    if costs.get("tokens") is not None:
+                        row.base_tokens = sum(costs["tokens"]) / n if n else 0.0
+                rows.append(row)
+        yield rows, vectors
+
+
+def _vectors(ids: list[int], modes: tuple[str, ...] = MODES
+             ) -> dict[tuple[int, str], tuple[str | None, dict[str, list[float] | None]]]:
+    """{(submission, mode): (correct bits, {unit: per-sample costs as floats})} of the entries of ``ids``: the
+    modes' vectors alone, extracted by the database (as pareto._baselines reads them)."""
+    out: dict[tuple[int, str], tuple[str | None, dict[str, list[float] | None]]] = {}
+    columns: dict[str, KT] = {}
+    for mode in modes:
+        columns[f"{mode}_bits"] = KT(f"correct__{mode}")
+        for unit, vector in VECTORS.items():
+            columns[f"{mode}_{unit}"] = KT(f"{vector}__{mode}")
+    for v in BoardEntry.objects.filter(submission_id__in=ids).order_by().values("submission_id", **columns):
+        for mode in modes:
+            # numbers as orjson reads them: tokens stay ints, whose sum is the sum of their floats (exact below 2**53)
+            costs = {unit: (orjson.loads(v[f"{mode}_{unit}"]) if v[f"{mode}_{unit}"] is not None else None)
+                     for unit in VECTORS}
+            out[(v["submission_id"], mode)] = (v[f"{mode}_bits"], costs)
+    return out
+
+
+# ------------------------------------------------------------------------------------------- the Oracle
+
+
+class Oracle:
+    """Per sample, the cheapest right member (cost and submission; NaN and -1 where no member is right) and the
+    cheapest member: the Oracle router picks the first where there is one, else the second
+    (metrics.routing_baselines), so its figures are these minima's count and sum."""
+
+    def __init__(self, n: int, data: bytes | None = None) -> None:
+        self.n = n
+        if data is not None and len(data) == 32 * n:
+            arrays = np.frombuffer(data, dtype=np.float64).copy()
+            self.rmin, self.amin = arrays[:n], arrays[2 * n:3 * n]
+            self.rsid, self.asid = arrays[n:2 * n].view(np.int64), arrays[3 * n:].view(np.int64)
+        else:
+            self.rmin, self.amin = np.full(n, np.nan), np.full(n, np.nan)
+            self.rsid, self.asid = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+
+    def to_bytes(self) -> bytes:
+        return b"".join(a.tobytes() for a in (self.rmin, self.rsid.view(np.float64), self.amin,
+                                               self.asid.view(np.float64)))
+
+    def add(self, sids: list[int], bits: list[str], costs: list[list[float]]) -> None:
+        """Members with their vectors (each of length n), in bulk."""
+        if not sids:
+            return
+        cost = np.array(costs, dtype=np.float64).reshape(len(sids), self.n)
+        right = np.frombuffer("".join(bits).encode("ascii"), dtype=np.uint8).reshape(len(sids), self.n) == ONE
+        ids = np.array(sids, dtype=np.int64)
+        cols = np.arange(self.n)
+        for mins, owners, mask in ((self.rmin, self.rsid, right), (self.amin, self.asid, None)):
+            masked = cost if mask is None else np.where(mask, cost, np.inf)
+            pick = masked.argmin(axis=0) if len(sids) else np.zeros(self.n, dtype=int)
+            best = masked[pick, cols]
+            better = np.isfinite(best) & (np.isnan(mins) | (best < mins))
+            mins[better], owners[better] = best[better], ids[pick][better]
+
+    def owners(self) -> set[int]:
+        return set(np.unique(np.concatenate([self.rsid, self.asid])).tolist()) - {-1}
+
+    def point(self) -> Point:
+        """The Oracle's accuracy and mean cost, summed in sample order as routing_baselines sums them."""
+        right = ~np.isnan(self.rmin)
+        spent = sum(np.where(right, self.rmin, self.amin).tolist())
+        n = self.n
+        return Point("Oracle", int(right.sum()) / n if n else 0.0, spent / n if n else 0.0, n)
+
+
+# ------------------------------------------------------------------------------------------- one mode and unit
+
+
+def _strongest_key(r: tuple) -> tuple:
+    return (-r[2], r[1])  # (sid, name, share right, mean cost): the most accurate, ties to the first name
+
+
+def _cheapest_key(r: tuple) -> tuple:
+    return (r[3], r[1])  # the least costly, ties to the first name
+
+
+@dataclass
+class State:
+    """One ParetoState as the refresh updates it."""
+
+    mode: str
+    unit: str
+    counts: dict[str, Any]
+    frontier: list[list[Any]]
+    picks: dict[str, Any]
+    oracle: Oracle | None
+
+    @classmethod
+    def empty(cls, mode: str, unit: str) -> State:
+        return cls(mode, unit, {"plotted": 0, "positive": 0, "unplotted": 0, "undecided": 0, "groups": {}}, [],
+                   {"members": 0, "lengths": {}, "strongest": None, "cheapest": None}, None)
+
+    def count(self, row: Row, sign: int) -> None:
+        c = self.counts
+        if row.accuracy is None:
+            c["undecided"] += sign
+        elif row.x(self.unit) is None:
+            c["unplotted"] += sign
+        else:
+            c["plotted"] += sign
+            if (row.x(self.unit) or 0) > 0:
+                c["positive"] += sign
+                c["groups"][row.weights] = c["groups"].get(row.weights, 0) + sign
+                if not c["groups"][row.weights]:
+                    del c["groups"][row.weights]
+        if row.member(self.unit):
+            self.picks["members"] += sign
+            key = str(row.base_n)
+            lengths = self.picks["lengths"]
+            lengths[key] = lengths.get(key, 0) + sign
+            if not lengths[key]:
+                del lengths[key]
+
+    def length(self) -> int | None:
+        """The members' common vector length; None when they differ (the baselines are then not drawn)."""
+        lengths = self.picks["lengths"]
+        return int(next(iter(lengths))) if len(lengths) == 1 else None
+
+    def baselines(self) -> list[dict[str, Any]]:
+        """As pareto._baselines computes them: over at least two plotted submissions, of which at least two
+        members with vectors of one length."""
+        n = self.length()
+        if self.counts["plotted"] < 2 or self.picks["members"] < 2 or n is None or self.oracle is None:
+            return []
+        oracle = self.oracle.point()
+        out = [{"kind": "Oracle", "submission_id": None, "accuracy": oracle.accuracy, "cost": oracle.cost, "n": n}]
+        for kind in ("Strongest", "Cheapest"):
+            sid, _name, acc, cost = self.picks[kind.lower()]
+            out.append({"kind": kind, "submission_id": sid, "accuracy": acc, "cost": cost, "n": n})
+        return out
+
+    def save(self, benchmark: Benchmark, oracle_changed: bool = True) -> ParetoState:
+        fields = {"counts": self.counts, "frontier": self.frontier, "baselines": self.baselines(), "picks": self.picks}
+        if oracle_changed:
+            fields["oracle"] = self.oracle.to_bytes() if self.oracle is not None else None
+        state, _ = ParetoState.objects.update_or_create(benchmark=benchmark, mode=self.mode, unit=self.unit,
+                                                        defaults=fields)
+        return state
+
+
+def _members(benchmark: Benchmark, mode: str, unit: str) -> Any:
+    return ParetoPoint.objects.filter(benchmark=benchmark, mode=mode, accuracy__isnull=False, base_n__isnull=False,
+                                      **{f"{unit}__isnull": False, f"base_{unit}__isnull": False})
+
+
+def _pick(benchmark: Benchmark, mode: str, unit: str, kind: str) -> list[Any] | None:
+    """The Strongest or Cheapest member read from the stored rows: every member at the best value (one indexed
+    aggregate, then its ties), the first name among them compared in Python (a database's collation may not)."""
+    members = _members(benchmark, mode, unit)
+    field = "base_acc" if kind == "strongest" else f"base_{unit}"
+    best = members.aggregate(v=Max(field) if kind == "strongest" else Min(field))["v"]
+    if best is None:
+        return None
+    ties = [(sid, name, acc, cost) for sid, name, acc, cost in members.filter(**{field: best}).values_list(
+        "submission_id", "name", "base_acc", f"base_{unit}")]
+    return list(min(ties, key=_strongest_key if kind == "strongest" else _cheapest_key))
+
+
+def _frontier_points(rows: Iterable[Any]) -> list[Point]:
+    return [Point(name, acc, cost) for _sid, name, acc, cost in rows]
+
+
+def _frontier(points: list[list[Any]]) -> list[list[Any]]:
+    """The library's frontier over [sid, name, accuracy, cost] points, the same shape back."""
+    by_name = {p[1]: p for p in points}
+    return [list(by_name[p.name]) for p in pareto_frontier(_frontier_points(points))]
+
+
+def _frontier_update(benchmark: Benchmark, state: State, removed: set[int], added: list[list[Any]]) -> None:
+    """The frontier after ``removed`` left and ``added`` came (the table already holds the change). Points off
+    the frontier that stay cannot enter it unless the frontier point above them left: each run of frontier
+    points that left leaves a gap between the remaining neighbours L (cheaper) and R (dearer), and only stored
+    points with a cost between L's and R's and an accuracy above L's can fill it."""
+    old = state.frontier
+    kept = [p for p in old if p[0] not in removed]
+    candidates = kept + added
+    if len(kept) < len(old):
+        x = state.unit
+        points = ParetoPoint.objects.filter(benchmark=benchmark, mode=state.mode, accuracy__isnull=False,
+                                            **{f"{x}__isnull": False})
+        gaps: list[Q] = []
+        left: list[Any] | None = None
+        in_gap = False
+        for p in [*old, None]:
+            if p is not None and p[0] in removed:
+                in_gap = True
+                continue
+            if in_gap:  # a gap between ``left`` and ``p`` (None: an end of the frontier)
+                gap = Q()
+                if left is not None:
+                    gap &= Q(**{f"{x}__gte": left[3], "accuracy__gt": left[2]})
+                if p is not None:
+                    gap &= Q(**{f"{x}__lte": p[3], "accuracy__lte": p[2]})
+                gaps.append(gap)
+                in_gap = False
+            left = p
+        # (an empty Q is dropped from an OR: a gap with no neighbour at either end is every point)
+        cond = Q() if any(not g for g in gaps) else reduce(operator.or_, gaps)
+        candidates += [list(r) for r in points.filter(cond).values_list("submission_id", "name", "accuracy", x)]
+    unique = {p[0]: p for p in candidates}
+    state.frontier = _frontier(list(unique.values()))
+
+
+def _picks_update(benchmark: Benchmark, state: State, removed: set[int], added: list[Row]) -> None:
+    unit = state.unit
+    new = [(r.submission_id, r.name, r.base_acc, r.base_cost(unit)) for r in added if r.member(unit)]
+    for kind, key in (("strongest", _strongest_key), ("cheapest", _cheapest_key)):
+        old = state.picks[kind]
+        if old is not None and old[0] in removed:
+            state.picks[kind] = _pick(benchmark, state.mode, unit, kind)
+        else:
+            found = [tuple(old)] if old is not None else []
+            found += new
+            state.picks[kind] = list(min(found, key=key)) if found else None
+
+
+def _oracle_rebuild(benchmark: Benchmark, states: list[State]) -> None:
+    """The per-sample minima of ``states`` from every member's vectors (a member that was a sample's minimum
+    left), each entry's vectors read once for all of them."""
+    members: dict[int, set[int]] = {}  # submission -> the states (by position) it is a member of
+    for i, state in enumerate(states):
+        n = state.length()
+        state.oracle = Oracle(n) if n is not None else None
+        if state.oracle is not None:
+            for sid in _members(benchmark, state.mode, state.unit).values_list("submission_id", flat=True):
+                members.setdefault(sid, set()).add(i)
+    modes = tuple(sorted({s.mode for s in states}))
+    sids = sorted(members)
+    for start in range(0, len(sids), CHUNK):
+        chunk = sids[start:start + CHUNK]
+        vectors = _vectors(chunk, modes)
+        for i, state in enumerate(states):
+            if state.oracle is not None:
+                _oracle_add(state, vectors, [sid for sid in chunk if i in members[sid]])
+
+
+def _oracle_add(state: State, vectors: dict, sids: Iterable[int]) -> None:
+    assert state.oracle is not None
+    got = [(sid, *vectors[(sid, state.mode)]) for sid in sids if (sid, state.mode) in vectors]
+    got = [(sid, bits, costs[state.unit]) for sid, bits, costs in got if bits is not None and len(bits) == state.oracle.n]
+    state.oracle.add([g[0] for g in got], [g[1] for g in got], [g[2] for g in got])
+
+
+# ------------------------------------------------------------------------------------------- the refresh
+
+
+def _load(benchmark: Benchmark) -> dict[tuple[str, str], State] | None:
+    states = {}
+    for s in ParetoState.objects.filter(benchmark=benchmark):
+        picks = s.picks or {}
+        n = int(next(iter(picks["lengths"]))) if len(picks.get("lengths") or {}) == 1 else None
+        oracle = Oracle(n, bytes(s.oracle)) if n is not None and s.oracle is not None else None
+        if oracle is not None and s.oracle is not None and len(bytes(s.oracle)) != 32 * n:
+            oracle = None
+        states[(s.mode, s.unit)] = State(s.mode, s.unit, s.counts, s.frontier, picks, oracle)
+    return states if len(states) == len(MODES) * len(UNITS) else None
+
+
+def pareto_build(benchmark: Benchmark) -> None:
+    """Every public entry's rows and every mode and unit's state, from scratch (one pass over the entries)."""
+    ParetoPoint.objects.filter(benchmark=benchmark).delete()
+    states = {(m, u): State.empty(m, u) for m in MODES for u in UNITS}
+    points: dict[tuple[str, str], list[list[Any]]] = {k: [] for k in states}
+    for rows, vectors in _point_rows(benchmark, None):
+        ParetoPoint.objects.bulk_create([ParetoPoint(benchmark=benchmark, **_fields(r)) for r in rows],
+                                        batch_size=1000)
+        for r in rows:
+            for unit in UNITS:
+                state = states[(r.mode, unit)]
+                state.count(r, 1)
+                if r.plotted(unit):
+                    points[(r.mode, unit)].append([r.submission_id, r.name, r.accuracy, r.x(unit)])
+                if r.member(unit):
+                    mine = (r.submission_id, r.name, r.base_acc, r.base_cost(unit))
+                    for kind, key in (("strongest", _strongest_key), ("cheapest", _cheapest_key)):
+                        old = state.picks[kind]
+                        state.picks[kind] = list(min([tuple(old), mine], key=key) if old else mine)
+                    if state.oracle is None:  # the first member's length: the members' if they share one
+                        state.oracle = Oracle(r.base_n or 0)
+        for (mode, unit), state in states.items():
+            if state.oracle is not None:
+                _oracle_add(state, vectors, [r.submission_id for r in rows if r.mode == mode and r.member(unit)])
+    for key, state in states.items():
+        state.frontier = _frontier(points[key])
+        if state.oracle is not None and state.length() != state.oracle.n:
+            state.oracle = None  # the members' vectors differ in length: no baselines
+        state.save(benchmark)
+
+
+def _fields(r: Row) -> dict[str, Any]:
+    return {f: getattr(r, f) for f in ROW_FIELDS}
+
+
+def pareto_refresh(benchmark: Benchmark, changed: Collection[int] | None) -> None:
+    """Bring the stored figures to the board's new build: ``changed`` are the submissions whose entries were
+    rebuilt, added or dropped by it (None: build everything, as the board's first build and ``board_rebuild``).
+    Runs inside the board's refresh, in its transaction."""
+    states = _load(benchmark) if changed is not None else None
+    if states is None:
+        pareto_build(benchmark)
+        return
+    if not changed:
+        return
+    with transaction.atomic():
+        old = [Row(**v) for v in ParetoPoint.objects.filter(benchmark=benchmark, submission_id__in=list(changed))
+               .values(*ROW_FIELDS)]
+        ParetoPoint.objects.filter(benchmark=benchmark, submission_id__in=list(changed)).delete()
+        new: list[Row] = []
+        vectors: dict[tuple[int, str], Any] = {}
+        for rows, found in _point_rows(benchmark, changed):
+            new += rows
+            vectors.update(found)
+        ParetoPoint.objects.bulk_create([ParetoPoint(benchmark=benchmark, **_fields(r)) for r in new], batch_size=1000)
+        removed = {r.submission_id for r in old}
+        # the state names submissions the table no longer holds (a row deleted outside the refresh): build whole
+        named = {p[0] for s in states.values() for p in s.frontier} | {
+            s.picks[k][0] for s in states.values() for k in ("strongest", "cheapest") if s.picks.get(k)}
+        named |= {sid for s in states.values() if s.oracle is not None for sid in s.oracle.owners()}
+        named -= removed
+        if named and ParetoPoint.objects.filter(benchmark=benchmark, submission_id__in=named).values(
+                "submission_id").distinct().count() < len(named):
+            pareto_build(benchmark)
+            return
+        rebuild: list[State] = []
+        for (mode, unit), state in states.items():
+            gone = [r for r in old if r.mode == mode]
+            came = [r for r in new if r.mode == mode]
+            if not gone and not came:
+                continue
+            before = state.length()
+            for r in gone:
+                state.count(r, -1)
+            for r in came:
+                state.count(r, 1)
+            left = {r.submission_id for r in gone}
+            _frontier_update(benchmark, state, left, [[r.submission_id, r.name, r.accuracy, r.x(unit)]
+                                                      for r in came if r.plotted(unit)])
+            _picks_update(benchmark, state, left, came)
+            n = state.length()
+            oracle_changed = True
+            if n is None:
+                state.oracle = None
+            elif state.oracle is None or n != before or left & state.oracle.owners() or state.oracle.n != n:
+                rebuild.append(state)  # a sample's minimum left (or the members' length changed)
+                continue
+            else:
+                joined = [r.submission_id for r in came if r.member(unit)]
+                _oracle_add(state, vectors, joined)
+                oracle_changed = bool(joined)
+            state.save(benchmark, oracle_changed)
+        _oracle_rebuild(benchmark, rebuild)
+        for state in rebuild:
+            state.save(benchmark)
