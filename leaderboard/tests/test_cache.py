@@ -14,7 +14,7 @@ from evaluation.models import Submission
 from evaluation.services import benchmark_results_bump
 from leaderboard.tests import helpers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # its file starts first (conftest.py)
 
 
 def _queries(client, url: str, **headers: str) -> int:  # noqa: ANN001

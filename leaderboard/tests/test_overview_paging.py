@@ -20,7 +20,7 @@ from evaluation.services import benchmark_results_bump
 from leaderboard.models import BoardEntry, ReportedResult
 from leaderboard.tests import helpers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # its file starts first (conftest.py)
 
 FIGURES = ("text", "adaptive", "oracle")
 

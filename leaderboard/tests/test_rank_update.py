@@ -19,7 +19,7 @@ from leaderboard.models import BoardEntry, EntryRank
 from leaderboard.services import board_refresh, ranks_build
 from leaderboard.tests import helpers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # its file starts first (conftest.py)
 
 N = 400
 FIELDS = ("position", "shared_rank", "rank_low", "rank_high", "stat_low", "stat_high", "above", "p_above",

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from leaderboard.tests import helpers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # its file starts first (conftest.py)
 
 # (tab, the table whose rows are paged, rows per public submission: one per mode shown)
 WIDE = [("domains", "domain-table", 3), ("mode-selection", "mode-selection-table", 1),
@@ -27,30 +27,32 @@ def _table_rows(html: str, table_id: str) -> list[str]:
         re.findall(r"<tr[ >]", body.split("<tbody>")[1])
 
 
-@pytest.mark.parametrize(("tab", "table_id", "per"), WIDE)
-def test_a_wide_tab_shows_50_rows_a_page_and_every_row_on_some_page(client, hand, tab, table_id, per) -> None:
-    before = len(_table_rows(client.get(f"/b/hand/{tab}/").content.decode(), table_id))
+def test_a_wide_tab_shows_50_rows_a_page_and_every_row_on_some_page(client, hand) -> None:
+    """Every wide tab, on one board (one board's build for the six tabs: the suite's time)."""
+    before = {tab: len(_table_rows(client.get(f"/b/hand/{tab}/").content.decode(), table_id))
+              for tab, table_id, _ in WIDE}
     helpers.clone(hand.alpha, 60)
-    total = before + 60 * per
-    first = client.get(f"/b/hand/{tab}/").content.decode()
-    rows = _table_rows(first, table_id)
-    assert len(rows) == 50
-    assert 'class="pager"' in first and f"of {total}" in first
-    seen = list(rows)
-    for n in range(2, -(-total // 50) + 1):
-        page = client.get(f"/b/hand/{tab}/?page={n}").content.decode()
-        assert f'<span aria-current="page">{n}</span>' in page
-        seen += _table_rows(page, table_id)
-    assert len(seen) == total and len(set(seen)) == total  # every row once
-    assert _table_rows(client.get(f"/b/hand/{tab}/?page=999").content.decode(), table_id)[-1] == seen[-1]
+    for tab, table_id, per in WIDE:
+        total = before[tab] + 60 * per
+        first = client.get(f"/b/hand/{tab}/").content.decode()
+        rows = _table_rows(first, table_id)
+        assert len(rows) == 50, tab
+        assert 'class="pager"' in first and f"of {total}" in first, tab
+        seen = list(rows)
+        for n in range(2, -(-total // 50) + 1):
+            page = client.get(f"/b/hand/{tab}/?page={n}").content.decode()
+            assert f'<span aria-current="page">{n}</span>' in page, (tab, n)
+            seen += _table_rows(page, table_id)
+        assert len(seen) == total and len(set(seen)) == total, tab  # every row once
+        assert _table_rows(client.get(f"/b/hand/{tab}/?page=999").content.decode(), table_id)[-1] == seen[-1], tab
 
 
 def test_the_page_of_a_wide_tab_is_the_same_size_with_more_entries(client, hand) -> None:
     helpers.clone(hand.alpha, 60)
     at_60 = len(client.get("/b/hand/domains/").content)
-    helpers.clone(hand.alpha, 240, prefix="More")
-    at_300 = len(client.get("/b/hand/domains/").content)
-    assert abs(at_300 - at_60) < 500  # the page links and counts, not 240 models x 3 modes of rows
+    helpers.clone(hand.alpha, 90, prefix="More")
+    at_150 = len(client.get("/b/hand/domains/").content)
+    assert abs(at_150 - at_60) < 500  # the page links and counts, not 90 models x 3 modes of rows
 
 
 def test_the_routers_tab_is_paged_and_keeps_its_sort_in_the_page_links(client, hand) -> None:
@@ -70,16 +72,16 @@ def _queries(client, url: str) -> int:  # noqa: ANN001
     return len(ctx.captured_queries)
 
 
-@pytest.mark.parametrize("tab", ["domains", "process", "routers"])
-def test_page_is_a_known_parameter_with_one_key_per_page(client, hand, tab) -> None:
+def test_page_is_a_known_parameter_with_one_key_per_page(client, hand) -> None:
     helpers.clone(hand.alpha, 60)
-    built = _queries(client, f"/b/hand/{tab}/")
-    cached = _queries(client, f"/b/hand/{tab}/")  # 1; the routers tab adds its routers' stamp
-    assert cached < built
-    for same in ("?page=1", "?page=x", "?page=-4", "?page=1&x=9"):
-        assert _queries(client, f"/b/hand/{tab}/{same}") == cached  # page 1, from the cache
-    assert _queries(client, f"/b/hand/{tab}/?page=2") > cached  # another page
-    assert _queries(client, f"/b/hand/{tab}/?page=02") == cached
+    for tab in ("domains", "process", "routers"):
+        built = _queries(client, f"/b/hand/{tab}/")
+        cached = _queries(client, f"/b/hand/{tab}/")  # 1; the routers tab adds its routers' stamp
+        assert cached < built, tab
+        for same in ("?page=1", "?page=x", "?page=-4", "?page=1&x=9"):
+            assert _queries(client, f"/b/hand/{tab}/{same}") == cached, (tab, same)  # page 1, from the cache
+        assert _queries(client, f"/b/hand/{tab}/?page=2") > cached, tab  # another page
+        assert _queries(client, f"/b/hand/{tab}/?page=02") == cached, tab
 
 
 @pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains", "cost", "tools"])
@@ -108,37 +110,39 @@ def test_the_parts_of_the_results_a_tab_reads_give_the_table_of_the_whole_result
     assert shown(parts_context)[0]
 
 
-@pytest.mark.parametrize("tab", ["domains", "mode-selection", "process", "toolchains", "tools"])
-def test_an_uncached_page_of_a_wide_tab_reads_its_own_rows_with_the_whole_boards_marks(client, hand, tab,
+def test_an_uncached_page_of_a_wide_tab_reads_its_own_rows_with_the_whole_boards_marks(client, hand,
                                                                                       monkeypatch) -> None:
     """An uncached page reads the results of its own rows' submissions only (leaderboard.wide_tabs: the order
     and the ▲/△ marks come with the board's build), so it costs the same on a board 100 times larger; its
-    rows and marks are the whole table's. Fails if a page computes the whole table again."""
+    rows and marks are the whole table's. Fails if a page computes the whole table again. Every wide tab but
+    the Cost & Pareto tab (test_pareto_store.py), on one board."""
     from django.core.cache import cache
     from django.http import QueryDict
 
     from leaderboard import selectors, tabs, wide_tabs
 
     helpers.clone(hand.alpha, 120)
-    sources = selectors.tab_sources(hand.benchmark, wide_tabs.TAB_PARTS[tab], domain_table=True)
-    whole = wide_tabs._table(hand.benchmark, tab, sources)  # the whole board's table, over every source
-    read: list[int] = []
     original = selectors.tab_sources
+    read: list[int] = []
 
     def counting(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         found = original(*args, **kwargs)
         read.append(sum(1 for s in found if not s.reported))
         return found
 
-    monkeypatch.setattr(selectors, "tab_sources", counting)
-    for page in (1, 2):
-        cache.clear()
-        assert client.get(f"/b/hand/{tab}/?page={page}").status_code == 200
-        assert read and max(read) <= 50, read  # the page's submissions, not the board's 123
-        read.clear()
-        rows = tabs.tab_context(hand.benchmark, tab, QueryDict(f"page={page}"))["rows"]
-        expected = whole[(page - 1) * 50:page * 50]
-        assert [wide_tabs._row_id(r) for r in rows] == [wide_tabs._row_id(r) for r in expected]
-        places = [[c.place for c in getattr(r, "cells", ())] for r in rows]
-        assert places == [[c.place for c in getattr(r, "cells", ())] for r in expected]
-        read.clear()
+    for tab in ("domains", "mode-selection", "process", "toolchains", "tools"):
+        monkeypatch.setattr(selectors, "tab_sources", original)
+        sources = selectors.tab_sources(hand.benchmark, wide_tabs.TAB_PARTS[tab], domain_table=True)
+        whole = wide_tabs._table(hand.benchmark, tab, sources)  # the whole board's table, over every source
+        monkeypatch.setattr(selectors, "tab_sources", counting)
+        for page in (1, 2):
+            read.clear()
+            cache.clear()
+            assert client.get(f"/b/hand/{tab}/?page={page}").status_code == 200
+            assert read and max(read) <= 50, (tab, read)  # the page's submissions, not the board's 123
+            read.clear()
+            rows = tabs.tab_context(hand.benchmark, tab, QueryDict(f"page={page}"))["rows"]
+            expected = whole[(page - 1) * 50:page * 50]
+            assert [wide_tabs._row_id(r) for r in rows] == [wide_tabs._row_id(r) for r in expected], (tab, page)
+            places = [[c.place for c in getattr(r, "cells", ())] for r in rows]
+            assert places == [[c.place for c in getattr(r, "cells", ())] for r in expected], (tab, page)
