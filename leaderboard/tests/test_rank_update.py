@@ -1,6 +1,7 @@
 """leaderboard.rank_update: the ranks updated by what changed equal, field by field, the ranks built whole
-(services.ranks_build), after each of 60 random changes on a board of 40 entries over 400 samples: entries
-re-scored (new vectors and figures, ties among them), taken off the board and put back, several at a time.
+(services.ranks_build), after each of 30 random changes, then of 12 bursts, on a board of 40 entries over 400
+samples: entries re-scored (new vectors and figures, ties among them), taken off the board and put back, several
+at a time.
 
 Over 400 samples the entries' own intervals are narrow enough to lie apart, so the rank intervals' both ends
 move (the 200-change sequence test runs the whole refresh on a board of a few samples, where they rarely do).
@@ -45,7 +46,7 @@ def _built(benchmark) -> dict:  # noqa: ANN001
     return {(r.submission_id, r.metric): [getattr(r, f) for f in FIELDS] for r in ranks_build(benchmark)}
 
 
-@pytest.mark.parametrize(("steps", "sizes", "seed"), [(60, (1, 1, 1, 2, 3), 7), (25, (5, 8, 12), 11)],
+@pytest.mark.parametrize(("steps", "sizes", "seed"), [(30, (1, 1, 1, 2, 3), 7), (12, (5, 8, 12), 11)],
                          ids=["one-to-three", "bursts"])
 def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path, steps, sizes, seed) -> None:  # noqa: ANN001
     """One to three entries changed at a time; then bursts of 5 to 12 (a worker behind: several places of the
