@@ -235,7 +235,7 @@ def _harness_submission_load(*, slug: str, model_name: str, modes: list[str], se
     if sub is None:
         extra = {} if max_image_pixels is None else {"max_image_pixels": max_image_pixels}
         with tempfile.TemporaryDirectory(prefix="harness-demo-") as folder:
-            key = write_simulated_key(benchmark, Path(folder) / "key.jsonl")
+            key = write_simulated_key(benchmark, Path(folder) / "key.jsonl", oracle="oracle" in modes)
             out = Path(folder) / "predictions.jsonl"
             stamp = protocol_stamp(benchmark, tool_images=tool_images)
             with serving(key, *serve_args) as url:
@@ -290,7 +290,7 @@ def demo_proposal_run_load(*, slug: str) -> ProposalRun | None:
     if not queued and not approved:
         return None
     with tempfile.TemporaryDirectory(prefix="proposals-demo-") as folder:
-        key = write_simulated_key(benchmark, Path(folder) / "key.jsonl")
+        key = write_simulated_key(benchmark, Path(folder) / "key.jsonl", oracle=False)  # proposals see img0 only
         # The platform serves the simulated model itself on this machine's loopback for the length of the run, as
         # the harness demo does: the guard against private addresses is for endpoints people give.
         with serving(key) as url, override_settings(RUNS_ALLOW_PRIVATE_ENDPOINTS=True):

@@ -91,20 +91,23 @@ def _item(sample: Sample, annotation: Any) -> RunItem:
                    regions=regions)
 
 
-def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | None = None) -> Iterator[dict]:
-    """What the simulated model knows of each sample (the answer included): for the demo and tests only."""
+def simulated_key_lines(benchmark: Benchmark, split: str = "all", limit: int | None = None, *,
+                        oracle: bool = True) -> Iterator[dict]:
+    """What the simulated model knows of each sample (the answer included): for the demo and tests only. Without
+    ``oracle`` (a run with no oracle mode, a proposal run) the oracle image is not made, so its hash is not known:
+    making it is most of the key's cost (docs/performance.md)."""
     samples = run_samples(benchmark, split, limit)
     approved = approved_annotations_for_export(benchmark)
     protocol = Protocol(max_pixels=django_settings.IMAGE_MAX_PIXELS)
     for sample in samples:
         annotation = approved.get(sample.pk)
         first = media_of(sample)[0]
-        oracle = oracle_png(_item(sample, annotation), protocol)
+        oracle_sha = hashlib.sha256(oracle_png(_item(sample, annotation), protocol)).hexdigest() if oracle else None
         chain = [c.as_dict() for c in annotation.tool_calls.all()] if annotation is not None else []
         yield {"uid": sample.uid, "question": sample.question.strip(), "options": sample.options or None,
                 "answer": sample.answer, "answer_type": sample.answer_type,
                 "img0_sha256": hashlib.sha256(still_path(first).read_bytes()).hexdigest(),
-               "oracle_sha256": hashlib.sha256(oracle).hexdigest(),
+               "oracle_sha256": oracle_sha,
                "width": first.width, "height": first.height, "toolchain": chain,
                # What a proposal request is answered from (simulated.proposal_reply): img0's approved regions
                # (in the frame after the transform), the transform and the key steps.
@@ -126,11 +129,12 @@ def _detail(meta: Any) -> list[float] | None:
     return list(value) if isinstance(value, list) and len(value) == 4 else None
 
 
-def write_simulated_key(benchmark: Benchmark, path: Path, split: str = "all", limit: int | None = None) -> Path:
+def write_simulated_key(benchmark: Benchmark, path: Path, split: str = "all", limit: int | None = None, *,
+                        oracle: bool = True) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
-        for line in simulated_key_lines(benchmark, split, limit):
+        for line in simulated_key_lines(benchmark, split, limit, oracle=oracle):
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
     return path
 
