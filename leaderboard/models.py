@@ -255,7 +255,8 @@ class TabIndexRow(models.Model):
     a row without the value has a key above every value, so it goes last on both databases), then the sources'
     order: the submissions by (finished_at, id), then the authors' reported rows (``source_pos`` their place
     in ReportedResult's order), a submission's modes in the table's order (``mode_pos``). The rows of a tab's
-    own order carry the values the tab marks its best and second-best by (``values``, a value per column).
+    own order carry the values the tab marks its best and second-best by (``values``, a value per column), and the
+    Tools tab's its figures as shown (``figures``).
     Written by the board's refresh for the submissions it rebuilt (and every reported row), deleted for those
     that left the board; the full build writes them all."""
 
@@ -272,6 +273,9 @@ class TabIndexRow(models.Model):
     source_pos = models.BigIntegerField()
     mode_pos = models.SmallIntegerField()
     values = models.JSONField(null=True)
+    # The Tools tab's own-order rows: the row's figures as a page shows them, intervals and all (``wide_tabs``:
+    # [value, low, high, n, digits, reason] per column), drawn by the refresh so that a page draws no bootstrap.
+    figures = models.JSONField(null=True)
 
     class Meta:
         # the page's columns (key, mode) last: the walk to a page's offset reads the index alone (PostgreSQL read

@@ -1,6 +1,6 @@
 """Progress over time: the best headline accuracy per month, and the best so far, as plain data and a chart.
 
-No database access here (``selectors.progress_points`` reads the points), so the figures can be
+No database access here (``progress_store.points`` reads the points), so the figures can be
 computed by hand in a test. A submission counts in the month (UTC) it was first scored; a re-score
 does not move it. With both open- and closed-weight submissions on the board, each gets its own
 line beside the line of all models (unstated weights count in "all" only).
@@ -28,6 +28,7 @@ class Point:
     weights: str
     score: float
     model: str
+    submission_id: int | None = None  # the board's refresh stores the month's best by it (progress_store)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
 from evaluation.metrics.types import BOARD_MODES as MODES
 from evaluation.models import ON_BOARD, Submission
-from leaderboard import board, progress
+from leaderboard import board
 from leaderboard.figures import NONE, Fig, cell_fig, mean_fig, path, rate_fig
 from leaderboard.models import BoardCounts, BoardEntry, EntryRank, ReportedResult
 
@@ -378,18 +378,6 @@ def overview_now(page: board.Page, query: board.Query) -> board.Page:
         elif row.submission_id in now:
             rows.append(replace(row, **{SUBMISSION_ROW_FIELDS[k]: v for k, v in now[row.submission_id].items()}))
     return board.Page(board.filter_rows(rows, query), page.number, page.pages, page.total)
-
-
-def progress_points(benchmark: Benchmark) -> list[progress.Point]:
-    """Every public submission with a headline accuracy: when it was first scored, weights, score (one query)."""
-    out = []
-    for first, weights, name, mode, text, adaptive, oracle in public_entries(benchmark).values_list(
-            Coalesce("submission__first_finished_at", "finished_at"), "submission__weights", "submission__model_name",
-            "headline_mode", "text_acc", "adaptive_acc", "oracle_acc"):
-        score = {"text": text, "adaptive": adaptive, "oracle": oracle}.get(mode)
-        if first is not None and score is not None:
-            out.append(progress.Point(first, weights, score, name))
-    return out
 
 
 def figures_present_built(benchmark: Benchmark) -> dict[str, int]:

@@ -32,6 +32,7 @@ from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
 from leaderboard.models import BoardCounts, BoardEntry, EntryRank
 from leaderboard.pareto_store import pareto_refresh
+from leaderboard.progress_store import months_of, summary_update
 from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
 from leaderboard.selectors import entry_figures, figures_present
 from leaderboard.wide_tabs import tables_build, tables_update
@@ -375,6 +376,7 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         changed = None if previous is None else changed_since(benchmark, last.version)
         stale = stale_submission_ids(benchmark, changed)
         counted = None if changed is None else _Counted.before(benchmark, changed)
+        progress_months = None if changed is None else months_of(benchmark, changed)  # before the change
         entries_sync(benchmark, stale)
         # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go;
         # readers filter them out at read time already (BoardEntry.objects.on_board()).
@@ -391,9 +393,13 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         # the changed submissions' rows written again, the gone ones' deleted, the marks moved by them (wide_tabs).
         tables = tables_build(benchmark) if previous is None else tables_update(benchmark, stale, gone)
         pareto_refresh(benchmark, None if previous is None else {*stale, *gone})  # the Cost & Pareto tab's figures
+        if progress_months is not None:  # the Progress tab's: the months the changed were in, before or after
+            progress_months |= months_of(benchmark, changed or ())
+        progress = summary_update(benchmark, None if previous is None else derived_read(
+            benchmark, "board", part="progress").payload, progress_months)
         counted_now = counted.after() if counted is not None else None
         present = counted_now if counted_now is not None else figures_present(benchmark)
         board_counts_save(benchmark, present, tables)  # the counts the overview reads by key (BoardCounts)
-        return {"present": present, **tables}
+        return {"present": present, **tables, "progress": progress}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

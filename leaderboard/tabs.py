@@ -17,7 +17,8 @@ from leaderboard.figures import plot_text
 from leaderboard.paging import page_number, page_rows, page_window
 from leaderboard.guessable import guessability_context
 from leaderboard.pareto import UNITS, ParetoView, figure as pareto_figure, pareto_view, stored_page
-from leaderboard.progress import GROUP_LABELS, progress_figure, progress_rows
+from leaderboard.progress import GROUP_LABELS, progress_figure
+from leaderboard.progress_store import progress_rows_now
 from leaderboard.routers_tab import ROUTERS_PARAMS, routers_context
 from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
@@ -226,7 +227,7 @@ def tab_context(benchmark: Benchmark, tab: str, params: Any, overview: board.Pag
     if tab == "routers":
         return routers_context(benchmark, params)
     if tab == "progress":
-        rows = progress_rows(selectors.progress_points(benchmark))
+        rows = progress_rows_now(benchmark)  # stored by the board's build (progress_store), or counted while behind
         return {"rows": rows, "chart": progress_figure(rows), "group_labels": GROUP_LABELS,
                 "split": any(r.group != "all" for r in rows)}
     if tab == "agentx":

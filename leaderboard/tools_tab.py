@@ -73,10 +73,22 @@ def group_figs(effect: dict[str, Any], group: Any, *, intervals: bool = True, sh
     }
 
 
-def tools_table(sources: list[TabSource], intervals: bool = True) -> list[TableRow]:
+def _memo_key(effect: dict[str, Any]) -> Any:
+    """What ``group_figs`` of an effect's overall group depends on, hashable; None: not worth a key."""
+    group, shown = effect.get("overall"), effect.get("shown")
+    try:
+        return (tuple(sorted(group.items())) if isinstance(group, dict) else group, bool(effect.get("has_oracle")),
+                effect.get("reason"), tuple(sorted(shown.items())) if isinstance(shown, dict) else shown)
+    except TypeError:  # an unhashable value: computed each time
+        return None
+
+
+def tools_table(sources: list[TabSource], intervals: bool = True,
+                memo: dict[Any, dict[str, Fig]] | None = None) -> list[TableRow]:
     """One row per entry whose file has both text and adaptive lines (with its reason when the figures are not
-    available: no valid tool call), best tool contribution first. ``intervals=False``: the values alone (the
-    board's refresh, which orders and marks the rows, draws no bootstrap; a page draws its 50 rows')."""
+    available: no valid tool call), best tool contribution first. ``intervals=False``: the values alone.
+    ``memo``: figures already drawn, by what they depend on (``_memo_key``; the refresh draws every row's intervals
+    and stores them, wide_tabs, and many rows share their counts)."""
     rows = []
     for src in sources:
         effect = path(src.results, "tool_effect")
@@ -84,7 +96,12 @@ def tools_table(sources: list[TabSource], intervals: bool = True) -> list[TableR
             continue
         if effect.get("overall") is None and not _both_modes(effect.get("reason")):
             continue
-        figs = group_figs(effect, effect.get("overall"), intervals=intervals)
+        key = _memo_key(effect) if memo is not None else None
+        figs = memo.get(key) if memo is not None and key is not None else None
+        if figs is None:
+            figs = group_figs(effect, effect.get("overall"), intervals=intervals)
+            if memo is not None and key is not None:
+                memo[key] = figs
         rows.append(TableRow(src, PAIR, [Cell(figs[key]) for _, key, _, _ in COLUMNS]))
     contribution = [key for _, key, _, _ in COLUMNS].index("contribution")
     rows.sort(key=lambda r: (r.cells[contribution].fig.value is None, -(r.cells[contribution].fig.value or 0.0)))

@@ -30,8 +30,9 @@ from django.db import connection
 from annotation.models import Benchmark
 from evaluation.derived import derived_read
 from evaluation.metrics.types import BOARD_MODES as MODES
-from leaderboard import selectors
+from leaderboard import cache, selectors
 from leaderboard.board import PAGE_SIZE
+from leaderboard.figures import Fig
 from leaderboard.models import TabIndexRow
 from leaderboard.paging import page_rows, page_span
 from leaderboard.tools_tab import (COLUMNS as TOOLS_COLUMNS, DEFAULT_SORT, PARTS as TOOLS_PARTS, sort_choice,
@@ -59,9 +60,10 @@ WINDOW = 8  # the best distinct values the refresh keeps per mode and column (wi
 BATCH = 5000  # index rows built and written at a time by the full build
 
 
-def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource], intervals: bool = True) -> list[Any]:
+def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource], intervals: bool = True,
+           memo: dict[Any, Any] | None = None) -> list[Any]:
     """The tab's rows over ``sources`` (all the board's in the refresh, a page's when read); ``intervals=False``:
-    the refresh's, which needs the values alone (the Tools tab then draws no bootstrap)."""
+    the values alone; ``memo``: the Tools tab's figures drawn already (the refresh's, ``tools_table``)."""
     if tab == "domains":
         return selectors.domain_table(benchmark, sources)[1]
     if tab == "mode-selection":
@@ -69,8 +71,19 @@ def _table(benchmark: Benchmark, tab: str, sources: list[selectors.TabSource], i
     if tab == "process":
         return selectors.process_table(sources, selectors.process_columns(benchmark.figures))
     if tab == "tools":
-        return tools_table(sources, intervals)
+        return tools_table(sources, intervals, memo)
     return selectors.toolchain_table(sources)
+
+
+def _tables(benchmark: Benchmark, sources: list[selectors.TabSource]) -> dict[str, list[Any]]:
+    """Every indexed tab's rows over ``sources``, as the refresh stores them: the values alone, but the Tools tab's
+    figures with their intervals (stored with its rows, so that a page draws no bootstrap), each set of counts
+    drawn once."""
+    return {tab: _table(benchmark, tab, sources, intervals=tab == "tools", memo={}) for tab in INDEXED}
+
+
+def _fig_list(fig: Fig) -> list[Any]:
+    return [fig.value, fig.lo, fig.hi, fig.n, fig.digits, fig.reason]
 
 
 def _row_id(row: Any) -> tuple[str, str]:
@@ -112,7 +125,7 @@ def _key(value: float | None, desc: bool) -> float:
 
 # TabIndexRow's columns as ``_index_rows`` gives them, written by ``_write``.
 COLUMNS = ("benchmark_id", "order", "submission_id", "key", "mode", "sort_key", "tie", "reported", "finished_at",
-           "source_pos", "mode_pos", "values")
+           "source_pos", "mode_pos", "values", "figures")
 
 
 def _index_rows(benchmark: Benchmark, sources: list[selectors.TabSource],
@@ -140,12 +153,14 @@ def _index_rows(benchmark: Benchmark, sources: list[selectors.TabSource],
                 own = _key(values[_CONTRIBUTION], True)
             else:
                 own = 0.0
+            figures = [_fig_list(c.fig) for c in row.cells] if tab == "tools" else None
             yield (benchmark.pk, tab, src.submission_id, key, mode, own, 0.0, src.reported, finished[key], pos,
-                   seen[key], values_field.get_db_prep_save(values, connection))
+                   seen[key], values_field.get_db_prep_save(values, connection),
+                   None if figures is None else values_field.get_db_prep_save(figures, connection))
             if tab == "tools":
                 for name, col, desc in TOOLS_ORDERS:
                     yield (benchmark.pk, name, src.submission_id, key, mode, _key(values[col], desc), own,
-                           src.reported, finished[key], pos, seen[key], None)
+                           src.reported, finished[key], pos, seen[key], None, None)
 
 
 def _write(rows: Iterable[tuple[Any, ...]]) -> None:
@@ -232,7 +247,7 @@ def tables_build(benchmark: Benchmark) -> dict[str, Any]:
     of every tab: the board's first build and its repair (``board_rebuild``)."""
     parts = sorted({p for tab in INDEXED for p in TAB_PARTS[tab]})
     sources = selectors.tab_sources(benchmark, parts, domain_table=True)
-    tables = {tab: _table(benchmark, tab, sources, intervals=False) for tab in INDEXED}
+    tables = _tables(benchmark, sources)
     TabIndexRow.objects.filter(benchmark_id=benchmark.pk).delete()
     _write(_index_rows(benchmark, sources, tables))
     return _payload(_domain_slugs(benchmark), {
@@ -265,7 +280,7 @@ def tables_update(benchmark: Benchmark, changed: Collection[int], gone: Collecti
     reported.delete()
     parts = sorted({p for tab in INDEXED for p in TAB_PARTS[tab]})
     sources = selectors.tab_sources(benchmark, parts, domain_table=True, submission_ids=changed)
-    tables = {tab: _table(benchmark, tab, sources, intervals=False) for tab in INDEXED}
+    tables = _tables(benchmark, sources)
     _write(_index_rows(benchmark, sources, tables))
     new = [(tab, _row_id(r)[1], _values(r)) for tab, rows in tables.items() for r in rows]
     again: set[str] = set()
@@ -292,6 +307,18 @@ def tables_update(benchmark: Benchmark, changed: Collection[int], gone: Collecti
         windows[tab] = _windows(benchmark, tab, TabIndexRow.objects.filter(
             benchmark_id=benchmark.pk, order=tab).values_list("mode", "values"))
     return _payload(slugs, windows)
+
+
+def _stored_figures(benchmark: Benchmark, ids: Collection[int]) -> dict[tuple[str, str], list[list[Any]]] | None:
+    """The Tools tab's figures of these submissions' rows as the board's last build stored them, by (key, mode); None
+    when the page must draw them: the build is behind the results (a row's results may have changed since: the page
+    shows them as they read now) or made before the figures were stored."""
+    version, built_at = cache.build_of(benchmark, "board")
+    if built_at is None or version is None or version < benchmark.results_version:
+        return None
+    found = {(key, mode): figures for key, mode, figures in TabIndexRow.objects.filter(
+        submission_id__in=list(ids), order="tools").values_list("key", "mode", "figures")}
+    return None if any(f is None for f in found.values()) else found
 
 
 def _page_keys(benchmark: Benchmark, order: str, start: int, total: int) -> list[tuple[str, str]]:
@@ -325,7 +352,13 @@ def table_page(benchmark: Benchmark, tab: str, params: Any, base: str) -> tuple[
     keys = _page_keys(benchmark, order_name(tab, params), start, index["count"])
     ids = {int(key[1:]) for key, _ in keys if key.startswith("s")}
     sources = selectors.tab_sources(benchmark, TAB_PARTS[tab], domain_table=tab == "domains", submission_ids=ids)
-    found = {_row_id(r): r for r in _table(benchmark, tab, sources)}
+    stored = _stored_figures(benchmark, ids) if tab == "tools" else None
+    if stored is not None:  # the refresh drew the rows' intervals (a bootstrap per figure): the page reads them
+        by_key = {s.key: s for s in sources}
+        found = {(key, mode): selectors.TableRow(by_key[key], mode, [selectors.Cell(Fig(*f)) for f in figures])
+                 for (key, mode), figures in stored.items() if key in by_key}
+    else:
+        found = {_row_id(r): r for r in _table(benchmark, tab, sources)}
     rows = [found[(key, mode)] for key, mode in keys if (key, mode) in found]  # gone: left the board since
     marks = index["marks"]
     for row in rows:

@@ -168,6 +168,36 @@ def test_the_progress_tab_charts_the_hand_board(client, dated) -> None:
     assert "Paper model" not in page  # reported rows carry no date
 
 
+def test_the_progress_tab_reads_the_months_its_refresh_stored(client, dated, monkeypatch) -> None:
+    """The board's refresh stores each month's count and best (progress_store); the page reads them, equal to the
+    rows counted from every point, after a change refreshed by what changed too; while the build is behind the
+    change, the page counts the points (the month's best that left the board is gone at once)."""
+    from leaderboard import progress_store, services as board_services
+
+    b = dated
+    counted_again: list = []
+
+    def summary_update(benchmark, last, months):  # noqa: ANN001, ANN202 - the refresh's own, its months noted
+        counted_again.append(months)
+        return progress_store.summary_update(benchmark, last, months)
+
+    monkeypatch.setattr(board_services, "summary_update", summary_update)
+    counted = progress_rows(progress_store.points(b.benchmark))
+    assert progress_store.stored_rows(b.benchmark) == counted and len(counted) == 5
+    services.submission_set_public(submission=b.alpha, public=False)  # May's best and the record holder
+    b.benchmark.refresh_from_db()
+    assert progress_store.stored_rows(b.benchmark) is None  # behind the change
+    page = client.get("/b/hand/progress/").content.decode()
+    assert 'data-month="2026-05"' not in page and "Alpha" not in page
+    helpers.refreshed(b.benchmark)  # the months Alpha was in counted again, the others kept
+    b.benchmark.refresh_from_db()
+    stored = progress_store.stored_rows(b.benchmark)
+    assert stored == progress_rows(progress_store.points(b.benchmark)) and stored
+    assert counted_again == [{"2026-05"}]  # Alpha's month alone
+    assert [r.month for r in stored if r.group == "all"] == ["2026-06", "2026-07"]
+    assert stored[-1].record_model == b.gamma.model_name  # Gamma's 50 % beats Beta's 37.5 % now
+
+
 # ------------------------------------------------------------------------------------ details shown
 
 

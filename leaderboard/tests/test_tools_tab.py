@@ -70,6 +70,27 @@ def test_the_tab_shows_each_entry_with_both_modes_best_contribution_first(client
     assert 'href="/b/hand/tools/"' in board_html  # offered: a row has both modes
 
 
+def test_the_page_reads_the_figures_its_refresh_drew(client, board, monkeypatch) -> None:  # noqa: ANN001
+    """The refresh stores each row's figures with their intervals (wide_tabs); the page draws no bootstrap and shows
+    what it shows when it draws them itself (as it does while the build is behind the results)."""
+    from django.core.cache import cache
+
+    from leaderboard import tools_tab, wide_tabs
+
+    cache.clear()
+    with monkeypatch.context() as m:
+        m.setattr(wide_tabs, "_stored_figures", lambda benchmark, ids: None)
+        drawn = client.get("/b/hand/tools/?sort=broken&desc=0", HTTP_HX_REQUEST="true").content.decode()
+    cache.clear()
+
+    def no_bootstrap(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("a page drew a bootstrap")
+
+    monkeypatch.setattr(tools_tab, "group_figs", no_bootstrap)
+    assert client.get("/b/hand/tools/?sort=broken&desc=0", HTTP_HX_REQUEST="true").content.decode() == drawn
+    assert _cells(drawn, board[1]["Alpha"].pk)[3].startswith("50.00 [")  # Alpha's contribution, with its interval
+
+
 def test_undefined_mcc_is_not_available_with_its_reason_everywhere(client, board) -> None:  # noqa: ANN001
     _, subs = board
     pk = subs["Always"].pk
