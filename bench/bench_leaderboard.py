@@ -434,7 +434,7 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
     current). SQLite runs in this process, so the worker thread's CPU time is the refresh's whole work. The
     submissions are published again afterwards and the board rebuilt (not measured). ``profile``: a path where the
     one-change refresh's cProfile statistics are written (the figures then include the profiler's overhead), and
-    its 25 costliest functions by cumulative time are printed."""
+    its 25 costliest functions by cumulative time are printed; the burst's worker runs likewise, to ``profile``.burst."""
     import cProfile
     import pstats
     import queue
@@ -480,12 +480,17 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
             time.sleep(max(0.0, due - time.monotonic()))
             before = derived_read(benchmark, "board", payload=False).built_at
             c = time.thread_time()
+            if burst_profiler is not None:
+                burst_profiler.enable()
             board_refresh.run(pk)
+            if burst_profiler is not None:
+                burst_profiler.disable()
             spent["cpu"] += time.thread_time() - c
             spent["runs"] += 1
             spent["builds"] += derived_read(benchmark, "board", payload=False).built_at != before
         connections.close_all()
 
+    burst_profiler = cProfile.Profile() if profile else None
     thread = threading.Thread(target=worker)
     with refresh_parts() as burst_parts:
         thread.start()
@@ -501,6 +506,9 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
     print(f"refresh after a burst of {len(subs)} changes ({changes_s:.2f} s to make them): worker CPU "
           f"{spent['cpu']:.2f} s over {spent['runs']} runs, of which {spent['builds']} built; drained "
           f"{out['burst_wall_s']:.2f} s after the first change; {load_average()}", flush=True)
+    if burst_profiler is not None:
+        burst_profiler.dump_stats(profile + ".burst")
+        pstats.Stats(burst_profiler).sort_stats("cumulative").print_stats(30)
     burst_parts["rest"] = spent["cpu"] - sum(burst_parts.values())
     print("  by part, CPU (s): " + ", ".join(f"{k} {v:.3f}" for k, v in burst_parts.items()), flush=True)
     out.update({f"burst_{k}_cpu_s": v for k, v in burst_parts.items()})

@@ -10,18 +10,16 @@ with a value put back at their new places, at once:
   (``COUNT``); the neighbour pairs that are new are tested (one or two paired tests per place);
 - the places where something changed (an unchanged entry after which entries were put in or a run taken out: an
   anchor) cut the stored order into segments whose entries all move by the same number of places and keep their
-  neighbour tests: a range of positions per segment; the first entry after each anchor gets its
+  neighbour tests: one range ``UPDATE`` of the positions per segment; the first entry after each anchor gets its
   new neighbour; a tie group changes only from a changed test to the next group's start (the least stored
   ``shared_rank`` beyond it, from the tie-group index): that run takes the new group's rank, the later groups'
   ranks move with their positions;
 - the others' rank-interval ends move by step functions of the changed entries' bounds (``rank_low`` of the
   entries whose ``stat_high`` is below a removed or new entry's ``stat_low``, ``rank_high`` of those whose
-  ``stat_low`` is not above its ``stat_high``): a range of the bounds per step.
+  ``stat_low`` is not above its ``stat_high``): one range ``UPDATE`` per step.
 
-The segments' and steps' ranges are applied in one ``UPDATE`` per ordering (``CASE`` per column, each expression
-reading the row as stored), so each stored row is written at most once, and only if it moves; the reads are a few
-indexed queries per changed entry, whatever the board's size. The rows that move still grow with the board: an
-unpublish near the top moves every entry below it (positions, tie groups, rank-interval ends).
+So each stored row is written at most once per column, and only if it moves; the reads are a few indexed queries
+per changed entry, whatever the board's size.
 
 Exact where it runs; where it cannot be sure (no earlier build, an entry without its own interval because its vector
 is not the board's length, stored rows that do not add up to the board's entries) nothing is written (a savepoint
@@ -34,12 +32,10 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from datetime import datetime
-from functools import reduce
-from operator import or_
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Case, Count, F, IntegerField, Max, Q, Value, When
+from django.db.models import Count, F, Max, Q
 
 from annotation.models import Benchmark
 from evaluation.metrics import entry_bounds, entry_bounds_mcc, neighbour_mcnemar
@@ -224,43 +220,51 @@ class _Ordering:
             row.rank_low = 1 + kept_low[sid] + sum(o.low > own[sid].high for o in in_bounds)
             row.rank_high = kept_high[sid] + sum(o.high >= own[sid].low for o in in_bounds)
 
-        # The writes: the rows taken out deleted, every kept row that moves written once (``_move``), then the new rows.
+        # The writes.
         self.rows.filter(submission_id__in=list(taken)).delete()
+        self._steps("stat_high", "rank_low", [(bd.low, -1) for bd in out_bounds] + [(bd.low, 1) for bd in in_bounds],
+                    below=True)
+        self._steps("stat_low", "rank_high", [(bd.high, -1) for bd in out_bounds] + [(bd.high, 1) for bd in in_bounds],
+                    below=False)
         for sid, above, (p, sig), _ in neighbours:
             self.rows.filter(submission_id=sid).update(above=above, p_above=p, significant_above=sig)
-        self._move(
-            _steps("stat_high", [(bd.low, -1) for bd in out_bounds] + [(bd.low, 1) for bd in in_bounds], below=True),
-            _steps("stat_low", [(bd.high, -1) for bd in out_bounds] + [(bd.high, 1) for bd in in_bounds], below=False),
-            [g for g in groups if g[0] <= g[1] and (g[2] is not None or g[3])])
+        # Positions and tie groups by segment, one UPDATE each (a row written once): the runs moving down from the
+        # bottom, then the others from the top, so that no run lands on stored positions still to be moved.
+        for first, last, value, by in sorted((g for g in groups if g[3] > 0), key=lambda g: -g[0]) + sorted(
+                (g for g in groups if g[3] <= 0), key=lambda g: g[0]):
+            if first > last:
+                continue
+            run = self.rows.filter(position__gte=first, position__lte=last)
+            if value is not None:
+                if by:
+                    run.update(position=F("position") + by, shared_rank=value)
+                else:
+                    run.exclude(shared_rank=value).update(shared_rank=value)
+            elif by:
+                run.update(position=F("position") + by, shared_rank=F("shared_rank") + by)
         EntryRank.objects.bulk_create(inserts, batch_size=2000)
 
-    def _move(self, low: list[tuple[Q, int]], high: list[tuple[Q, int]],
-              runs: list[tuple[int, int, int | None, int]]) -> None:
-        """One ``UPDATE`` of the kept rows that move: ``rank_low`` plus each step's delta where its bounds are in the
-        step's range (``low``; ``high`` likewise for ``rank_high``), and each run of stored positions (first, last,
-        shared rank to set or None: moved with the position, by) moved and given its tie group. Every expression
-        reads the row as stored, so the runs need no order, and each row is written once however many of the
-        three it is in (a change near the top moves most of the board in all three)."""
-        where = Q()
-        values: dict[str, Any] = {}
-        for column, steps in (("rank_low", low), ("rank_high", high)):
-            if steps:
-                where |= reduce(or_, (q for q, _ in steps))
-                values[column] = F(column) + Case(*(When(q, then=Value(d)) for q, d in steps), default=Value(0),
-                                                  output_field=IntegerField())
-        moves, groups = [], []
-        for first, last, value, by in runs:
-            span = Q(position__gte=first, position__lte=last)
-            if by:
-                moves.append(When(span, then=Value(by)))
-            groups.append(When(span, then=Value(value) if value is not None else F("shared_rank") + by))
-            where |= span & ~Q(shared_rank=value) if value is not None and not by else span
-        if moves:
-            values["position"] = F("position") + Case(*moves, default=Value(0), output_field=IntegerField())
-        if groups:
-            values["shared_rank"] = Case(*groups, default=F("shared_rank"), output_field=IntegerField())
-        if values:
-            self.rows.filter(where).update(**values)
+    def _steps(self, column: str, target: str, thresholds: list[tuple[float, int]], *, below: bool) -> None:
+        """Add to ``target`` of each row the sum of the deltas whose threshold its ``column`` is strictly below
+        (``below``: rank_low counts the lower bounds above one's upper bound), or not above (rank_high counts
+        the upper bounds not below one's lower bound): a range update per step of that sum."""
+        by_value: dict[float, int] = {}
+        for t, d in thresholds:
+            by_value[t] = by_value.get(t, 0) + d
+        cuts = sorted(by_value)
+        total = sum(by_value.values())
+        lo: float | None = None
+        for t in [*cuts, None]:
+            if total:
+                rows = self.rows
+                if lo is not None:
+                    rows = rows.filter(**{f"{column}__gte" if below else f"{column}__gt": lo})
+                if t is not None:
+                    rows = rows.filter(**{f"{column}__lt" if below else f"{column}__lte": t})
+                rows.update(**{target: F(target) + total})
+            if t is not None:
+                total -= by_value[t]
+                lo = t
 
     def check(self) -> None:
         """The stored rows add up: one per entry with a value, at positions 1..N (two counts over indexes)."""
@@ -268,31 +272,6 @@ class _Ordering:
         entries = BoardEntry.objects.filter(benchmark=self.benchmark, **{f"{self.field}__isnull": False}).count()
         if not got["n"] == (got["top"] or 0) == entries:
             raise _Unsure
-
-
-def _steps(column: str, thresholds: list[tuple[float, int]], *, below: bool) -> list[tuple[Q, int]]:
-    """The step function adding to a rank-interval end the sum of the deltas whose threshold the row's ``column`` is
-    strictly below (``below``: rank_low counts the lower bounds above one's upper bound), or not above (rank_high
-    counts the upper bounds not below one's lower bound): (the rows' range of ``column``, its sum) for each step
-    whose sum is not 0."""
-    by_value: dict[float, int] = {}
-    for t, d in thresholds:
-        by_value[t] = by_value.get(t, 0) + d
-    total = sum(by_value.values())
-    out: list[tuple[Q, int]] = []
-    lo: float | None = None
-    for t in [*sorted(by_value), None]:
-        if total:
-            q = Q(**{column + "__isnull": False})
-            if lo is not None:
-                q &= Q(**{f"{column}__gte" if below else f"{column}__gt": lo})
-            if t is not None:
-                q &= Q(**{f"{column}__lt" if below else f"{column}__lte": t})
-            out.append((q, total))
-        if t is not None:
-            total -= by_value[t]
-            lo = t
-    return out
 
 
 def _date_key(finished: datetime | None, nulls_last: bool) -> tuple[int, Any]:
