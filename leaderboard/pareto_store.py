@@ -5,7 +5,7 @@ overall accuracy, mean cost and mean tokens, as ``pareto.pareto_view`` reads the
 baselines need of its per-sample vectors (their length, share right and mean costs). Per mode and unit, a
 ``ParetoState`` row: the counts the page's pager and notes need, the frontier, the baselines, and the state
 they are updated from (the Strongest and Cheapest members, the members' vector lengths, and per sample the
-cheapest right member and the cheapest member, from which the Oracle's figures are summed).
+cheapest right members and the cheapest members, ``KEEP`` of each, from which the Oracle's figures are summed).
 
 After a change (``pareto_refresh`` with the submissions rebuilt or gone), only what changed is computed:
 
@@ -165,8 +165,11 @@ def _vectors(ids: list[int], modes: tuple[str, ...] = MODES
 
 
 # Per sample, how many of the cheapest right members and of the cheapest members the Oracle keeps: when one leaves,
-# the next takes its place, and the members' vectors are read again only where a sample's list runs out.
-KEEP = 8
+# the next takes its place, and the members' vectors are read again only where a sample's list runs out (more than
+# KEEP of its cheapest gone at once: with 8, the bench's burst of 20 unpublishes, its 20 cheapest members on every
+# sample, read 100,000 entries' vectors again). Stored as 8 bytes x (4 KEEP + 2) per sample: 157 kB per mode and
+# unit at 151 samples.
+KEEP = 32
 
 
 class Oracle:
