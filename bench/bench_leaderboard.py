@@ -128,7 +128,9 @@ if not CHILD:
 # The database through DATABASE_URL, as deployed: config.settings.base then keeps connections open
 # (conn_max_age=60), where its URL-less SQLite default opens one per request (--db-per-request).
 PER_REQUEST = "--db-per-request" in sys.argv
-if not PER_REQUEST:
+if "--database-url" in sys.argv:  # another database (PostgreSQL), emptied by nothing here: give each size its own
+    os.environ["DATABASE_URL"] = sys.argv[sys.argv.index("--database-url") + 1]
+elif not PER_REQUEST:
     os.environ["DATABASE_URL"] = f"sqlite:///{Path(os.environ['VAR_DIR']).resolve() / 'db.sqlite3'}"
 else:
     os.environ.pop("DATABASE_URL", None)
@@ -423,14 +425,18 @@ def refresh_parts() -> Iterator[dict[str, float]]:
             setattr(module, name, saved[part])
 
 
-def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[str, float]:
+def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile: str = "") -> dict[str, float]:
     """The worker's cost of a change: the board's refresh task after one unpublish (wall and CPU time), then after
     ``burst`` unpublishes within ``within`` seconds, each sending its message as on commit to one worker (a thread
     of this process draining a queue in order, as a Celery worker with concurrency 1 does, each message run once
     its countdown, settings.RESULTS_CHANGED_DELAY_SECONDS, has passed): the worker's CPU time
     over the burst, its wall time until drained, and how many of its runs built (the others found the board
     current). SQLite runs in this process, so the worker thread's CPU time is the refresh's whole work. The
-    submissions are published again afterwards and the board rebuilt (not measured)."""
+    submissions are published again afterwards and the board rebuilt (not measured). ``profile``: a path where the
+    one-change refresh's cProfile statistics are written (the figures then include the profiler's overhead), and
+    its 25 costliest functions by cumulative time are printed; the burst's worker runs likewise, to ``profile``.burst."""
+    import cProfile
+    import pstats
     import queue
     import threading
 
@@ -445,10 +451,18 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
     subs = list(Submission.objects.filter(benchmark=benchmark, is_public=True).order_by("-pk")[:burst])
     out: dict[str, float] = {}
     submission_set_public(submission=subs[0], public=False)
+    profiler = cProfile.Profile() if profile else None
     with refresh_parts() as parts:
         t, c = time.perf_counter(), time.thread_time()
+        if profiler is not None:
+            profiler.enable()
         board_refresh.run(benchmark.pk)
+        if profiler is not None:
+            profiler.disable()
         out["one_wall_s"], out["one_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
+    if profiler is not None:
+        profiler.dump_stats(profile)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
     print(f"refresh after one change (the task): {out['one_wall_s']:.2f} s wall, {out['one_cpu_s']:.2f} s CPU; "
           f"{load_average()}", flush=True)
     parts["rest"] = out["one_cpu_s"] - sum(parts.values())
@@ -466,12 +480,17 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
             time.sleep(max(0.0, due - time.monotonic()))
             before = derived_read(benchmark, "board", payload=False).built_at
             c = time.thread_time()
+            if burst_profiler is not None:
+                burst_profiler.enable()
             board_refresh.run(pk)
+            if burst_profiler is not None:
+                burst_profiler.disable()
             spent["cpu"] += time.thread_time() - c
             spent["runs"] += 1
             spent["builds"] += derived_read(benchmark, "board", payload=False).built_at != before
         connections.close_all()
 
+    burst_profiler = cProfile.Profile() if profile else None
     thread = threading.Thread(target=worker)
     with refresh_parts() as burst_parts:
         thread.start()
@@ -487,6 +506,9 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0) -> dict[
     print(f"refresh after a burst of {len(subs)} changes ({changes_s:.2f} s to make them): worker CPU "
           f"{spent['cpu']:.2f} s over {spent['runs']} runs, of which {spent['builds']} built; drained "
           f"{out['burst_wall_s']:.2f} s after the first change; {load_average()}", flush=True)
+    if burst_profiler is not None:
+        burst_profiler.dump_stats(profile + ".burst")
+        pstats.Stats(burst_profiler).sort_stats("cumulative").print_stats(30)
     burst_parts["rest"] = spent["cpu"] - sum(burst_parts.values())
     print("  by part, CPU (s): " + ", ".join(f"{k} {v:.3f}" for k, v in burst_parts.items()), flush=True)
     out.update({f"burst_{k}_cpu_s": v for k, v in burst_parts.items()})
@@ -779,6 +801,10 @@ def main() -> None:
     parser.add_argument("--prediction-rows", type=int, default=20,
                         help="copies given prediction rows (a re-score rebuilds an entry from them); the others "
                         "have their submission, results and board entry only")
+    parser.add_argument("--profile", default="", help="with refresh: write the one-change refresh's cProfile "
+                        "statistics to this path and print its costliest functions")
+    parser.add_argument("--database-url", default=None, help="run against this database (postgres://...) instead "
+                        "of VAR_DIR's SQLite file; reused as the SQLite file is (one size per database)")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
@@ -835,7 +861,7 @@ def main() -> None:
         print("  refresh beside it, each read (ms): " + " ".join(f"{x:.1f}" for x in after_busy))
     refresh: dict[str, float] = {}
     if "refresh" in parts:
-        refresh = refresh_costs(benchmark)
+        refresh = refresh_costs(benchmark, profile=args.profile)
     tabs: dict[str, list[float]] = {}
     if "tabs" in parts:
         from config.celery import task_by_name

@@ -5,7 +5,7 @@ overall accuracy, mean cost and mean tokens, as ``pareto.pareto_view`` reads the
 baselines need of its per-sample vectors (their length, share right and mean costs). Per mode and unit, a
 ``ParetoState`` row: the counts the page's pager and notes need, the frontier, the baselines, and the state
 they are updated from (the Strongest and Cheapest members, the members' vector lengths, and per sample the
-cheapest right member and the cheapest member, from which the Oracle's figures are summed).
+cheapest right members and the cheapest members, ``KEEP`` of each, from which the Oracle's figures are summed).
 
 After a change (``pareto_refresh`` with the submissions rebuilt or gone), only what changed is computed:
 
@@ -14,8 +14,10 @@ After a change (``pareto_refresh`` with the submissions rebuilt or gone), only w
   new points); a frontier point that left opens a gap between its remaining neighbours, and only the stored
   points in that gap (cost between theirs, accuracy above the cheaper one's: an indexed read) can enter it;
 - the Strongest and Cheapest: compared with the new members; read again (two indexed reads) if one left;
-- the Oracle: each new member's vectors lower the per-sample minima where they are cheaper; a member that
-  left is only felt where it was a sample's minimum, and only then are the members' vectors read again.
+- the Oracle: per sample the ``KEEP`` cheapest right members and cheapest members are kept (``Oracle``); a new
+  member enters the lists it is cheap enough for, a member that left is taken out of the lists it is in, and
+  only where such a list runs out (more than ``KEEP`` of its members gone since it was whole) are the members'
+  vectors read again.
 
 The whole build (the board's first, ``board_rebuild``) computes the same from every entry; so does a refresh
 that finds no stored state. ``leaderboard/tests/test_pareto_store.py`` compares the stored figures after
@@ -162,24 +164,76 @@ def _vectors(ids: list[int], modes: tuple[str, ...] = MODES
 # ------------------------------------------------------------------------------------------- the Oracle
 
 
+# Per sample, how many of the cheapest right members and of the cheapest members the Oracle keeps: when one leaves,
+# the next takes its place, and the members' vectors are read again only where a sample's list runs out (more than
+# KEEP of its cheapest gone at once: with 8, the bench's burst of 20 unpublishes, its 20 cheapest members on every
+# sample, read 100,000 entries' vectors again). Stored as 8 bytes x (4 KEEP + 2) per sample: 157 kB per mode and
+# unit at 151 samples.
+KEEP = 32
+
+
 class Oracle:
-    """Per sample, the cheapest right member (cost and submission; NaN and -1 where no member is right) and the
-    cheapest member: the Oracle router picks the first where there is one, else the second
-    (metrics.routing_baselines), so its figures are these minima's count and sum."""
+    """Per sample, the cheapest right member (cost and submission; none where no member is right) and the cheapest
+    member: the Oracle router picks the first where there is one, else the second (metrics.routing_baselines),
+    so its figures are these minima's count and sum.
+
+    Kept per sample as the ``KEEP`` cheapest right members and the ``KEEP`` cheapest members, in (cost,
+    submission) order, each list with a flag "every such member is in it": so a member that leaves only shortens
+    the lists it is in, and a new member enters a list if it is cheaper than the list's last (or the list is
+    whole). A list that is not whole and runs out cannot be continued: ``remove`` says so, and the caller reads
+    every member again (``_oracle_rebuild``)."""
 
     def __init__(self, n: int, data: bytes | None = None) -> None:
         self.n = n
-        if data is not None and len(data) == 32 * n:
-            arrays = np.frombuffer(data, dtype=np.float64).copy()
-            self.rmin, self.amin = arrays[:n], arrays[2 * n:3 * n]
-            self.rsid, self.asid = arrays[n:2 * n].view(np.int64), arrays[3 * n:].view(np.int64)
+        if data is not None and len(data) == self.size(n):
+            words = np.frombuffer(data, dtype=np.float64).copy()
+            k = KEEP * n
+            self.rcost, self.acost = words[:k].reshape(KEEP, n), words[2 * k:3 * k].reshape(KEEP, n)
+            self.rsid, self.asid = words[k:2 * k].view(np.int64).reshape(KEEP, n), words[3 * k:4 * k].view(
+                np.int64).reshape(KEEP, n)
+            self.rwhole, self.awhole = words[4 * k:4 * k + n] != 0, words[4 * k + n:] != 0
         else:
-            self.rmin, self.amin = np.full(n, np.nan), np.full(n, np.nan)
-            self.rsid, self.asid = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+            self.rcost, self.acost = np.full((KEEP, n), np.inf), np.full((KEEP, n), np.inf)
+            self.rsid, self.asid = np.full((KEEP, n), -1, dtype=np.int64), np.full((KEEP, n), -1, dtype=np.int64)
+            self.rwhole, self.awhole = np.ones(n, dtype=bool), np.ones(n, dtype=bool)
+
+    @staticmethod
+    def size(n: int) -> int:
+        """The stored form's length in bytes."""
+        return 8 * (4 * KEEP * n + 2 * n)
 
     def to_bytes(self) -> bytes:
-        return b"".join(a.tobytes() for a in (self.rmin, self.rsid.view(np.float64), self.amin,
-                                               self.asid.view(np.float64)))
+        return b"".join(a.tobytes() for a in (self.rcost, self.rsid.view(np.float64), self.acost,
+                                               self.asid.view(np.float64), self.rwhole.astype(np.float64),
+                                               self.awhole.astype(np.float64)))
+
+    def _lists(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+        return (self.rcost, self.rsid, self.rwhole), (self.acost, self.asid, self.awhole)
+
+    @staticmethod
+    def _keep(cost: np.ndarray, sid: np.ndarray, whole: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of (cost, sid) sorted per sample by (cost, submission), empty slots (sid -1) last, cut to
+        KEEP; a sample with more than KEEP entries is no longer whole."""
+        cost = np.where(sid < 0, np.inf, cost)
+        order = np.lexsort((np.where(sid < 0, np.iinfo(np.int64).max, sid), cost), axis=0)
+        cost, sid = np.take_along_axis(cost, order, axis=0), np.take_along_axis(sid, order, axis=0)
+        whole &= (sid >= 0).sum(axis=0) <= KEEP
+        return cost[:KEEP].copy(), sid[:KEEP].copy()
+
+    @staticmethod
+    def _fewest(cost: np.ndarray, sid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Of many new entries, per sample only those that can be among its KEEP cheapest (every entry at the
+        KEEP-th cheapest cost too, so that ties are decided by submission in ``_keep``): a partition, where sorting
+        a whole chunk of the build would cost 30 ms per list."""
+        m = cost.shape[0]
+        if m <= KEEP:
+            return cost, sid
+        t = np.partition(cost, KEEP - 1, axis=0)[KEEP - 1]
+        c = int(((cost <= t) & (sid >= 0)).sum(axis=0).max())
+        if c >= m:
+            return cost, sid
+        idx = np.argpartition(cost, max(c, 1) - 1, axis=0)[:max(c, 1)]
+        return np.take_along_axis(cost, idx, axis=0), np.take_along_axis(sid, idx, axis=0)
 
     def add(self, sids: list[int], bits: list[str], costs: list[list[float]]) -> None:
         """Members with their vectors (each of length n), in bulk."""
@@ -187,22 +241,43 @@ class Oracle:
             return
         cost = np.array(costs, dtype=np.float64).reshape(len(sids), self.n)
         right = np.frombuffer("".join(bits).encode("ascii"), dtype=np.uint8).reshape(len(sids), self.n) == ONE
-        ids = np.array(sids, dtype=np.int64)
-        cols = np.arange(self.n)
-        for mins, owners, mask in ((self.rmin, self.rsid, right), (self.amin, self.asid, None)):
-            masked = cost if mask is None else np.where(mask, cost, np.inf)
-            pick = masked.argmin(axis=0) if len(sids) else np.zeros(self.n, dtype=int)
-            best = masked[pick, cols]
-            better = np.isfinite(best) & (np.isnan(mins) | (best < mins))
-            mins[better], owners[better] = best[better], ids[pick][better]
+        ids = np.broadcast_to(np.array(sids, dtype=np.int64)[:, None], cost.shape)
+        for (mins, owners, whole), mask in zip(self._lists(), (right, None), strict=True):
+            new_sid = np.where(mask, ids, -1) if mask is not None else ids.copy()
+            # where the list is not whole, only an entry before its last can be placed (the rest are unknown)
+            count = (owners >= 0).sum(axis=0)
+            last = np.maximum(count - 1, 0)
+            last_cost, last_sid = mins[last, np.arange(self.n)], owners[last, np.arange(self.n)]
+            before = (cost < last_cost) | ((cost == last_cost) & (new_sid < last_sid))
+            new_sid = np.where(whole | before, new_sid, -1)
+            new_cost, new_sid = self._fewest(np.where(new_sid >= 0, cost, np.inf), new_sid)
+            mins[:], owners[:] = self._keep(np.vstack([mins, new_cost]), np.vstack([owners, new_sid]), whole)
+
+    def remove(self, sids: Collection[int]) -> bool | None:
+        """Members that left taken out of the lists: True if any was in one, False if none was, None if a list that
+        was not whole ran out (the minimum is then unknown: read every member again)."""
+        if not sids:
+            return False
+        gone = np.array(sorted(sids), dtype=np.int64)
+        changed = False
+        for mins, owners, whole in self._lists():
+            out = np.isin(owners, gone)
+            if out.any():
+                changed = True
+                owners[out] = -1
+                mins[:], owners[:] = self._keep(mins, owners, whole)
+                if ((owners[0] < 0) & ~whole).any():
+                    return None
+        return changed
 
     def owners(self) -> set[int]:
-        return set(np.unique(np.concatenate([self.rsid, self.asid])).tolist()) - {-1}
+        return set(np.unique(np.concatenate([self.rsid.ravel(), self.asid.ravel()])).tolist()) - {-1}
 
     def point(self) -> Point:
         """The Oracle's accuracy and mean cost, summed in sample order as routing_baselines sums them."""
-        right = ~np.isnan(self.rmin)
-        spent = sum(np.where(right, self.rmin, self.amin).tolist())
+        right = self.rsid[0] >= 0
+        amin = np.where(self.asid[0] >= 0, self.acost[0], np.nan)
+        spent = sum(np.where(right, self.rcost[0], amin).tolist())
         n = self.n
         return Point("Oracle", int(right.sum()) / n if n else 0.0, spent / n if n else 0.0, n)
 
@@ -394,7 +469,7 @@ def _load(benchmark: Benchmark) -> dict[tuple[str, str], State] | None:
         picks = s.picks or {}
         n = int(next(iter(picks["lengths"]))) if len(picks.get("lengths") or {}) == 1 else None
         oracle = Oracle(n, bytes(s.oracle)) if n is not None and s.oracle is not None else None
-        if oracle is not None and s.oracle is not None and len(bytes(s.oracle)) != 32 * n:
+        if oracle is not None and s.oracle is not None and len(bytes(s.oracle)) != Oracle.size(n):
             oracle = None
         states[(s.mode, s.unit)] = State(s.mode, s.unit, s.counts, s.frontier, picks, oracle)
     return states if len(states) == len(MODES) * len(UNITS) else None
@@ -484,13 +559,14 @@ def pareto_refresh(benchmark: Benchmark, changed: Collection[int] | None) -> Non
             oracle_changed = True
             if n is None:
                 state.oracle = None
-            elif state.oracle is None or n != before or left & state.oracle.owners() or state.oracle.n != n:
-                rebuild.append(state)  # a sample's minimum left (or the members' length changed)
+            elif state.oracle is None or n != before or state.oracle.n != n or (
+                    dropped := state.oracle.remove(left)) is None:
+                rebuild.append(state)  # a sample's list ran out (or the members' length changed)
                 continue
             else:
                 joined = [r.submission_id for r in came if r.member(unit)]
                 _oracle_add(state, vectors, joined)
-                oracle_changed = bool(joined)
+                oracle_changed = bool(joined) or dropped
             state.save(benchmark, oracle_changed)
         _oracle_rebuild(benchmark, rebuild)
         for state in rebuild:
