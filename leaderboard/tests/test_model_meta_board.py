@@ -222,3 +222,38 @@ def test_details_show_on_the_model_page_and_in_the_files(client, sized) -> None:
     # the details' columns, in this order (later columns are appended after them: provenance, digests)
     assert ",parameters_billions,license,release_date,model_url,paper_url," in csv_text.splitlines()[0] + ","
     assert "1.5,Apache-2.0,2025-02-01,https://example.org/code,https://arxiv.org/abs/2502.00001" in csv_text
+
+
+def test_the_months_recount_in_sql_equals_the_count_of_the_points(hand) -> None:
+    """``month_summary`` (the refresh's recount of a month, by SQL) equals ``summary_of`` over the month's points,
+    on boards drawn with ties in score and in first-scored time, board orders that differ from the submissions' ids,
+    every kind of weights and entries without a headline accuracy."""
+    import random
+
+    from leaderboard import progress, progress_store
+    from leaderboard.models import BoardEntry
+
+    subs = [hand.alpha, hand.beta, hand.gamma, *helpers.clone(hand.alpha, 5, prefix="Tie")]
+    entries = {e.submission_id: e for e in BoardEntry.objects.filter(submission__in=subs)}
+    rng = random.Random(37)
+    months = ["2026-05", "2026-06"]
+    ties_seen = 0
+    for _ in range(12):
+        for sub in subs:
+            Submission.objects.filter(pk=sub.pk).update(
+                weights=rng.choice(["open", "closed", ""]),
+                first_finished_at=datetime(2026, rng.choice([5, 6]), 1 + rng.choice([0, 0, 29]), tzinfo=UTC))
+            mode = rng.choice(["text", "adaptive", "oracle", "oracle", ""])
+            e = entries[sub.pk]
+            BoardEntry.objects.filter(pk=e.pk).update(
+                headline_mode=mode, finished_at=datetime(2026, 8, 1 + rng.randrange(3), tzinfo=UTC),
+                text_acc=rng.choice([50.0, 62.5]), adaptive_acc=rng.choice([50.0, 75.0, None]),
+                oracle_acc=rng.choice([62.5, 75.0]))
+        found = progress_store.points(hand.benchmark, months)
+        expected = progress_store.summary_of(found)
+        best = {(progress.month_of(p.when), p.score) for p in found if p.score == expected[progress.month_of(p.when)]["all"][1]}
+        tied = [p for p in found if (progress.month_of(p.when), p.score) in best]
+        ties_seen += len(tied) - len({(p.when, p.score) for p in tied})  # the month's best held twice at one time
+        assert {m: progress_store.month_summary(hand.benchmark, m) for m in months} == {
+            m: expected.get(m, {}) for m in months}
+    assert ties_seen >= 5  # the draws tied for a month's best in score and time, so the board's order decided
