@@ -109,9 +109,9 @@ class BoardEntry(models.Model):
 class BoardCounts(models.Model):
     """How many of the board's public rows have each kind of figure, the overview's cost bounds and the Tools
     tab's row count, as the board's last build counted them (``selectors.figures_present``, written by
-    ``services.board_refresh``): one narrow row the overview and the tabs offered read by its key. The build's
-    payload holds the same counts, but it also holds the wide tabs' index (3 MB at 10,000 entries), which
-    SQLite's JSON functions parse whole to extract any part of it."""
+    ``services.board_refresh``, which also brings them up by what changed from here): one narrow row the overview
+    and the tabs offered read by its key, the counts' one copy (not in the build's payload, which SQLite's JSON
+    functions parse whole to extract any part of it)."""
 
     benchmark = models.OneToOneField("annotation.Benchmark", on_delete=models.CASCADE, primary_key=True,
                                      related_name="+")

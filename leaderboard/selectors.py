@@ -382,13 +382,10 @@ def overview_now(page: board.Page, query: board.Query) -> board.Page:
 
 def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
     """``figures_present`` as the board's last build counted it (services.board_refresh: ``BoardCounts``, read by
-    its key; the build's payload for a build made before it); counted here only for a board never built yet
-    (a read either way)."""
+    its key, the one copy); counted here only for a board not built since the counts were stored (a read either
+    way)."""
     counts = BoardCounts.objects.filter(benchmark_id=benchmark.pk).values_list("counts", flat=True).first()
-    if counts is not None:
-        return counts
-    stored = derived_read(benchmark, "board", part="present").payload
-    return stored if isinstance(stored, dict) else figures_present(benchmark)
+    return counts if isinstance(counts, dict) else figures_present(benchmark)
 
 
 def entry_figures(entries: QuerySet[BoardEntry]) -> dict[str, int]:

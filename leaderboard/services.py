@@ -340,7 +340,7 @@ class _Counted:
 
     @classmethod
     def before(cls, benchmark: Benchmark, changed: set[int]) -> _Counted:
-        last = derived_read(benchmark, "board", part="present").payload
+        last = BoardCounts.objects.filter(benchmark_id=benchmark.pk).values_list("counts", flat=True).first()
         return cls(benchmark, changed, last if isinstance(last, dict) else None,
                    entry_figures(BoardEntry.objects.filter(benchmark=benchmark, submission_id__in=changed)))
 
@@ -400,6 +400,6 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         counted_now = counted.after() if counted is not None else None
         present = counted_now if counted_now is not None else figures_present(benchmark)
         board_counts_save(benchmark, present, tables)  # the counts the overview reads by key (BoardCounts)
-        return {"present": present, **tables, "progress": progress}
+        return {**tables, "progress": progress}
 
     return derived_refresh(benchmark_id=benchmark_id, kind="board", build=build, force=full)

@@ -20,7 +20,7 @@ import pytest
 from evaluation.derived import derived_read
 from evaluation.models import DerivedState, Submission
 from leaderboard import rank_update, wide_tabs
-from leaderboard.models import BoardEntry, EntryRank
+from leaderboard.models import BoardCounts, BoardEntry, EntryRank
 from leaderboard.services import board_refresh
 from leaderboard.tests import helpers
 
@@ -46,7 +46,7 @@ def _board(benchmark) -> dict:  # noqa: ANN001
     for r in ranks.values():
         r.pop("id")
     return {"entries": entries, "ranks": ranks, "payload": derived_read(benchmark, "board").payload,
-            "tab_index": helpers.tab_index(benchmark)}
+            "counts": BoardCounts.objects.get(benchmark=benchmark).counts, "tab_index": helpers.tab_index(benchmark)}
 
 
 def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_path, monkeypatch) -> None:
@@ -110,4 +110,5 @@ def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_
     # the windows the marks move by may hold fewer values than a full build's (compared above)
     assert {k: v for k, v in refreshed["payload"].items() if k != "tab_windows"} == {
         k: v for k, v in rebuilt["payload"].items() if k != "tab_windows"}
+    assert refreshed["counts"] == rebuilt["counts"]  # the tabs offered, the overview's counts and cost bounds
     assert Submission.objects.on_board().filter(benchmark=benchmark).count() == len(rebuilt["entries"])
