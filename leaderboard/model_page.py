@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from annotation.models import Annotation, AnnotationStatus, Benchmark, Category, Sample, Split
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
@@ -23,6 +23,7 @@ from evaluation.templatetags.figures import NOT_RECORDED, failure_text
 from evaluation.validation import iter_prediction_objects
 from leaderboard.figures import Fig, cell_fig, mean_fig, path, plot_text, rate_fig
 from leaderboard.board import TEST_NAMES, TESTED, UNDECIDED_BIT
+from leaderboard import rank_read
 from leaderboard.models import BoardEntry, EntryRank
 from evaluation.metrics.types import BOARD_MODES as MODES
 
@@ -51,16 +52,26 @@ class StandingRow:
 
 def standing_rows(benchmark: Benchmark, submission: Submission) -> list[StandingRow]:
     """The submission's stored whole-board ranks per tested ordering (services.ranks_build) as of the board's
-    last build: two queries."""
-    mine = {r.metric: r for r in EntryRank.objects.filter(submission=submission)}
-    if not mine:
+    last build, moved by the changes since (``rank_read``): its rows, the shifts, per ordering the entries ranked
+    and its tie group's ends (indexed queries)."""
+    rows = list(EntryRank.objects.filter(submission=submission).values(*rank_read.ROW_FIELDS))
+    if not rows:
         return []
-    counts = EntryRank.objects.filter(benchmark=benchmark).aggregate(
-        **{f"n_{m}": Count("pk", filter=Q(metric=m)) for m in mine},
-        **{f"t_{m}": Count("pk", filter=Q(metric=m, shared_rank=r.shared_rank)) for m, r in mine.items()})
-    return [StandingRow(m, RANK_LABELS[m], r.shared_rank, r.rank_low, r.rank_high, counts[f"n_{m}"],
-                        counts[f"t_{m}"], r.p_above, r.significant_above, TEST_NAMES.get(m, "exact McNemar"))
-            for m in TESTED if (r := mine.get(m)) is not None]
+    shifts = rank_read.shifts_of(benchmark)
+    now = rank_read.ranks_now(benchmark, rows, shifts)
+    out = []
+    for m in TESTED:
+        row = next((r for r in rows if r["metric"] == m), None)
+        if row is None:
+            continue
+        mine = now[(m, submission.pk)]
+        of = EntryRank.objects.filter(benchmark=benchmark, metric=m).count()
+        following = rank_read.next_group_start(benchmark, m, row)
+        end = rank_read.moved(following, shifts.get(m, []))[0] if following is not None else of + 1
+        out.append(StandingRow(m, RANK_LABELS[m], mine.shared_rank, mine.rank_low, mine.rank_high, of,
+                               end - mine.shared_rank, mine.p_above, mine.significant_above,
+                               TEST_NAMES.get(m, "exact McNemar")))
+    return out
 
 
 METRICS = (  # (label, section, key, scale, digits)

@@ -213,16 +213,24 @@ class ReportedResult(models.Model):
 class EntryRank(models.Model):
     """One public submission's place on its whole board by one tested column, computed when the
     benchmark's results change (``services.board_refresh``), never per view: its position in the
-    column's order, the rank it shares with its tie group, its own 95 % bootstrap interval of the column's
+    column's order, whether a tie group starts at it, its own 95 % bootstrap interval of the column's
     statistic, the rank interval counted from every entry's own interval, and the paired test against the
-    entry above it (docs/metrics.md section 8, "Honest ranks")."""
+    entry above it (docs/metrics.md section 8, "Honest ranks").
+
+    ``position``, ``rank_low`` and ``rank_high`` are as of the row's ``seq``: a refresh after a change writes the
+    changed entries' rows and records each entry it took out or put in as a ``RankShift``; a row's figures now are
+    its stored ones moved by the shifts recorded after it (``leaderboard.rank_read``), so that a change does not
+    rewrite every row below it. The shared rank is the position of the group's first entry (``starts_group``)."""
 
     submission = models.ForeignKey("evaluation.Submission", on_delete=models.CASCADE, related_name="+")
     benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
     metric = models.CharField(max_length=8)  # text | adaptive | oracle (accuracy) | mcc
-    position = models.PositiveIntegerField()  # 1-based, value descending, then finished, then id
-    shared_rank = models.PositiveIntegerField()
-    rank_low = models.PositiveIntegerField(null=True)
+    # The entry's place in the order (value descending, then finished, then id): its value and finish as ranked.
+    value = models.FloatField(null=True)
+    finished_at = models.DateTimeField(null=True)
+    position = models.PositiveIntegerField()  # 1-based, as of ``seq``
+    starts_group = models.BooleanField(default=False)  # the first entry, or significantly below the one above
+    rank_low = models.PositiveIntegerField(null=True)  # as of ``seq``
     rank_high = models.PositiveIntegerField(null=True)
     # The entry's own 95 % bootstrap interval of the statistic (accuracy as a share, or MCC) the rank interval
     # is counted from; null, with the rank interval, for an entry whose vector is not the board's length.
@@ -231,17 +239,44 @@ class EntryRank(models.Model):
     above = models.IntegerField(null=True)  # the submission id of the entry above in this order
     p_above = models.FloatField(null=True)
     significant_above = models.BooleanField(null=True)
+    seq = models.PositiveIntegerField(default=0)  # the last RankShift this row's figures include (0: a build's)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["submission", "metric"], name="entry_rank_unique_metric")]
-        indexes = [models.Index(fields=["benchmark", "metric", "shared_rank"], name="entry_rank_group_idx"),
-                   # the refresh's range updates after a change (services.ranks_update)
-                   models.Index(fields=["benchmark", "metric", "position"], name="entry_rank_position_idx"),
+        indexes = [models.Index(fields=["benchmark", "metric", "position"], name="entry_rank_position_idx"),
+                   # the order, for the neighbours of a change (rank_update) and a group's first entry (rank_read)
+                   models.Index(fields=["benchmark", "metric", "-value", "finished_at", "submission"],
+                                name="entry_rank_order_idx"),
+                   models.Index(fields=["benchmark", "metric", "-value", "finished_at", "submission"],
+                                condition=models.Q(starts_group=True), name="entry_rank_group_start_idx"),
                    models.Index(fields=["benchmark", "metric", "stat_low"], name="entry_rank_stat_low_idx"),
                    models.Index(fields=["benchmark", "metric", "stat_high"], name="entry_rank_stat_high_idx")]
 
     def __str__(self) -> str:
-        return f"rank {self.shared_rank} of submission {self.submission_id} by {self.metric}"
+        return f"place {self.position} of submission {self.submission_id} by {self.metric}"
+
+
+class RankShift(models.Model):
+    """An entry taken out of (``delta`` -1) or put into (+1) a ranked order by a refresh after a change, with its
+    place in the order and its own interval: every row written before it (a lower ``seq``) moves by it where the
+    entry is ahead of it (position) or its interval crosses the row's (rank interval ends). Cleared when the
+    ranks are compacted or built whole (``rank_update.ranks_compact``, ``services.ranks_build``)."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    metric = models.CharField(max_length=8)
+    seq = models.PositiveIntegerField()
+    submission_id = models.IntegerField()  # not a key: the submission may be gone
+    value = models.FloatField()
+    finished_at = models.DateTimeField(null=True)
+    delta = models.SmallIntegerField()
+    stat_low = models.FloatField()
+    stat_high = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["benchmark", "metric", "seq"], name="rank_shift_seq_idx")]
+
+    def __str__(self) -> str:
+        return f"{'+' if self.delta > 0 else '-'} submission {self.submission_id} by {self.metric} at {self.seq}"
 
 
 class TabIndexRow(models.Model):

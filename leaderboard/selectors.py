@@ -23,7 +23,7 @@ from evaluation.metrics import rank_score
 from evaluation.metrics.cost import cost_bounds
 from evaluation.metrics.types import BOARD_MODES as MODES
 from evaluation.models import ON_BOARD, Submission
-from leaderboard import board
+from leaderboard import board, rank_read
 from leaderboard.figures import NONE, Fig, cell_fig, mean_fig, path, rate_fig
 from leaderboard.models import BoardCounts, BoardEntry, EntryRank, ReportedResult
 
@@ -131,17 +131,18 @@ def board_rows(benchmark: Benchmark) -> list[board.Row]:
 
 def standings(benchmark: Benchmark, metric: str | None = None,
               submission_ids: list[int] | None = None) -> dict[str, dict[int, board.Standing]]:
-    """The stored whole-board ranks ({metric: {submission id: Standing}}; one query), of one ordering
-    and some submissions, or all: those of the board's last build."""
+    """The stored whole-board ranks ({metric: {submission id: Standing}}), of one ordering and some submissions, or
+    all: those of the board's last build, as moved by the changes since (``rank_read``; the rows and the shifts, two
+    queries, and a group's first entry where a row's is not among them)."""
     # by (submission, metric), the unique index, when the rows are named: the page's 50 of 10,000
     rows = EntryRank.objects.filter(submission_id__in=submission_ids) if submission_ids is not None else (
         EntryRank.objects.filter(benchmark=benchmark))
     if metric is not None:
         rows = rows.filter(metric=metric)
     out: dict[str, dict[int, board.Standing]] = {}
-    for metric_, sid, *rest in rows.values_list("metric", "submission_id", "shared_rank", "rank_low", "rank_high",
-                                                "above", "p_above", "significant_above"):
-        out.setdefault(metric_, {})[sid] = board.Standing(*rest)
+    for (metric_, sid), now in rank_read.ranks_now(benchmark, rows.values(*rank_read.ROW_FIELDS)).items():
+        out.setdefault(metric_, {})[sid] = board.Standing(now.shared_rank, now.rank_low, now.rank_high, now.above,
+                                                          now.p_above, now.significant_above)
     return out
 
 
@@ -327,8 +328,7 @@ def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.
     for row in known:
         below = entries.filter(**{f"{field_name}__lt": board.COLUMN_BY_KEY[query.sort].value(row)}).order_by(
             *order).values_list("submission_id", flat=True).first()
-        position = EntryRank.objects.filter(submission_id=below, metric=query.sort).values_list(
-            "position", flat=True).first() if below is not None else ranked + 1
+        position = rank_read.position_now(benchmark, query.sort, below) if below is not None else ranked + 1
         if position is None:
             return None
         before_known.append(position - 1)
@@ -336,9 +336,7 @@ def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.
     def fetch(offset: int, limit: int) -> list[dict[str, Any]]:
         ids: list[int] = []
         if offset < ranked and limit > 0:
-            ids += EntryRank.objects.filter(benchmark=benchmark, metric=query.sort, position__gt=offset,
-                                            position__lte=min(offset + limit, ranked)).order_by(
-                "position").values_list("submission_id", flat=True)
+            ids += rank_read.page_ids(benchmark, query.sort, offset, min(offset + limit, ranked) - offset)
         if offset + limit > ranked:
             ids += entries.filter(**{f"{field_name}__isnull": True}).order_by("finished_at", "submission_id").values_list(
                 "submission_id", flat=True)[max(0, offset - ranked):offset + limit - ranked]

@@ -30,10 +30,10 @@ from evaluation.provenance import file_claim, public_run
 from evaluation.run_protocol import protocol_page
 from evaluation.metrics.profiles import UNDECIDED
 from leaderboard.board import UNDECIDED_BIT, Vectors, mcc_cells, mcc_pair_test, paired_test
-from leaderboard.models import BoardCounts, BoardEntry, EntryRank
+from leaderboard.models import BoardCounts, BoardEntry, EntryRank, RankShift
 from leaderboard.pareto_store import pareto_refresh
 from leaderboard.progress_store import months_of, summary_update
-from leaderboard.rank_update import RANKED, ordered_ids, ranks_update
+from leaderboard.rank_update import RANKED, ordered_places, ranks_update
 from leaderboard.selectors import entry_figures, figures_present
 from leaderboard.wide_tabs import tables_build, tables_update
 
@@ -257,8 +257,9 @@ def _kept_tests(benchmark: Benchmark) -> _Kept:
     return _Kept(tests, unchanged)
 
 
-def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: dict[int, Any],
+def _metric_ranks(benchmark: Benchmark, metric: str, places: list[tuple[int, float, Any]], vectors: dict[int, Any],
                   kept: _Kept) -> list[EntryRank]:
+    ids = [sid for sid, _, _ in places]
     tests: list[Any] = [None] * len(ids)
     if metric == "mcc":
         # A paired bootstrap costs ~3 ms a pair (1,000 multinomial draws): pairs whose entries did not
@@ -291,10 +292,11 @@ def _metric_ranks(benchmark: Benchmark, metric: str, ids: list[int], vectors: di
     own = dict(zip(ranked, bounds_of([rows[sid] for sid in ranked]))) if ranked else {}
     intervals = intervals_from_bounds([own.get(sid) for sid in ids])
     out = []
-    for i, sid in enumerate(ids):
+    for i, (sid, value, finished) in enumerate(places):
         iv, test, b = intervals[i], tests[i], own.get(sid)
         out.append(EntryRank(
-            submission_id=sid, benchmark_id=benchmark.pk, metric=metric, position=i + 1, shared_rank=shared[i],
+            submission_id=sid, benchmark_id=benchmark.pk, metric=metric, value=value, finished_at=finished,
+            position=i + 1, starts_group=shared[i] == i + 1,
             rank_low=iv.low if iv else None, rank_high=iv.high if iv else None,
             stat_low=b.low if b else None, stat_high=b.high if b else None,
             above=ids[i - 1] if i else None, p_above=test.p_value if test else None,
@@ -310,9 +312,17 @@ def ranks_build(benchmark: Benchmark) -> list[EntryRank]:
     kept = _kept_tests(benchmark)
     out: list[EntryRank] = []
     for metric, field in RANKED.items():
-        ids = [i for i in ordered_ids(benchmark, field) if i in vectors]
-        out += _metric_ranks(benchmark, metric, ids, vectors, kept)
+        places = [p for p in ordered_places(benchmark, field) if p[0] in vectors]
+        out += _metric_ranks(benchmark, metric, places, vectors, kept)
     return out
+
+
+def ranks_save(benchmark: Benchmark) -> None:
+    """The board's ranks built whole and stored in place of the last build's, its recorded shifts cleared."""
+    ranks = ranks_build(benchmark)
+    RankShift.objects.filter(benchmark_id=benchmark.pk).delete()
+    EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
+    EntryRank.objects.bulk_create(ranks, batch_size=2000)
 
 
 def board_counts_save(benchmark: Benchmark, present: dict[str, Any], tables: dict[str, Any]) -> None:
@@ -385,9 +395,7 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         if last.built_at is not None:  # the changes the last build saw are done with (only the board reads them)
             ResultsChange.objects.filter(benchmark=benchmark, version__lte=last.version).delete()
         if previous is None or not ranks_update(benchmark, set(stale) | set(gone)):
-            ranks = ranks_build(benchmark)
-            EntryRank.objects.filter(benchmark_id=benchmark.pk).delete()
-            EntryRank.objects.bulk_create(ranks, batch_size=2000)
+            ranks_save(benchmark)
         # What the navigation offers (tabs.tabs_with_data) is derived too: counted here, read by pages.
         # The wide tabs' rows in each order and their marks, so that a page of them computes its own rows only:
         # the changed submissions' rows written again, the gone ones' deleted, the marks moved by them (wide_tabs).

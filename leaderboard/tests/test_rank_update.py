@@ -15,16 +15,16 @@ import random
 import pytest
 
 from evaluation.models import DerivedState, Submission
-from leaderboard import rank_update
-from leaderboard.models import BoardEntry, EntryRank
+from leaderboard import rank_read, rank_update
+from leaderboard.models import BoardEntry, EntryRank, RankShift
 from leaderboard.services import board_refresh, ranks_build
 from leaderboard.tests import helpers
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # its file starts first (conftest.py)
 
 N = 400
-FIELDS = ("position", "shared_rank", "rank_low", "rank_high", "stat_low", "stat_high", "above", "p_above",
-          "significant_above")
+FIELDS = ("position", "shared_rank", "rank_low", "rank_high", "above", "p_above", "significant_above", "stat_low",
+          "stat_high")
 
 
 def _figures(rng: random.Random) -> dict:
@@ -37,20 +37,35 @@ def _figures(rng: random.Random) -> dict:
 
 
 def _stored(benchmark) -> dict:  # noqa: ANN001
-    return {(sid, m): rest for sid, m, *rest in EntryRank.objects.filter(benchmark=benchmark)
-            .values_list("submission_id", "metric", *FIELDS)}
+    """The stored rows' figures now: as stored, moved by the shifts recorded since (rank_read)."""
+    return {(sid, m): [getattr(now, f) for f in FIELDS] for (m, sid), now in rank_read.board_ranks_now(benchmark).items()}
 
 
 def _built(benchmark) -> dict:  # noqa: ANN001
     DerivedState.objects.filter(benchmark=benchmark, kind="board").delete()  # no stored test kept: all run afresh
-    return {(r.submission_id, r.metric): [getattr(r, f) for f in FIELDS] for r in ranks_build(benchmark)}
+    out = {}
+    shared = 0
+    for r in sorted(ranks_build(benchmark), key=lambda r: (r.metric, r.position)):
+        shared = r.position if r.starts_group else shared
+        out[(r.submission_id, r.metric)] = [shared if f == "shared_rank" else getattr(r, f) for f in FIELDS]
+    return out
 
 
-@pytest.mark.parametrize(("steps", "sizes", "seed"), [(30, (1, 1, 1, 2, 3), 7), (12, (5, 8, 12), 11)],
-                         ids=["one-to-three", "bursts"])
-def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path, steps, sizes, seed) -> None:  # noqa: ANN001
-    """One to three entries changed at a time; then bursts of 5 to 12 (a worker behind: several places of the
-    order changed at once, next to each other or apart, entries moving up and down past each other)."""
+def _write_whole(benchmark) -> None:  # noqa: ANN001
+    RankShift.objects.filter(benchmark=benchmark).delete()
+    EntryRank.objects.filter(benchmark=benchmark).delete()
+    EntryRank.objects.bulk_create(ranks_build(benchmark))
+
+
+@pytest.mark.parametrize(("steps", "sizes", "seed", "compact_after"),
+                         [(30, (1, 1, 1, 2, 3), 7, 10**6), (12, (5, 8, 12), 11, 30)], ids=["one-to-three", "bursts"])
+def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path, monkeypatch, steps, sizes, seed,
+                                                                compact_after) -> None:  # noqa: ANN001
+    """One to three entries changed at a time, the shifts never folded into the rows (the full build written back
+    twice early on); then bursts of 5 to 12 (a worker behind: several places of the order changed at
+    once, next to each other or apart, entries moving up and down past each other), the shifts folded in after 30
+    per ordering (``ranks_compact``)."""
+    monkeypatch.setattr(rank_update, "COMPACT_AFTER", compact_after)
     rng = random.Random(seed)
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
@@ -60,10 +75,9 @@ def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path, steps, 
     figures = {s.pk: _figures(rng) for s in subs}
     for sid, f in figures.items():
         BoardEntry.objects.filter(submission_id=sid).update(**f)
-    EntryRank.objects.filter(benchmark=benchmark).delete()
-    EntryRank.objects.bulk_create(ranks_build(benchmark))
+    _write_whole(benchmark)
     off: set[int] = set()
-    updated = 0
+    updated = compacted = 0
     for step in range(steps):
         changed = set(rng.sample(sorted(figures), rng.choice(sizes)))
         for sid in changed:
@@ -82,16 +96,18 @@ def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path, steps, 
             elif sid not in off:  # re-scored: new vectors and figures
                 figures[sid] = _figures(rng)
                 BoardEntry.objects.filter(submission_id=sid).update(**figures[sid])
+        shifts = RankShift.objects.filter(benchmark=benchmark).count()
         updated += rank_update.ranks_update(benchmark, changed)
+        compacted += RankShift.objects.filter(benchmark=benchmark).count() < shifts
         stored = _stored(benchmark)
         built = _built(benchmark)
         assert stored.keys() == built.keys(), step
         for key, want in built.items():
             assert stored[key] == want, (step, key, dict(zip(FIELDS, stored[key])), dict(zip(FIELDS, want)))
-        if step % 7 == 0:  # the full build written back now and then, as the refresh does when it cannot update
-            EntryRank.objects.filter(benchmark=benchmark).delete()
-            EntryRank.objects.bulk_create(ranks_build(benchmark))
+        if step in (3, 10) and compact_after > 1000:  # the full build written back, as the refresh does when it
+            _write_whole(benchmark)                        # cannot update (then 19 steps of shifts on its rows)
     assert updated >= steps - 5  # an update, not a fallback to the full build
+    assert compacted >= (2 if compact_after < 100 else 0)
     lows = {v[2] for v in _stored(benchmark).values()}
     assert len(lows) > 5  # rank intervals' lower ends differ: the counts were exercised
 

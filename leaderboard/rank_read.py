@@ -1,0 +1,213 @@
+"""The board's stored ranks as they are now: each ``EntryRank`` row's figures moved by the ``RankShift`` rows
+recorded after it (issue 37: a change writes what changed, not every row below it).
+
+A row stores its position and rank-interval ends as of its ``seq``. Each later shift is one entry taken out of
+(-1) or put into (+1) the order, with its place in the order and its own bootstrap interval; it moves
+
+- the row's position, where the shifted entry is ahead of the row in the order (value descending, finished, id);
+- ``rank_low`` (1 + the entries whose lower bound is above the row's upper bound), where the shifted entry's
+  lower bound is above the row's upper bound;
+- ``rank_high`` (the entries whose upper bound is not below the row's lower bound), where the shifted entry's
+  upper bound is not below the row's lower bound.
+
+A tie group's shared rank is the position of its first entry (the nearest row at or above with ``starts_group``).
+The shifts are few (``rank_update.COMPACT_AFTER`` at most before they are folded into the rows), so each row costs
+a few comparisons, and a row's stored position is within that many places of its position now: a page of the
+order reads the rows whose stored position is within that margin of the page (the position index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import F, Q, QuerySet
+
+from annotation.models import Benchmark
+from leaderboard.models import EntryRank, RankShift
+
+# What a row is read with to be shifted.
+PLACE_FIELDS = ("submission_id", "position", "seq", "value", "finished_at", "starts_group")
+
+
+def date_key(finished: datetime | None, nulls_last: bool) -> tuple[int, Any]:
+    """A finish time's place in the database's ascending order (NULL first on SQLite, last on PostgreSQL)."""
+    if finished is None:
+        return (1 if nulls_last else -1, 0)
+    return (0, finished)
+
+
+def order_key(value: float, finished: datetime | None, sid: int, nulls_last: bool | None = None) -> tuple[Any, ...]:
+    """An entry's place in a ranked order as a Python key: value descending, then finished, then id."""
+    if nulls_last is None:
+        nulls_last = connection.features.nulls_order_largest
+    return (-value, date_key(finished, nulls_last), sid)
+
+
+@dataclass(frozen=True)
+class Shift:
+    seq: int
+    key: tuple[Any, ...]
+    delta: int
+    low: float
+    high: float
+
+
+def shifts_of(benchmark: Benchmark | int, metrics: Iterable[str] | None = None) -> dict[str, list[Shift]]:
+    """The recorded shifts per metric, in order (one query)."""
+    nulls_last = connection.features.nulls_order_largest
+    rows = RankShift.objects.filter(benchmark=benchmark)
+    if metrics is not None:
+        rows = rows.filter(metric__in=list(metrics))
+    out: dict[str, list[Shift]] = {}
+    for metric, seq, sid, value, finished, delta, low, high in rows.order_by("seq", "pk").values_list(
+            "metric", "seq", "submission_id", "value", "finished_at", "delta", "stat_low", "stat_high"):
+        out.setdefault(metric, []).append(Shift(seq, order_key(value, finished, sid, nulls_last), delta, low, high))
+    return out
+
+
+def moved(row: dict[str, Any], shifts: Sequence[Shift], nulls_last: bool | None = None) -> tuple[int, Any, Any]:
+    """(position, rank_low, rank_high) of a stored row now: its stored figures moved by the later shifts."""
+    position, low, high = row["position"], row.get("rank_low"), row.get("rank_high")
+    seq = row["seq"]
+    later = [s for s in shifts if s.seq > seq]
+    if not later:
+        return position, low, high
+    if row["value"] is not None:
+        key = order_key(row["value"], row["finished_at"], row["submission_id"], nulls_last)
+        position += sum(s.delta for s in later if s.key < key)
+    if low is not None and row.get("stat_high") is not None:
+        low += sum(s.delta for s in later if row["stat_high"] < s.low)
+    if high is not None and row.get("stat_low") is not None:
+        high += sum(s.delta for s in later if s.high >= row["stat_low"])
+    return position, low, high
+
+
+def nearest(rows: QuerySet[EntryRank], value: float, finished: datetime | None, sid: int, *, forward: bool,
+            inclusive: bool, fields: Sequence[str]) -> dict[str, Any] | None:
+    """The nearest row ahead of (or, ``forward``, after) a place in the order, as ``fields``; ``inclusive``: or the
+    row at that place. Two queries at most, each a range of an order index read from that place (``LIMIT 1``)."""
+    nulls_last = connection.features.nulls_order_largest
+    if forward:  # after: a later finish, or the same and a greater id (NULL dates where the database sorts them)
+        if finished is None:
+            same = Q(finished_at__isnull=True, submission_id__gte=sid) if inclusive else Q(
+                finished_at__isnull=True, submission_id__gt=sid)
+            if not nulls_last:
+                same |= Q(finished_at__isnull=False)
+        else:
+            same = Q(finished_at__gt=finished) | (Q(finished_at=finished, submission_id__gte=sid) if inclusive else Q(
+                finished_at=finished, submission_id__gt=sid))
+            if nulls_last:
+                same |= Q(finished_at__isnull=True)
+        order = (F("value").desc(), F("finished_at").asc(), F("submission_id").asc())
+        beyond = Q(value__lt=value)
+    else:
+        if finished is None:
+            same = Q(finished_at__isnull=True, submission_id__lte=sid) if inclusive else Q(
+                finished_at__isnull=True, submission_id__lt=sid)
+            if nulls_last:
+                same |= Q(finished_at__isnull=False)
+        else:
+            same = Q(finished_at__lt=finished) | (Q(finished_at=finished, submission_id__lte=sid) if inclusive else Q(
+                finished_at=finished, submission_id__lt=sid))
+            if not nulls_last:
+                same |= Q(finished_at__isnull=True)
+        order = (F("value").asc(), F("finished_at").desc(), F("submission_id").desc())
+        beyond = Q(value__gt=value)
+    for part in (Q(value=value) & same, beyond):
+        got = list(rows.filter(part).order_by(*order).values(*fields)[:1])
+        if got:
+            return got[0]
+    return None
+
+
+def group_start(benchmark: Benchmark | int, metric: str, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The first entry of the row's tie group: the nearest row at or above it that starts one (a range of the
+    group starts' partial index)."""
+    if row["starts_group"]:
+        return row
+    starts = EntryRank.objects.filter(benchmark=benchmark, metric=metric, starts_group=True)
+    return nearest(starts, row["value"], row["finished_at"], row["submission_id"], forward=False, inclusive=False,
+                   fields=PLACE_FIELDS)
+
+
+def next_group_start(benchmark: Benchmark | int, metric: str, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The first entry of the next tie group below the row, if any."""
+    starts = EntryRank.objects.filter(benchmark=benchmark, metric=metric, starts_group=True)
+    return nearest(starts, row["value"], row["finished_at"], row["submission_id"], forward=True, inclusive=False,
+                   fields=PLACE_FIELDS)
+
+
+@dataclass(frozen=True)
+class Now:
+    """A stored row's figures now."""
+
+    position: int
+    shared_rank: int
+    rank_low: int | None
+    rank_high: int | None
+    above: int | None
+    p_above: float | None
+    significant_above: bool | None
+    stat_low: float | None
+    stat_high: float | None
+
+
+ROW_FIELDS = (*PLACE_FIELDS, "metric", "rank_low", "rank_high", "stat_low", "stat_high", "above", "p_above",
+              "significant_above")
+
+
+def ranks_now(benchmark: Benchmark | int, rows: Iterable[dict[str, Any]],
+              shifts: dict[str, list[Shift]] | None = None) -> dict[tuple[str, int], Now]:
+    """The figures now of stored rows (``ROW_FIELDS``) of one board, by (metric, submission id). A row's group start
+    is read once per run of rows that follow each other on the board (one indexed query per run)."""
+    nulls_last = connection.features.nulls_order_largest
+    by_metric: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_metric.setdefault(row["metric"], []).append(row)
+    if shifts is None:
+        shifts = shifts_of(benchmark, by_metric)
+    out: dict[tuple[str, int], Now] = {}
+    for metric, mine in by_metric.items():
+        sh = shifts.get(metric, [])
+        placed = sorted(((moved(r, sh, nulls_last), r) for r in mine), key=lambda x: x[0][0])
+        start_at: int | None = None
+        last: int | None = None
+        for (position, low, high), r in placed:
+            if r["starts_group"]:
+                start_at = position
+            elif last is None or position != last + 1 or start_at is None:  # not right below the row before
+                start = group_start(benchmark, metric, r)
+                start_at = moved(start, sh, nulls_last)[0] if start is not None else position
+            last = position
+            out[(metric, r["submission_id"])] = Now(position, start_at, low, high, r["above"], r["p_above"],
+                                                    r["significant_above"], r["stat_low"], r["stat_high"])
+    return out
+
+
+def board_ranks_now(benchmark: Benchmark | int) -> dict[tuple[str, int], Now]:
+    """Every stored row's figures now (the tests compare them with a whole build's; the compaction writes them)."""
+    return ranks_now(benchmark, EntryRank.objects.filter(benchmark=benchmark).values(*ROW_FIELDS))
+
+
+def page_ids(benchmark: Benchmark | int, metric: str, offset: int, limit: int) -> list[int]:
+    """The submission ids at positions ``offset + 1 .. offset + limit`` of a ranked order now: the rows whose stored
+    position is within the shifts' count of that range, by the position index, placed now."""
+    sh = shifts_of(benchmark, [metric]).get(metric, [])
+    margin = len(sh)
+    rows = EntryRank.objects.filter(benchmark=benchmark, metric=metric, position__gt=offset - margin,
+                                    position__lte=offset + limit + margin).values(*PLACE_FIELDS)
+    nulls_last = connection.features.nulls_order_largest
+    placed = sorted((moved(r, sh, nulls_last)[0], r["submission_id"]) for r in rows)
+    return [sid for position, sid in placed if offset < position <= offset + limit]
+
+
+def position_now(benchmark: Benchmark | int, metric: str, submission_id: int) -> int | None:
+    """One entry's position in a ranked order now (None: no such row)."""
+    row = EntryRank.objects.filter(submission_id=submission_id, metric=metric).values(*PLACE_FIELDS).first()
+    if row is None:
+        return None
+    return moved(row, shifts_of(benchmark, [metric]).get(metric, []))[0]
