@@ -6,21 +6,22 @@ submissions' rows and moves the marks by them).
 
 The refresh reuses what an earlier build left (entries whose submission did not move, the MCC neighbour
 tests of unchanged pairs) and updates the ranks by what changed (leaderboard.rank_update: the changed entries'
-own intervals, range updates of the others' counts and positions); whatever it keeps or updates must be what a
-rebuild would compute. Runs on the test
-database (SQLite), and on PostgreSQL with DATABASE_URL set (docs/testing.md).
+own intervals and places, the shifts that move the others' positions and counts when read); whatever it keeps or
+updates must be what a rebuild would compute. Runs on the test database (SQLite), and on PostgreSQL with
+DATABASE_URL set (docs/testing.md).
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import asdict
 
 import pytest
 
 from evaluation.derived import derived_read
 from evaluation.models import DerivedState, Submission
-from leaderboard import rank_update, wide_tabs
-from leaderboard.models import BoardCounts, BoardEntry, EntryRank
+from leaderboard import rank_read, rank_update, wide_tabs
+from leaderboard.models import BoardCounts, BoardEntry, EntryRank, RankShift
 from leaderboard.services import board_refresh
 from leaderboard.tests import helpers
 
@@ -42,9 +43,8 @@ def _board(benchmark) -> dict:  # noqa: ANN001
     entries = {e.pop("submission_id"): e for e in BoardEntry.objects.filter(benchmark=benchmark).values()}
     for e in entries.values():
         e.pop("id"), e.pop("built_at")
-    ranks = {(r.pop("submission_id"), r.pop("metric")): r for r in EntryRank.objects.filter(benchmark=benchmark).values()}
-    for r in ranks.values():
-        r.pop("id")
+    # the ranks' figures now: the stored rows moved by the shifts recorded since (rank_read)
+    ranks = {(sid, m): asdict(now) for (m, sid), now in rank_read.board_ranks_now(benchmark).items()}
     return {"entries": entries, "ranks": ranks, "payload": derived_read(benchmark, "board").payload,
             "counts": BoardCounts.objects.get(benchmark=benchmark).counts, "tab_index": helpers.tab_index(benchmark)}
 
@@ -96,6 +96,7 @@ def test_the_refreshed_board_equals_a_full_rebuild_after_200_random_changes(tmp_
     assert len(refreshed["entries"]) >= 10 and len(refreshed["ranks"]) >= 20  # a board, not an empty one
 
     EntryRank.objects.filter(benchmark=benchmark).delete()
+    RankShift.objects.filter(benchmark=benchmark).delete()
     BoardEntry.objects.filter(benchmark=benchmark).delete()
     DerivedState.objects.filter(benchmark=benchmark, kind="board").delete()
     board_refresh(benchmark_id=benchmark.pk)

@@ -137,3 +137,47 @@ def test_the_staff_command_rebuilds_the_ranks_whole(tmp_path) -> None:
     EntryRank.objects.filter(benchmark=benchmark, metric="text").update(rank_low=99, position=7)  # a damaged board
     call_command("board_rebuild", benchmark.slug)
     assert _stored(benchmark) == before
+
+
+def test_pages_positions_and_tie_groups_read_with_shifts_equal_the_whole_build(tmp_path, monkeypatch) -> None:
+    """What pages read while shifts are recorded (none folded in): every page of each order by position
+    (``rank_read.page_ids``, the overview's stored path), each entry's position, the ranks of scattered rows (a
+    filtered view: their groups' starts read apart) and the model page's tie-group sizes equal the whole build's."""
+    from leaderboard import model_page, selectors
+
+    monkeypatch.setattr(rank_update, "COMPACT_AFTER", 10**6)
+    rng = random.Random(5)
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
+    template = helpers.submit(benchmark, spec, refresh=False)
+    subs = [template, *helpers.clone(template, 29)]
+    board_refresh(benchmark_id=benchmark.pk)
+    for s in subs:
+        BoardEntry.objects.filter(submission_id=s.pk).update(**_figures(rng))
+    _write_whole(benchmark)
+    for _ in range(8):
+        changed = set(rng.sample([s.pk for s in subs], 2))
+        for sid in changed:
+            BoardEntry.objects.filter(submission_id=sid).update(**_figures(rng))
+        assert rank_update.ranks_update(benchmark, changed)
+    assert RankShift.objects.filter(benchmark=benchmark, metric="text").count() == 32  # each moved: out and in
+    built = _built(benchmark)
+    for metric in rank_update.RANKED:
+        order = [sid for sid, _ in sorted(((sid, v) for (sid, m), v in built.items() if m == metric),
+                                          key=lambda x: x[1][0])]
+        for offset in range(0, len(order) + 7, 7):
+            assert rank_read.page_ids(benchmark, metric, offset, 7) == order[offset:offset + 7], (metric, offset)
+        for i, sid in enumerate(order):
+            assert rank_read.position_now(benchmark, metric, sid) == i + 1
+        scattered = rng.sample(order, len(order) // 3)
+        got = selectors.standings(benchmark, metric, scattered)[metric]
+        for sid in scattered:
+            want = dict(zip(FIELDS, built[(sid, metric)]))
+            assert (got[sid].shared_rank, got[sid].rank_low, got[sid].rank_high) == (
+                want["shared_rank"], want["rank_low"], want["rank_high"]), (metric, sid)
+    for s in rng.sample(subs, 6):
+        for row in model_page.standing_rows(benchmark, s):
+            shared = built[(s.pk, row.metric)][1]
+            assert row.rank == shared
+            assert row.of == sum(1 for (_, m) in built if m == row.metric)
+            assert row.tied == sum(1 for (_, m), v in built.items() if m == row.metric and v[1] == shared)
