@@ -1,25 +1,23 @@
-"""The board's ranks after a change, by what changed (issue 37): the stored ``EntryRank`` rows brought to what a full
-build (``services.ranks_build``) would write, at a cost that does not read the board.
+"""The board's ranks after a change, by what changed (issue 37): the stored ``EntryRank`` rows and the recorded
+``RankShift`` rows brought to figures (``rank_read``) equal to what a full build (``services.ranks_build``) writes,
+at a cost that does not read, nor write, the board.
 
 Per ranked ordering, the changed entries (rebuilt, added or dropped) are taken out of the stored order and those
 with a value put back at their new places, at once:
 
-- each new entry's place is after the last unchanged entry ahead of it in the order (value descending, finished,
-  id): found by ``LIMIT 1`` queries over the board's order index (migration 0015); its own bootstrap interval is
-  computed (it depends on its vector alone) and its rank interval counted over the stored bounds' indexes
-  (``COUNT``); the neighbour pairs that are new are tested (one or two paired tests per place);
-- the places where something changed (an unchanged entry after which entries were put in or a run taken out: an
-  anchor) cut the stored order into segments whose entries all move by the same number of places and keep their
-  neighbour tests: one range ``UPDATE`` of the positions per segment; the first entry after each anchor gets its
-  new neighbour; a tie group changes only from a changed test to the next group's start (the least stored
-  ``shared_rank`` beyond it, from the tie-group index): that run takes the new group's rank, the later groups'
-  ranks move with their positions;
-- the others' rank-interval ends move by step functions of the changed entries' bounds (``rank_low`` of the
-  entries whose ``stat_high`` is below a removed or new entry's ``stat_low``, ``rank_high`` of those whose
-  ``stat_low`` is not above its ``stat_high``): one range ``UPDATE`` per step.
+- each changed entry, at its old place (a row's stored value, finish and id) or its new one, falls between two kept
+  rows, found by ``LIMIT 1`` queries over the rows' order index (migration 0018); the new entries of each such gap
+  are placed after the kept row above it (at its position now plus one each), their own bootstrap intervals
+  computed (each depends on its vector alone) and their rank intervals counted over the stored bounds' indexes
+  (``COUNT``); the new neighbour pairs are tested (the new entries against the entry above, the kept row below
+  the gap against its new neighbour), which sets whether a tie group starts at each;
+- every entry taken out or put in is recorded as a shift (its place, its bounds, +1 or -1, the change's ``seq``):
+  the kept rows are not written, their positions and rank-interval ends are moved by the later shifts when read;
+- past ``COMPACT_AFTER`` shifts in an ordering the shifts are folded into the rows (``ranks_compact``: positions
+  counted again from the stored places, rank-interval ends from the stored bounds, one pass without bootstrap).
 
-So each stored row is written at most once per column, and only if it moves; the reads are a few indexed queries
-per changed entry, whatever the board's size.
+So a change writes its own rows, the row below each gap and its shifts; the reads are a few indexed queries per
+changed entry, whatever the board's size.
 
 Exact where it runs; where it cannot be sure (no earlier build, an entry without its own interval because its vector
 is not the board's length, stored rows that do not add up to the board's entries) nothing is written (a savepoint
