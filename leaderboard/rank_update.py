@@ -40,7 +40,7 @@ from evaluation.metrics import entry_bounds, entry_bounds_mcc, intervals_from_bo
 from evaluation.metrics.ranks import Bounds
 from leaderboard.board import Vectors, mcc_cells, mcc_pair_test
 from leaderboard.models import BoardEntry, EntryRank, RankShift
-from leaderboard.rank_read import PLACE_FIELDS, ROW_FIELDS, Shift, moved, nearest, order_key, shifts_of
+from leaderboard.rank_read import PLACE_FIELDS, ROW_FIELDS, Mover, Shift, moved, nearest, order_key, shifts_of
 
 # The orderings whose neighbours are tested and ranked: the BoardEntry field each sorts by (descending).
 RANKED = {"text": "text_acc", "adaptive": "adaptive_acc", "oracle": "oracle_acc", "mcc": "mcc"}
@@ -71,6 +71,7 @@ class _Ordering:
         self.rows = EntryRank.objects.filter(benchmark=benchmark, metric=metric)
         self.vectors = vectors
         self.seq, self.shifts = seq, shifts
+        self.batch: list[Shift] = []  # this change's
         self.cells: dict[int, Any] = {}
 
     def row(self, sid: int) -> Any:
@@ -131,6 +132,7 @@ class _Ordering:
         batch = [Shift(self.seq, order_key(value, finished, sid, nulls_last), delta, bd.low, bd.high)
                  for sid, value, finished, delta, bd in recorded]
         shifts = self.shifts + batch
+        self.batch = batch
 
         # Rank-interval ends of the new entries: the stored bounds counted over their indexes, the rows taken out
         # subtracted, the new added (the kept rows' ends move by the shifts when read).
@@ -173,10 +175,16 @@ class _Ordering:
         EntryRank.objects.bulk_create(inserts, batch_size=2000)
 
     def check(self) -> None:
-        """The stored rows add up: one per entry with a value (two counts over indexes)."""
+        """The stored rows add up: one per entry with a value (two counts over indexes), the last in the order at
+        the last position now (a row gone without its shift, as when a submission is deleted outright and its rows
+        with it, leaves the rows below it a place too low)."""
         rows = self.rows.count()
         entries = BoardEntry.objects.filter(benchmark=self.benchmark, **{f"{self.field}__isnull": False}).count()
         if rows != entries:
+            raise _Unsure
+        last = self.rows.order_by(F("value").asc(), F("finished_at").desc(), F("submission_id").desc()).values(
+            *PLACE_FIELDS).first()
+        if last is not None and Mover(self.shifts + self.batch)(last)[0] != rows:
             raise _Unsure
 
 
