@@ -224,10 +224,12 @@ def board_ranks_now(benchmark: Benchmark | int) -> dict[tuple[str, int], Now]:
     return ranks_now(benchmark, EntryRank.objects.filter(benchmark=benchmark).values(*ROW_FIELDS))
 
 
-def page_ids(benchmark: Benchmark | int, metric: str, offset: int, limit: int) -> list[int]:
+def page_ids(benchmark: Benchmark | int, metric: str, offset: int, limit: int,
+             shifts: list[Shift] | None = None) -> list[int]:
     """The submission ids at positions ``offset + 1 .. offset + limit`` of a ranked order now: the rows whose stored
-    position is within the shifts' count of that range, by the position index, placed now."""
-    sh = shifts_of(benchmark, [metric]).get(metric, [])
+    position is within the shifts' count of that range, by the position index, placed now. ``shifts``: the
+    ordering's, if read already."""
+    sh = shifts_of(benchmark, [metric]).get(metric, []) if shifts is None else shifts
     margin = len(sh)
     rows = EntryRank.objects.filter(benchmark=benchmark, metric=metric, position__gt=offset - margin,
                                     position__lte=offset + limit + margin).values(*PLACE_FIELDS)
@@ -236,9 +238,10 @@ def page_ids(benchmark: Benchmark | int, metric: str, offset: int, limit: int) -
     return [sid for position, sid in placed if offset < position <= offset + limit]
 
 
-def position_now(benchmark: Benchmark | int, metric: str, submission_id: int) -> int | None:
-    """One entry's position in a ranked order now (None: no such row)."""
+def position_now(benchmark: Benchmark | int, metric: str, submission_id: int,
+                 shifts: list[Shift] | None = None) -> int | None:
+    """One entry's position in a ranked order now (None: no such row). ``shifts``: the ordering's, if read already."""
     row = EntryRank.objects.filter(submission_id=submission_id, metric=metric).values(*PLACE_FIELDS).first()
     if row is None:
         return None
-    return moved(row, shifts_of(benchmark, [metric]).get(metric, []))[0]
+    return moved(row, shifts_of(benchmark, [metric]).get(metric, []) if shifts is None else shifts)[0]

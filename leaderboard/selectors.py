@@ -325,10 +325,11 @@ def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.
     order = (F(field_name).desc(), "finished_at", "submission_id")
     entries = BoardEntry.objects.filter(benchmark=benchmark)
     before_known = []
+    shifts = rank_read.shifts_of(benchmark, [query.sort]).get(query.sort, [])  # the ranks' shifts since the build
     for row in known:
         below = entries.filter(**{f"{field_name}__lt": board.COLUMN_BY_KEY[query.sort].value(row)}).order_by(
             *order).values_list("submission_id", flat=True).first()
-        position = rank_read.position_now(benchmark, query.sort, below) if below is not None else ranked + 1
+        position = rank_read.position_now(benchmark, query.sort, below, shifts) if below is not None else ranked + 1
         if position is None:
             return None
         before_known.append(position - 1)
@@ -336,7 +337,7 @@ def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.
     def fetch(offset: int, limit: int) -> list[dict[str, Any]]:
         ids: list[int] = []
         if offset < ranked and limit > 0:
-            ids += rank_read.page_ids(benchmark, query.sort, offset, min(offset + limit, ranked) - offset)
+            ids += rank_read.page_ids(benchmark, query.sort, offset, min(offset + limit, ranked) - offset, shifts)
         if offset + limit > ranked:
             ids += entries.filter(**{f"{field_name}__isnull": True}).order_by("finished_at", "submission_id").values_list(
                 "submission_id", flat=True)[max(0, offset - ranked):offset + limit - ranked]
