@@ -19,13 +19,13 @@ order reads the rows whose stored position is within that margin of the page (th
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import F, Q, QuerySet
+from django.utils.dateparse import parse_datetime
 
 from annotation.models import Benchmark
 from leaderboard.models import EntryRank, RankShift
@@ -117,41 +117,53 @@ def moved(row: dict[str, Any], shifts: Sequence[Shift], nulls_last: bool | None 
     return Mover(shifts, nulls_last)(row)
 
 
-def nearest(rows: QuerySet[EntryRank], value: float, finished: datetime | None, sid: int, *, forward: bool,
-            inclusive: bool, fields: Sequence[str]) -> dict[str, Any] | None:
-    """The nearest row ahead of (or, ``forward``, after) a place in the order, as ``fields``; ``inclusive``: or the
-    row at that place. Two queries at most, each a range of an order index read from that place (``LIMIT 1``)."""
+def _aware(value: Any) -> datetime | None:
+    """A finish time read by SQL as the ORM reads it: aware, in UTC (SQLite gives naive UTC, or text)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+def nearest(benchmark: Benchmark | int, metric: str, value: float, finished: datetime | None, sid: int, *,
+            forward: bool, starts_only: bool = False, excluded: Collection[int] = ()) -> dict[str, Any] | None:
+    """The nearest row (``PLACE_FIELDS``) of an ordering ahead of (or, ``forward``, after) a place in the order; of
+    the group starts only, or leaving out some submissions. Two queries at most, each a range of an order index
+    read from that place (``LIMIT 1``): the rows at the same value first, then beyond it. In SQL as written here
+    (it runs a few times per changed entry and per page; the ORM's compiling cost ten times the query's)."""
     nulls_last = connection.features.nulls_order_largest
-    if forward:  # after: a later finish, or the same and a greater id (NULL dates where the database sorts them)
-        if finished is None:
-            same = Q(finished_at__isnull=True, submission_id__gte=sid) if inclusive else Q(
-                finished_at__isnull=True, submission_id__gt=sid)
-            if not nulls_last:
-                same |= Q(finished_at__isnull=False)
-        else:
-            same = Q(finished_at__gt=finished) | (Q(finished_at=finished, submission_id__gte=sid) if inclusive else Q(
-                finished_at=finished, submission_id__gt=sid))
-            if nulls_last:
-                same |= Q(finished_at__isnull=True)
-        order = (F("value").desc(), F("finished_at").asc(), F("submission_id").asc())
-        beyond = Q(value__lt=value)
+    at = connection.ops.adapt_datetimefield_value(finished) if finished is not None else None
+    where, params = ["benchmark_id = %s", "metric = %s"], [getattr(benchmark, "pk", benchmark), metric]
+    if starts_only:
+        where.append("starts_group")  # as the partial index's condition reads (entry_rank_group_start_idx)
+    if excluded:
+        where.append(f"submission_id NOT IN ({', '.join(['%s'] * len(excluded))})")
+        params += list(excluded)
+    # the same value: a later (earlier) finish, or the same and a greater (smaller) id; NULL dates where the
+    # database sorts them (first on SQLite, last on PostgreSQL)
+    later, sign = (">", "<") if forward else ("<", ">")
+    same_params: list[Any]
+    if finished is None:
+        same, same_params = f"(finished_at IS NULL AND submission_id {later} %s)", [sid]
+        if nulls_last != forward:
+            same += " OR finished_at IS NOT NULL"
     else:
-        if finished is None:
-            same = Q(finished_at__isnull=True, submission_id__lte=sid) if inclusive else Q(
-                finished_at__isnull=True, submission_id__lt=sid)
-            if nulls_last:
-                same |= Q(finished_at__isnull=False)
-        else:
-            same = Q(finished_at__lt=finished) | (Q(finished_at=finished, submission_id__lte=sid) if inclusive else Q(
-                finished_at=finished, submission_id__lt=sid))
-            if not nulls_last:
-                same |= Q(finished_at__isnull=True)
-        order = (F("value").asc(), F("finished_at").desc(), F("submission_id").desc())
-        beyond = Q(value__gt=value)
-    for part in (Q(value=value) & same, beyond):
-        got = list(rows.filter(part).order_by(*order).values(*fields)[:1])
-        if got:
-            return got[0]
+        same, same_params = f"finished_at {later} %s OR (finished_at = %s AND submission_id {later} %s)", [at, at, sid]
+        if nulls_last == forward:
+            same += " OR finished_at IS NULL"
+    order = ("value DESC, finished_at ASC, submission_id ASC" if forward
+             else "value ASC, finished_at DESC, submission_id DESC")
+    base = f"SELECT {', '.join(PLACE_FIELDS)} FROM {EntryRank._meta.db_table} WHERE {' AND '.join(where)}"
+    with connection.cursor() as cursor:
+        for part, part_params in ((f"value = %s AND ({same})", [value, *same_params]), (f"value {sign} %s", [value])):
+            cursor.execute(f"{base} AND {part} ORDER BY {order} LIMIT 1", [*params, *part_params])
+            got = cursor.fetchone()
+            if got is not None:
+                row = dict(zip(PLACE_FIELDS, got))
+                row["starts_group"] = bool(row["starts_group"])
+                row["finished_at"] = _aware(row["finished_at"])
+                return row
     return None
 
 
@@ -160,16 +172,14 @@ def group_start(benchmark: Benchmark | int, metric: str, row: dict[str, Any]) ->
     group starts' partial index)."""
     if row["starts_group"]:
         return row
-    starts = EntryRank.objects.filter(benchmark=benchmark, metric=metric, starts_group=True)
-    return nearest(starts, row["value"], row["finished_at"], row["submission_id"], forward=False, inclusive=False,
-                   fields=PLACE_FIELDS)
+    return nearest(benchmark, metric, row["value"], row["finished_at"], row["submission_id"], forward=False,
+                   starts_only=True)
 
 
 def next_group_start(benchmark: Benchmark | int, metric: str, row: dict[str, Any]) -> dict[str, Any] | None:
     """The first entry of the next tie group below the row, if any."""
-    starts = EntryRank.objects.filter(benchmark=benchmark, metric=metric, starts_group=True)
-    return nearest(starts, row["value"], row["finished_at"], row["submission_id"], forward=True, inclusive=False,
-                   fields=PLACE_FIELDS)
+    return nearest(benchmark, metric, row["value"], row["finished_at"], row["submission_id"], forward=True,
+                   starts_only=True)
 
 
 @dataclass(frozen=True)

@@ -117,10 +117,10 @@ class _Ordering:
         places = [(r["value"], r["finished_at"], sid, False) for sid, r in taken.items()]
         places += [(value, finished, sid, True) for sid, (value, finished) in new.items()]
         for value, finished, sid, put in places:
-            a = nearest(kept, value, finished, sid, forward=False, inclusive=False, fields=PLACE_FIELDS)
+            a = nearest(self.benchmark, self.metric, value, finished, sid, forward=False, excluded=changed)
             at = a["submission_id"] if a is not None else None
             if at not in gaps:
-                b = nearest(kept, value, finished, sid, forward=True, inclusive=False, fields=PLACE_FIELDS)
+                b = nearest(self.benchmark, self.metric, value, finished, sid, forward=True, excluded=changed)
                 gaps[at] = (a, b, [])
             if put:
                 gaps[at][2].append(sid)
