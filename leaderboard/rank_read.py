@@ -60,13 +60,36 @@ class Shift:
 def shifts_of(benchmark: Benchmark | int, metrics: Iterable[str] | None = None) -> dict[str, list[Shift]]:
     """The recorded shifts per metric, in order (one query)."""
     nulls_last = connection.features.nulls_order_largest
-    rows = RankShift.objects.filter(benchmark=benchmark)
+    where, params = "benchmark_id = %s", [getattr(benchmark, "pk", benchmark)]
     if metrics is not None:
-        rows = rows.filter(metric__in=list(metrics))
+        names = list(metrics)
+        if not names:
+            return {}
+        where += f" AND metric IN ({', '.join(['%s'] * len(names))})"
+        params += names
     out: dict[str, list[Shift]] = {}
-    for metric, seq, sid, value, finished, delta, low, high in rows.order_by("seq", "pk").values_list(
-            "metric", "seq", "submission_id", "value", "finished_at", "delta", "stat_low", "stat_high"):
-        out.setdefault(metric, []).append(Shift(seq, order_key(value, finished, sid, nulls_last), delta, low, high))
+    with connection.cursor() as cursor:  # in SQL as written: read with every page of the board (the ORM's cost)
+        cursor.execute("SELECT metric, seq, submission_id, value, finished_at, delta, stat_low, stat_high FROM "
+                       f"{RankShift._meta.db_table} WHERE {where} ORDER BY seq, id", params)
+        for metric, seq, sid, value, finished, delta, low, high in cursor.fetchall():
+            out.setdefault(metric, []).append(Shift(seq, order_key(value, _aware(finished), sid, nulls_last), delta,
+                                                    low, high))
+    return out
+
+
+def rows_of(where: str, params: Sequence[Any], fields: Sequence[str] = PLACE_FIELDS) -> list[dict[str, Any]]:
+    """Stored rank rows as dicts of ``fields`` (finish times aware, flags booleans, as the ORM reads them), by a
+    condition in SQL: a page's rows are read with every uncached page, where the ORM's compiling costs more than
+    the query."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(fields)} FROM {EntryRank._meta.db_table} WHERE {where}", params)
+        out = [dict(zip(fields, got)) for got in cursor.fetchall()]
+    for row in out:
+        if "finished_at" in row:
+            row["finished_at"] = _aware(row["finished_at"])
+        for flag in ("starts_group", "significant_above"):
+            if row.get(flag) is not None:
+                row[flag] = bool(row[flag])
     return out
 
 
@@ -241,8 +264,8 @@ def page_ids(benchmark: Benchmark | int, metric: str, offset: int, limit: int,
     ordering's, if read already."""
     sh = shifts_of(benchmark, [metric]).get(metric, []) if shifts is None else shifts
     margin = len(sh)
-    rows = EntryRank.objects.filter(benchmark=benchmark, metric=metric, position__gt=offset - margin,
-                                    position__lte=offset + limit + margin).values(*PLACE_FIELDS)
+    rows = rows_of("benchmark_id = %s AND metric = %s AND position > %s AND position <= %s",
+                   [getattr(benchmark, "pk", benchmark), metric, offset - margin, offset + limit + margin])
     move = Mover(sh)
     placed = sorted((move(r)[0], r["submission_id"]) for r in rows)
     return [sid for position, sid in placed if offset < position <= offset + limit]

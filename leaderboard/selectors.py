@@ -25,7 +25,7 @@ from evaluation.metrics.types import BOARD_MODES as MODES
 from evaluation.models import ON_BOARD, Submission
 from leaderboard import board, rank_read
 from leaderboard.figures import NONE, Fig, cell_fig, mean_fig, path, rate_fig
-from leaderboard.models import BoardCounts, BoardEntry, EntryRank, ReportedResult
+from leaderboard.models import BoardCounts, BoardEntry, ReportedResult
 
 ENTRY_FIELDS = (
     "submission_id", "submission__model_name", "submission__organisation", "submission__weights",
@@ -135,12 +135,18 @@ def standings(benchmark: Benchmark, metric: str | None = None,
     all: those of the board's last build, as moved by the changes since (``rank_read``; the rows and the shifts, two
     queries, and a group's first entry where a row's is not among them)."""
     # by (submission, metric), the unique index, when the rows are named: the page's 50 of 10,000
-    rows = EntryRank.objects.filter(submission_id__in=submission_ids) if submission_ids is not None else (
-        EntryRank.objects.filter(benchmark=benchmark))
+    if submission_ids is not None:
+        if not submission_ids:
+            return {}
+        where, params = f"submission_id IN ({', '.join(['%s'] * len(submission_ids))})", list(submission_ids)
+    else:
+        where, params = "benchmark_id = %s", [getattr(benchmark, "pk", benchmark)]
     if metric is not None:
-        rows = rows.filter(metric=metric)
+        where, params = f"{where} AND metric = %s", [*params, metric]
+    rows = rank_read.rows_of(where, params, rank_read.ROW_FIELDS)
     out: dict[str, dict[int, board.Standing]] = {}
-    for (metric_, sid), now in rank_read.ranks_now(benchmark, rows.values(*rank_read.ROW_FIELDS)).items():
+    for (metric_, sid), now in rank_read.ranks_now(benchmark, rows, rank_read.shifts_of(
+            benchmark, [metric] if metric is not None else None)).items():
         out.setdefault(metric_, {})[sid] = board.Standing(now.shared_rank, now.rank_low, now.rank_high, now.above,
                                                           now.p_above, now.significant_above)
     return out
