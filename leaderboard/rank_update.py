@@ -36,7 +36,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from annotation.models import Benchmark
-from evaluation.metrics import entry_bounds, entry_bounds_mcc, intervals_from_bounds, neighbour_mcnemar
+from evaluation.metrics import entry_bounds, entry_bounds_mcc, neighbour_mcnemar
 from evaluation.metrics.ranks import Bounds
 from leaderboard.board import Vectors, mcc_cells, mcc_pair_test
 from leaderboard.models import BoardEntry, EntryRank, RankShift
@@ -240,26 +240,36 @@ COMPACT_AFTER = 64
 
 def ranks_compact(benchmark: Benchmark) -> int:
     """Fold the recorded shifts into the stored rows: every row's position counted again from the order of the
-    stored places, its rank-interval ends from the stored bounds (what the shifts move them to), written where they
-    differ, then the shifts deleted. Returns the rows written. One pass over the board, no bootstrap."""
-    nulls_last = connection.features.nulls_order_largest
+    stored places (the order index), its rank-interval ends from the stored bounds (what the shifts move them to;
+    the rule of ``intervals_from_bounds``, by sorting), written where they differ, then the shifts deleted. Returns
+    the rows written. One pass over the board, no bootstrap, in SQL as written and NumPy (400,000 rows)."""
+    import numpy as np
+
+    table = EntryRank._meta.db_table
     written = 0
-    with transaction.atomic():
-        rows = EntryRank.objects.filter(benchmark=benchmark)
+    with transaction.atomic(), connection.cursor() as cursor:
         for metric in RANKED:
-            mine = list(rows.filter(metric=metric).order_by().values_list(
-                "pk", "submission_id", "value", "finished_at", "position", "rank_low", "rank_high", "stat_low",
-                "stat_high", "seq"))
-            if any(r[2] is None or r[7] is None for r in mine):
+            cursor.execute(f"SELECT id, position, rank_low, rank_high, stat_low, stat_high, seq, value FROM {table} "
+                           "WHERE benchmark_id = %s AND metric = %s ORDER BY value DESC, finished_at ASC, "
+                           "submission_id ASC", [benchmark.pk, metric])
+            got = cursor.fetchall()
+            if not got:
+                continue
+            rows = np.array(got, dtype=np.float64)  # NULL -> nan
+            if np.isnan(rows[:, [2, 3, 4, 5, 7]]).any():
                 continue  # a row without its place or interval (an older build's): the next full build writes it
-            mine.sort(key=lambda r: order_key(r[2], r[3], r[1], nulls_last))
-            ends = intervals_from_bounds([Bounds(r[7], r[8]) for r in mine])
-            changes = [(i + 1, iv.low, iv.high, r[0]) for i, (r, iv) in enumerate(zip(mine, ends))
-                       if iv is not None and (r[4], r[5], r[6], r[9]) != (i + 1, iv.low, iv.high, 0)]
+            n = len(rows)
+            lows, highs = rows[:, 4], rows[:, 5]
+            rank_low = 1 + n - np.searchsorted(np.sort(lows), highs, side="right")  # lower bounds above its upper
+            rank_high = n - np.searchsorted(np.sort(highs), lows, side="left")  # upper bounds not below its lower
+            position = np.arange(1, n + 1)
+            changed = ((rows[:, 1] != position) | (rows[:, 2] != rank_low) | (rows[:, 3] != rank_high)
+                       | (rows[:, 6] != 0))
+            changes = [(int(p), int(lo), int(hi), int(pk)) for p, lo, hi, pk in zip(
+                position[changed], rank_low[changed], rank_high[changed], rows[changed, 0])]
             if changes:
-                with connection.cursor() as cursor:
-                    cursor.executemany(f"UPDATE {EntryRank._meta.db_table} SET position = %s, rank_low = %s, "
-                                       "rank_high = %s, seq = 0 WHERE id = %s", changes)
+                cursor.executemany(f"UPDATE {table} SET position = %s, rank_low = %s, rank_high = %s, seq = 0 "
+                                   "WHERE id = %s", changes)
             written += len(changes)
         RankShift.objects.filter(benchmark=benchmark).delete()
     return written
