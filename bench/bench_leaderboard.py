@@ -177,7 +177,7 @@ def build(n: int, prediction_rows: int = 20) -> None:
     from evaluation.models import PredictionResult, Submission
     from evaluation.simulator import Profile, simulate
     from leaderboard.models import BoardEntry
-    from leaderboard.services import entries_sync, sample_frame
+    from leaderboard.services import entries_sync, entry_copies, sample_frame
 
     if Submission.objects.filter(benchmark__slug="adaptmm-demo").count() >= n:
         services.benchmark_results_bump(benchmark_id=Benchmark.objects.get(slug="adaptmm-demo").pk)
@@ -264,9 +264,12 @@ def build(n: int, prediction_rows: int = 20) -> None:
             price = prices.uniform(0.05, 5)
             if fields["cost"] is not None:
                 fields["cost"] = entry["cost"] * (price + 4.0) / 5.0  # the template's at $1 + $4 a Mtok
-            fields.update(correct=correct, scored_at=now, heartbeat_at=now, finished_at=now)
+            weights = prices.choice(["open", "closed", ""])
+            # the entry's copies of its submission's first finish (none: its finish) and weights, its headline accuracy
+            fields.update(correct=correct, scored_at=now, heartbeat_at=now, finished_at=now,
+                          **entry_copies(None, now, weights), headline_acc=fields.get(f"{entry['headline_mode']}_acc"))
             subs.append(submission_rows.row(
-                model_name=f"Model {i:06d}", organisation=f"Org {i % 37}", weights=prices.choice(["open", "closed", ""]),
+                model_name=f"Model {i:06d}", organisation=f"Org {i % 37}", weights=weights,
                 results=results, price_input_per_mtok=price))
             extra.append(fields)
         with transaction.atomic():

@@ -32,6 +32,15 @@ class BoardEntry(models.Model):
     scored_at = models.DateTimeField(null=True)
     heartbeat_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)  # copied so the overview never reads the submission's late columns
+    # Copied for the Progress tab's months (progress_store.month_summary reads a month from the index below, not
+    # through every submission): when the submission was first scored (its first_finished_at, else finished_at),
+    # that month in UTC as YYYYMM, and its weights (services.entry_copies); and the headline mode's accuracy.
+    # Nullable so that SQLite adds the columns without copying the table (a column with a default, or not null,
+    # makes Django rebuild it); migration 0018 filled them on the rows built before.
+    first_at = models.DateTimeField(null=True)
+    first_month = models.PositiveIntegerField(null=True)
+    weights = models.CharField(max_length=6, null=True, blank=True)  # noqa: DJ001 - see above
+    headline_acc = models.FloatField(null=True)
     # The mode the overview's cost, tokens and rank score refer to (adaptive when scored, else text).
     headline_mode = models.CharField(max_length=8, blank=True)
     # Overview figures, in percent for shares; each with its 95 % bootstrap interval where the library gives one.
@@ -100,6 +109,10 @@ class BoardEntry(models.Model):
             models.Index(fields=["benchmark", "-oracle_acc", "finished_at", "submission"],
                          name="board_entry_oracle_idx"),
             models.Index(fields=["benchmark", "-mcc", "finished_at", "submission"], name="board_entry_mcc_idx"),
+            # A Progress month's entries of one kind of weights as a range (its count), best first in the order
+            # that picks the month's best (progress_store.month_summary: a LIMIT 1 is one seek).
+            models.Index(fields=["benchmark", "first_month", "weights", "-headline_acc", "first_at", "finished_at",
+                                 "submission"], name="board_entry_month_idx"),
         ]
 
     def __str__(self) -> str:

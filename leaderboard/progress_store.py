@@ -7,9 +7,11 @@ board's payload under ``progress``. The page (``stored_rows``) takes the groups'
 over the months and reads the holders' names by primary key: what ``progress_rows`` computes from every point, at
 100,000 entries in milliseconds instead of 1.4 s. A refresh counts again only the months its changed submissions
 were in, before or after the change (``months_of`` before and after; ``summary_update``), each by a few SQL
-queries (``month_summary``: counts and top scores per kind of weights, then each top's first entry by the
-accuracy indexes, ``LIMIT 1``), not a pass over its entries in Python (a month can hold most of the board); the
-first build and a repair count every month from the points (``summary_of``), which ``month_summary`` equals.
+queries over an index of the entries' own copies of their first-scored month and time, weights and headline
+accuracy (``month_summary``: the month's count per weights, a range; each one's best, the first row of its range),
+not a pass over its entries in Python nor a read of their submissions (a month can hold most of the board); the
+first build and a repair count every month from the points (``summary_of``, read through the submissions), which
+``month_summary`` equals.
 While the board's build is behind the results (a change not refreshed yet) the page computes from the points as
 before.
 """
@@ -20,7 +22,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Case, Count, F, FloatField, Max, Q, QuerySet, When
+from django.db.models import Count, Q
 from django.db.models.functions import Coalesce
 
 from annotation.models import Benchmark
@@ -82,54 +84,38 @@ def summary_of(found: list[Point]) -> Summary:
     return out
 
 
-MODES = ("text", "adaptive", "oracle")
+def _number(month: str) -> int:
+    """A month as ``BoardEntry.first_month`` stores it (YYYYMM)."""
+    return int(month[:4]) * 100 + int(month[5:7])
 
 
-def _headline() -> Case:
-    """The entry's headline accuracy in SQL: its ``headline_mode``'s column (NULL for no mode), as ``points``."""
-    return Case(*(When(headline_mode=mode, then=F(f"{mode}_acc")) for mode in MODES),
-                default=None, output_field=FloatField())
-
-
-def _month_rows(benchmark: Benchmark, month: str) -> QuerySet[BoardEntry]:
-    from leaderboard.selectors import public_entries
-
-    start, end = _bounds(month)
-    return public_entries(benchmark).alias(first=Coalesce("submission__first_finished_at", "finished_at")).annotate(
-        score=_headline()).filter(first__gte=start, first__lt=end, score__isnull=False)
+BEST_FIRST = ("-headline_acc", "first_at", "finished_at", "submission_id")  # progress_rows's pick, board_entry_month_idx
 
 
 def month_summary(benchmark: Benchmark, month: str) -> dict[str, list[Any]]:
-    """``summary_of(points(benchmark, [month]))[month]`` by SQL instead of a pass over the month's entries in Python:
-    one query counts the month's entries and takes their best score per weights (``GROUP BY``); then each group's
-    best entry is the first, in first-scored time and then the board's order (``public_entries``'s), of those at
-    that score: ``ORDER BY ... LIMIT 1`` over the entries the accuracy indexes find at that value (one per mode)."""
-    rows = _month_rows(benchmark, month)
-    counts: dict[str, int] = {}
-    tops: dict[str, float] = {}
-    for weights, n, top in rows.order_by().values("submission__weights").annotate(
-            n=Count("pk"), top=Max("score")).values_list("submission__weights", "n", "top"):
-        key = _kind(weights)
-        counts[key] = counts.get(key, 0) + n
-        tops[key] = top if key not in tops else max(tops[key], top)
+    """``summary_of(points(benchmark, [month]))[month]`` by SQL over the build's entries (the refresh calls it after
+    dropping those whose submission left the board, so they are the public entries ``points`` reads), from their own
+    copies of the first-scored month and time, weights and headline accuracy (``services.entry_copies``,
+    ``entry_fields``), never their submissions: one ``GROUP BY`` over the month's range of ``board_entry_month_idx``
+    counts its entries per weights; per weights the best entry is the first of its range in that index's order
+    (best score, then first-scored time and the board's order, ``public_entries``'s): one seek each; a group of
+    several weights (all, other) takes the first of their bests, by a query when their scores tie."""
+    rows = BoardEntry.objects.filter(benchmark=benchmark, first_month=_number(month), headline_acc__isnull=False)
+    counts = dict(rows.order_by().values("weights").annotate(n=Count("pk")).values_list("weights", "n"))
     if not counts:
         return {}
-    counts["all"], tops["all"] = sum(counts.values()), max(tops.values())
+    best = {weights: rows.filter(weights=weights).order_by(*BEST_FIRST).values_list(
+        "submission_id", "headline_acc")[0] for weights in counts}
+    groups: dict[str, list[str]] = {"all": list(counts)}
+    for weights in counts:
+        groups.setdefault(_kind(weights), []).append(weights)
     cells: dict[str, list[Any]] = {}
-    for key in ("all", "open", "closed", "other"):
-        if key not in counts:
-            continue
-        group = rows.order_by()
-        if key == "other":
-            group = group.exclude(submission__weights__in=["open", "closed"])
-        elif key != "all":
-            group = group.filter(submission__weights=key)
-        # The entries at the top score, per mode an equality on that mode's accuracy index, then the first of them.
-        at_top = [group.filter(headline_mode=mode, **{f"{mode}_acc": tops[key]}).annotate(
-            first_at=Coalesce("submission__first_finished_at", "finished_at")).values_list(
-            "submission_id", "first_at", "finished_at") for mode in MODES]
-        best = at_top[0].union(*at_top[1:], all=True).order_by("first_at", "finished_at", "submission_id")[0]
-        cells[key] = [counts[key], tops[key], best[0]]
+    for key, members in groups.items():
+        top = max(best[w][1] for w in members)
+        tied = [best[w][0] for w in members if best[w][1] == top]
+        first = tied[0] if len(tied) == 1 else rows.filter(submission_id__in=tied).order_by(*BEST_FIRST).values_list(
+            "submission_id", flat=True)[0]
+        cells[key] = [sum(counts[w] for w in members), top, first]
     return cells
 
 
@@ -137,9 +123,9 @@ def months_of(benchmark: Benchmark, submission_ids: Collection[int]) -> set[str]
     """The months these submissions' entries count in now (on the board or not: read before and after a change)."""
     if not submission_ids:
         return set()
-    whens = BoardEntry.objects.filter(benchmark=benchmark, submission_id__in=list(submission_ids)).values_list(
-        Coalesce("submission__first_finished_at", "finished_at"), flat=True)
-    return {month_of(w) for w in whens if w is not None}
+    months = BoardEntry.objects.filter(benchmark=benchmark, submission_id__in=list(submission_ids)).values_list(
+        "first_month", flat=True)
+    return {f"{m // 100:04d}-{m % 100:02d}" for m in months if m is not None}
 
 
 def summary_update(benchmark: Benchmark, last: Any, months: set[str] | None) -> Summary:

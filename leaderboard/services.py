@@ -16,6 +16,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from django.db import transaction
@@ -92,6 +93,7 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     headline = "adaptive" if "adaptive" in modes else ("text" if "text" in modes else next(iter(modes), ""))
     out: dict[str, Any] = {"benchmark_id": submission.benchmark_id, "scored_at": submission.scored_at,
                            "heartbeat_at": submission.heartbeat_at, "finished_at": submission.finished_at,
+                           **entry_copies(submission.first_finished_at, submission.finished_at, submission.weights),
                            "headline_mode": headline}
     accuracy_nodes = {}
     for mode in BOARD_MODES:
@@ -118,6 +120,7 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out["tokens"] = _num((head.get("process") or {}).get("mean_tokens"))
     out["answered"] = _rate(head.get("answered"))[0]
     out["cost"] = _num((head.get("cost") or {}).get("mean_cost_usd"))
+    out["headline_acc"] = out.get(f"{headline}_acc") if headline in BOARD_MODES else None  # the Progress tab's score
     # Why a figure is not available (no calls, steps or usage in the file), never a 0 (metrics.md section 14).
     nodes = {"kcov": kcov, "tool_eff": tool_eff or {}, "tokens": (head.get("process") or {}).get("mean_tokens") or {},
              "cost": (head.get("cost") or {}).get("mean_cost_usd") or {}, **accuracy_nodes}
@@ -158,6 +161,31 @@ def entry_fields(submission: Submission, rows: Iterable[tuple], frame: SampleFra
     out.update(correct={m: "".join(b) for m, b in correct.items()}, costs=costs, token_counts=tokens,
                invoked="".join(invoked), domain_table=table)
     return out
+
+
+def entry_copies(first_finished_at: Any, finished_at: Any, weights: str) -> dict[str, Any]:
+    """The submission's columns an entry keeps a copy of for the Progress months (``progress_store.month_summary``):
+    when it was first scored (its first finish, else its finish), that month in UTC (YYYYMM), and its weights."""
+    first = first_finished_at if first_finished_at is not None else finished_at
+    month = first.astimezone(UTC) if first is not None else None
+    return {"first_at": first, "first_month": month.year * 100 + month.month if month else None, "weights": weights}
+
+
+COPIES = ("first_at", "first_month", "weights")  # entry_copies's, in its order
+
+
+def entry_copies_sync(benchmark: Benchmark) -> int:
+    """Bring every entry's copies (``entry_copies``) in step with its submission, for a refresh that compares the
+    whole board (a bulk write, a repair): an entry is rebuilt when its submission moves through the pipeline (which
+    sets ``first_finished_at``) or its details are edited (the heartbeat moves), but a bulk write may change them
+    without. Reads each entry's submission (about 1 s at 100,000 entries); writes only the entries that differ."""
+    wrong = {sid: copies for sid, *kept, first, finished, weights in BoardEntry.objects.filter(
+             benchmark=benchmark).order_by().values_list("submission_id", *COPIES, "submission__first_finished_at",
+                                                         "finished_at", "submission__weights")
+             if tuple(kept) != tuple((copies := entry_copies(first, finished, weights)).values())}
+    for sid, copies in wrong.items():
+        BoardEntry.objects.filter(submission_id=sid).update(**copies)
+    return len(wrong)
 
 
 def stale_submission_ids(benchmark: Benchmark, among: set[int] | None = None) -> list[int]:
@@ -216,8 +244,8 @@ def entries_sync(benchmark: Benchmark, ids: list[int] | None = None) -> int:
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK]
         subs = Submission.objects.filter(pk__in=chunk).only("pk", "benchmark_id", "scored_at", "heartbeat_at",
-                                                            "finished_at", "results", "provenance", "run_record",
-                                                            "digest", "digest_dev")
+                                                            "finished_at", "first_finished_at", "weights", "results",
+                                                            "provenance", "run_record", "digest", "digest_dev")
         rows: dict[int, list[tuple]] = {pk: [] for pk in chunk}
         for sub_id, *rest in PredictionResult.objects.filter(submission_id__in=chunk).values_list(
             "submission_id", "sample_id", "mode", "correct", "decided_by", "cost_usd", "tokens", "n_calls"
@@ -388,6 +416,8 @@ def board_refresh(*, benchmark_id: int, full: bool = False) -> int | None:
         counted = None if changed is None else _Counted.before(benchmark, changed)
         progress_months = None if changed is None else months_of(benchmark, changed)  # before the change
         entries_sync(benchmark, stale)
+        if changed is None:  # the whole board compared: the entries' copies too (a bulk write may move them)
+            entry_copies_sync(benchmark)
         # Entries of submissions that left the board (unpublished, deleted, sent back for a re-score) go;
         # readers filter them out at read time already (BoardEntry.objects.on_board()).
         gone = gone_submission_ids(benchmark, changed)

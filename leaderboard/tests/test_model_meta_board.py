@@ -227,11 +227,14 @@ def test_details_show_on_the_model_page_and_in_the_files(client, sized) -> None:
 def test_the_months_recount_in_sql_equals_the_count_of_the_points(hand) -> None:
     """``month_summary`` (the refresh's recount of a month, by SQL) equals ``summary_of`` over the month's points,
     on boards drawn with ties in score and in first-scored time, board orders that differ from the submissions' ids,
-    every kind of weights and entries without a headline accuracy."""
+    every kind of weights and entries without a headline accuracy. The draws are written to the submissions and
+    entries directly, so the entries' copies of the first-scored time and weights are brought up as a refresh that
+    compares the whole board does (``entry_copies_sync``); ``points`` reads the submissions themselves."""
     import random
 
     from leaderboard import progress, progress_store
     from leaderboard.models import BoardEntry
+    from leaderboard.services import entry_copies_sync
 
     subs = [hand.alpha, hand.beta, hand.gamma, *helpers.clone(hand.alpha, 5, prefix="Tie")]
     entries = {e.submission_id: e for e in BoardEntry.objects.filter(submission__in=subs)}
@@ -244,11 +247,12 @@ def test_the_months_recount_in_sql_equals_the_count_of_the_points(hand) -> None:
                 weights=rng.choice(["open", "closed", ""]),
                 first_finished_at=datetime(2026, rng.choice([5, 6]), 1 + rng.choice([0, 0, 29]), tzinfo=UTC))
             mode = rng.choice(["text", "adaptive", "oracle", "oracle", ""])
-            e = entries[sub.pk]
-            BoardEntry.objects.filter(pk=e.pk).update(
-                headline_mode=mode, finished_at=datetime(2026, 8, 1 + rng.randrange(3), tzinfo=UTC),
-                text_acc=rng.choice([50.0, 62.5]), adaptive_acc=rng.choice([50.0, 75.0, None]),
-                oracle_acc=rng.choice([62.5, 75.0]))
+            accs = {"text_acc": rng.choice([50.0, 62.5]), "adaptive_acc": rng.choice([50.0, 75.0, None]),
+                    "oracle_acc": rng.choice([62.5, 75.0])}
+            BoardEntry.objects.filter(pk=entries[sub.pk].pk).update(  # as entry_fields writes them
+                headline_mode=mode, finished_at=datetime(2026, 8, 1 + rng.randrange(3), tzinfo=UTC), **accs,
+                headline_acc=accs.get(f"{mode}_acc"))
+        assert entry_copies_sync(hand.benchmark) >= 1
         found = progress_store.points(hand.benchmark, months)
         expected = progress_store.summary_of(found)
         best = {(progress.month_of(p.when), p.score) for p in found if p.score == expected[progress.month_of(p.when)]["all"][1]}
@@ -257,3 +261,58 @@ def test_the_months_recount_in_sql_equals_the_count_of_the_points(hand) -> None:
         assert {m: progress_store.month_summary(hand.benchmark, m) for m in months} == {
             m: expected.get(m, {}) for m in months}
     assert ties_seen >= 5  # the draws tied for a month's best in score and time, so the board's order decided
+
+
+def test_the_entries_keep_the_first_scored_time_and_weights_the_months_are_counted_by(dated, monkeypatch) -> None:
+    """A refresh counts a changed month by the entries' own copies of their submission's first-scored time and
+    weights (``BoardEntry.first_at``, ``weights``), not through the submissions: after a details edit, a re-score
+    (the first score's time stays, the finish moves to today) and a new submission, each refreshed by what changed,
+    the stored months equal the months counted from the submissions, and each entry's copies its submission's."""
+    from django.db import connection
+    from django.db.models.functions import Coalesce
+    from django.test.utils import CaptureQueriesContext
+
+    from evaluation import pipeline
+    from evaluation.derived import derived_read
+    from leaderboard import progress_store
+    from leaderboard.models import BoardEntry
+
+    b = dated
+
+    def checked() -> None:
+        b.benchmark.refresh_from_db()
+        stored = derived_read(b.benchmark, "board", part="progress")
+        assert stored.version == b.benchmark.results_version
+        assert stored.payload == progress_store.summary_of(progress_store.points(b.benchmark))
+        kept = BoardEntry.objects.filter(benchmark=b.benchmark).values_list(
+            "first_at", "first_month", "weights", Coalesce("submission__first_finished_at", "submission__finished_at"),
+            "submission__weights")
+        assert kept and all((first, month, weights) == (when, when.year * 100 + when.month, of)
+                            for first, month, weights, when, of in kept), list(kept)
+
+    checked()
+    counted_in: list[str] = []
+    summary = progress_store.month_summary
+
+    def month_summary(benchmark, month):  # noqa: ANN001, ANN202 - the refresh's own, its months noted
+        counted_in.append(month)
+        with CaptureQueriesContext(connection) as queries:
+            out = summary(benchmark, month)
+        assert not [q["sql"] for q in queries if "evaluation_submission" in q["sql"]]  # the entries' copies alone
+        return out
+
+    monkeypatch.setattr(progress_store, "month_summary", month_summary)
+    services.submission_metadata_update(submission=b.gamma, weights="closed")  # July's only entry, now closed
+    helpers.refreshed(b.benchmark)
+    checked()
+    assert counted_in == ["2026-07"]
+    services.submission_rescore(submission=b.beta, enqueue=False)  # June's, finished again today
+    helpers.refreshed(b.benchmark)
+    checked()
+    pipeline.submission_process_sync(submission=b.beta)
+    helpers.refreshed(b.benchmark)
+    checked()
+    assert counted_in[1:] == ["2026-06", "2026-06"]  # still June's: its first score's month
+    helpers.submit(b.benchmark, helpers.ModelSpec("Delta", {"text": helpers.UIDS}, weights="open"))
+    checked()
+    assert len(counted_in) == 4  # this month's
