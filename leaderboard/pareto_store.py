@@ -13,7 +13,10 @@ After a change (``pareto_refresh`` with the submissions rebuilt or gone), only w
 - the frontier: a new point only moves it near itself (``pareto_frontier`` over the stored frontier and the
   new points); a frontier point that left opens a gap between its remaining neighbours, and only the stored
   points in that gap (cost between theirs, accuracy above the cheaper one's: an indexed read) can enter it;
-- the Strongest and Cheapest: compared with the new members; read again (two indexed reads) if one left;
+- the Strongest and Cheapest: per mode and unit the ``KEEP`` first members in each one's order are kept (with
+  whether that is every member); a member that left is taken out, a new one enters where it comes before the
+  list's last (or the list is whole), the first is the pick, and the members are read again only where a list
+  that is not whole runs out;
 - the Oracle: per sample the ``KEEP`` cheapest right members and cheapest members are kept (``Oracle``); a new
   member enters the lists it is cheap enough for, a member that left is taken out of the lists it is in, and
   only where such a list runs out (more than ``KEEP`` of its members gone since it was whole) are the members'
@@ -26,6 +29,7 @@ random changes with the ones computed from scratch (``pareto.pareto_view`` over 
 
 from __future__ import annotations
 
+import heapq
 import operator
 from collections.abc import Collection, Iterable, Iterator
 from functools import reduce
@@ -35,7 +39,7 @@ from typing import Any
 import numpy as np
 import orjson
 from django.db import transaction
-from django.db.models import Max, Min, Q
+from django.db.models import Q
 from django.db.models.fields.json import KT
 
 from annotation.models import Benchmark
@@ -293,6 +297,12 @@ def _cheapest_key(r: tuple) -> tuple:
     return (r[3], r[1])  # the least costly, ties to the first name
 
 
+# The routing baselines that are a member (State.picks[kind]), each with its order. Per mode and unit the state
+# keeps the KEEP first members in each order (picks["lists"]) and whether that is every member (picks["whole"]),
+# so that when the pick leaves the next takes its place without reading the members (_picks_update).
+PICKS = {"strongest": _strongest_key, "cheapest": _cheapest_key}
+
+
 @dataclass
 class State:
     """One ParetoState as the refresh updates it."""
@@ -307,7 +317,8 @@ class State:
     @classmethod
     def empty(cls, mode: str, unit: str) -> State:
         return cls(mode, unit, {"plotted": 0, "positive": 0, "unplotted": 0, "undecided": 0, "groups": {}}, [],
-                   {"members": 0, "lengths": {}, "strongest": None, "cheapest": None}, None)
+                   {"members": 0, "lengths": {}, "strongest": None, "cheapest": None,
+                    "lists": {kind: [] for kind in PICKS}, "whole": dict.fromkeys(PICKS, True)}, None)
 
     def count(self, row: Row, sign: int) -> None:
         c = self.counts
@@ -362,17 +373,20 @@ def _members(benchmark: Benchmark, mode: str, unit: str) -> Any:
                                       **{f"{unit}__isnull": False, f"base_{unit}__isnull": False})
 
 
-def _pick(benchmark: Benchmark, mode: str, unit: str, kind: str) -> list[Any] | None:
-    """The Strongest or Cheapest member read from the stored rows: every member at the best value (one indexed
-    aggregate, then its ties), the first name among them compared in Python (a database's collation may not)."""
+def _pick(benchmark: Benchmark, mode: str, unit: str, kind: str) -> list[list[Any]]:
+    """The ``KEEP`` first members in the Strongest's or the Cheapest's order, read from the stored rows: the
+    ``KEEP``-th best value (the database's order, ``LIMIT``), then every member at that value or better, ordered
+    in Python (ties by name: a database's collation may not compare names as Python does). When many members
+    share the boundary value (the bench's copies share their costs) all of them are read: a list runs out rarely
+    (``_picks_update``), and a state stored before the lists were kept reads them once."""
     members = _members(benchmark, mode, unit)
     field = "base_acc" if kind == "strongest" else f"base_{unit}"
-    best = members.aggregate(v=Max(field) if kind == "strongest" else Min(field))["v"]
-    if best is None:
-        return None
-    ties = [(sid, name, acc, cost) for sid, name, acc, cost in members.filter(**{field: best}).values_list(
-        "submission_id", "name", "base_acc", f"base_{unit}")]
-    return list(min(ties, key=_strongest_key if kind == "strongest" else _cheapest_key))
+    bound = list(members.filter(**{f"{field}__isnull": False}).order_by(
+        f"-{field}" if kind == "strongest" else field).values_list(field, flat=True)[KEEP - 1:KEEP])
+    if bound:
+        members = members.filter(**{f"{field}__gte" if kind == "strongest" else f"{field}__lte": bound[0]})
+    found = members.values_list("submission_id", "name", "base_acc", f"base_{unit}")
+    return [list(p) for p in sorted(map(tuple, found), key=PICKS[kind])[:KEEP]]
 
 
 def _frontier_points(rows: Iterable[Any]) -> list[Point]:
@@ -420,17 +434,32 @@ def _frontier_update(benchmark: Benchmark, state: State, removed: set[int], adde
     state.frontier = _frontier(list(unique.values()))
 
 
+def _picks_keep(state: State, kind: str, kept: list[tuple], whole: bool) -> None:
+    """Store ``kept`` (sorted) as the kind's list, cut to ``KEEP``; it is whole when it holds every member."""
+    whole = len(kept) <= KEEP and (whole or len(kept) == state.picks["members"])
+    state.picks.setdefault("lists", {})[kind] = [list(p) for p in kept[:KEEP]]
+    state.picks.setdefault("whole", {})[kind] = whole
+    state.picks[kind] = list(kept[0]) if kept else None
+
+
 def _picks_update(benchmark: Benchmark, state: State, removed: set[int], added: list[Row]) -> None:
+    """The Strongest and Cheapest after ``removed`` left and ``added`` came (the counts already moved): each kind's
+    list of its ``KEEP`` first members (in its order) loses the members that left and gains the new ones that come
+    before its last (any, while it is whole); its first is the pick. Only a list that is not whole and runs out
+    (every member it held left) is read again (``_pick``), as is a state stored before the lists were kept."""
     unit = state.unit
     new = [(r.submission_id, r.name, r.base_acc, r.base_cost(unit)) for r in added if r.member(unit)]
-    for kind, key in (("strongest", _strongest_key), ("cheapest", _cheapest_key)):
-        old = state.picks[kind]
-        if old is not None and old[0] in removed:
-            state.picks[kind] = _pick(benchmark, state.mode, unit, kind)
-        else:
-            found = [tuple(old)] if old is not None else []
-            found += new
-            state.picks[kind] = list(min(found, key=key)) if found else None
+    lists, wholes = state.picks.get("lists") or {}, state.picks.get("whole") or {}
+    for kind, key in PICKS.items():
+        if kind in lists:
+            kept = [tuple(p) for p in lists[kind] if p[0] not in removed]
+            whole = bool(wholes.get(kind))
+            if kept or whole:
+                last = key(kept[-1]) if kept else None
+                kept = sorted(kept + [p for p in new if whole or last is None or key(p) < last], key=key)
+                _picks_keep(state, kind, kept, whole)
+                continue
+        _picks_keep(state, kind, [tuple(p) for p in _pick(benchmark, state.mode, unit, kind)], False)
 
 
 def _oracle_rebuild(benchmark: Benchmark, states: list[State]) -> None:
@@ -480,6 +509,8 @@ def pareto_build(benchmark: Benchmark) -> None:
     ParetoPoint.objects.filter(benchmark=benchmark).delete()
     states = {(m, u): State.empty(m, u) for m in MODES for u in UNITS}
     points: dict[tuple[str, str], list[list[Any]]] = {k: [] for k in states}
+    members: dict[tuple[str, str], list[tuple]] = {k: [] for k in states}
+    picks: dict[tuple[str, str, str], list[tuple]] = {(*k, kind): [] for k in states for kind in PICKS}
     for rows, vectors in _point_rows(benchmark, None):
         ParetoPoint.objects.bulk_create([ParetoPoint(benchmark=benchmark, **_fields(r)) for r in rows],
                                         batch_size=1000)
@@ -490,16 +521,19 @@ def pareto_build(benchmark: Benchmark) -> None:
                 if r.plotted(unit):
                     points[(r.mode, unit)].append([r.submission_id, r.name, r.accuracy, r.x(unit)])
                 if r.member(unit):
-                    mine = (r.submission_id, r.name, r.base_acc, r.base_cost(unit))
-                    for kind, key in (("strongest", _strongest_key), ("cheapest", _cheapest_key)):
-                        old = state.picks[kind]
-                        state.picks[kind] = list(min([tuple(old), mine], key=key) if old else mine)
+                    members[(r.mode, unit)].append((r.submission_id, r.name, r.base_acc, r.base_cost(unit)))
                     if state.oracle is None:  # the first member's length: the members' if they share one
                         state.oracle = Oracle(r.base_n or 0)
         for (mode, unit), state in states.items():
             if state.oracle is not None:
                 _oracle_add(state, vectors, [r.submission_id for r in rows if r.mode == mode and r.member(unit)])
+            for kind, order in PICKS.items():  # each order's KEEP first so far, and this chunk's members
+                picks[(mode, unit, kind)] = heapq.nsmallest(KEEP, picks[(mode, unit, kind)] + members[(mode, unit)],
+                                                            key=order)
+            members[(mode, unit)] = []
     for key, state in states.items():
+        for kind in PICKS:
+            _picks_keep(state, kind, picks[(*key, kind)], False)
         state.frontier = _frontier(points[key])
         if state.oracle is not None and state.length() != state.oracle.n:
             state.oracle = None  # the members' vectors differ in length: no baselines
@@ -533,7 +567,8 @@ def pareto_refresh(benchmark: Benchmark, changed: Collection[int] | None) -> Non
         removed = {r.submission_id for r in old}
         # the state names submissions the table no longer holds (a row deleted outside the refresh): build whole
         named = {p[0] for s in states.values() for p in s.frontier} | {
-            s.picks[k][0] for s in states.values() for k in ("strongest", "cheapest") if s.picks.get(k)}
+            s.picks[k][0] for s in states.values() for k in PICKS if s.picks.get(k)} | {
+            p[0] for s in states.values() for kept in (s.picks.get("lists") or {}).values() for p in kept}
         named |= {sid for s in states.values() if s.oracle is not None for sid in s.oracle.owners()}
         named -= removed
         if named and ParetoPoint.objects.filter(benchmark=benchmark, submission_id__in=named).values(

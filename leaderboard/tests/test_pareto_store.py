@@ -71,13 +71,24 @@ def test_the_stored_figures_equal_the_computed_ones_after_random_changes(tmp_pat
         return frontier_update(benchmark, state, removed, added)
 
     monkeypatch.setattr(pareto_store, "_frontier_update", counted)
-    # two members kept per sample and list (not pareto_store.KEEP's 8), so that on 60 rows a list both passes on
-    # to the next member when one leaves and runs out
+    # two members kept per sample and list (not pareto_store.KEEP's 32), and two in each Strongest and Cheapest
+    # list, so that on 60 rows a list both passes on to the next member when one leaves and runs out
     monkeypatch.setattr(pareto_store, "KEEP", 2)
     rebuilt: list[int] = []  # per refresh, how many modes and units read every member's vectors again
     oracle_rebuild = pareto_store._oracle_rebuild
     monkeypatch.setattr(pareto_store, "_oracle_rebuild", lambda b, s: (rebuilt.append(len(s)), oracle_rebuild(b, s)))
 
+    left: list[int] = []  # per update of a mode and unit, how many of its Strongest and Cheapest left
+    picks_update = pareto_store._picks_update
+
+    def picks_counted(benchmark, state, removed, added):  # noqa: ANN001, ANN202
+        left.append(sum(bool(state.picks.get(kind)) and state.picks[kind][0] in removed for kind in pareto_store.PICKS))
+        return picks_update(benchmark, state, removed, added)
+
+    monkeypatch.setattr(pareto_store, "_picks_update", picks_counted)
+    read: list[str] = []  # the members read again for a Strongest or Cheapest list
+    pick = pareto_store._pick
+    monkeypatch.setattr(pareto_store, "_pick", lambda b, m, u, kind: (read.append(kind), pick(b, m, u, kind))[1])
     rng = random.Random(17)
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     scored = [helpers.submit(benchmark, _spec(rng, f"Model {i}"), public=i % 4 != 3, refresh=False) for i in range(12)]
@@ -101,6 +112,9 @@ def test_the_stored_figures_equal_the_computed_ones_after_random_changes(tmp_pat
     assert sum(1 for g in gaps if g) >= 10, gaps  # frontier points left, and the gaps they opened were filled
     # a sample's list of cheapest members ran out sometimes: the Oracle read every member's vectors again, and only then
     assert sum(1 for n in rebuilt if n) >= 3 and sum(rebuilt) < len(gaps) / 2, (rebuilt, len(gaps))
+    # the Strongest and Cheapest likewise: the next in their list took their place, and only a list that ran out
+    # was read again
+    assert len(read) >= 3 and len(read) < 0.6 * sum(left), (read, sum(left))
     assert Submission.objects.on_board().filter(benchmark=benchmark).count() > 20
 
 
