@@ -113,8 +113,8 @@ def month_summary(benchmark: Benchmark, month: str) -> dict[str, list[Any]]:
     for key, members in groups.items():
         top = max(best[w][1] for w in members)
         tied = [best[w][0] for w in members if best[w][1] == top]
-        first = tied[0] if len(tied) == 1 else rows.filter(submission_id__in=tied).order_by(*BEST_FIRST).values_list(
-            "submission_id", flat=True)[0]
+        first = tied[0] if len(tied) == 1 else BoardEntry.objects.filter(submission_id__in=tied).order_by(  # by key
+            *BEST_FIRST).values_list("submission_id", flat=True)[0]
         cells[key] = [sum(counts[w] for w in members), top, first]
     return cells
 
