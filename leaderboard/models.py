@@ -36,7 +36,7 @@ class BoardEntry(models.Model):
     # through every submission): when the submission was first scored (its first_finished_at, else finished_at),
     # that month in UTC as YYYYMM, and its weights (services.entry_copies); and the headline mode's accuracy.
     # Nullable so that SQLite adds the columns without copying the table (a column with a default, or not null,
-    # makes Django rebuild it); migration 0018 filled them on the rows built before.
+    # makes Django rebuild it); migration 0019 filled them on the rows built before.
     first_at = models.DateTimeField(null=True)
     first_month = models.PositiveIntegerField(null=True)
     weights = models.CharField(max_length=6, null=True, blank=True)  # noqa: DJ001 - see above

@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('annotation', '0018_proposal_decisions_on_history'),
         ('evaluation', '0021_results_change'),
-        ('leaderboard', '0017_tab_index_figures'),
+        ('leaderboard', '0018_rank_shifts'),
     ]
 
     operations = [
