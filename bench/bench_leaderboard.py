@@ -10,7 +10,10 @@ redrawn at a skill of its own, and its results' accuracies and MCC follow them, 
 tests and rank intervals have work to do; its own price and weights). Prediction rows are written for the
 first --prediction-rows copies only (20: a re-score rebuilds an entry from them). The copies' rows are written by
 executemany from a prototype's prepared values (``Rows``): 100,000 entries build in 160 s (55 s of CPU) at load
-7-10 on the shared 2-core machine (docs/performance.md).
+7-10 on the shared 2-core machine (docs/performance.md). With ``--database-url postgres://...`` the same rows go to
+PostgreSQL by ``COPY``, and the database is vacuumed and analysed after the build and before the measurements
+(``vacuum``: this machine's server runs without autovacuum); the refresh's and the pages' figures then give the
+server backend's CPU time beside this process's (``backend_cpu``), and ``--queries`` the refresh's costliest SQL.
 Then it measures, for GET /b/adaptmm-demo/ (the overview, 50 rows a page, sorted by adaptive
 accuracy, with paired tests between neighbours):
 
@@ -290,9 +293,11 @@ def build(n: int, prediction_rows: int = 20) -> None:
 
 
 class Rows:
-    """Rows of one model, each its prototype's but for some fields, written in bulk by ``executemany``: the
-    prototype's values are prepared for the database once, a copy's own values as they come (JSON by orjson).
-    SQLite only (the bench's database); elsewhere, ``bulk_create``."""
+    """Rows of one model, each its prototype's but for some fields, written in bulk: the prototype's values are
+    prepared for the database once, a copy's own values as they come (JSON by orjson). On SQLite by
+    ``executemany``; on PostgreSQL by ``COPY ... FROM STDIN`` (psycopg's ``copy``, text format: a JSON value is
+    its orjson text, the column's input parses it); elsewhere, ``bulk_create``. The ids are read back as those
+    above the table's largest before the write, in order (the bench is the database's only writer)."""
 
     def __init__(self, proto: Any) -> None:
         from django.db import connection
@@ -304,16 +309,22 @@ class Rows:
         self.json = {f.attname for f in self.fields if isinstance(f, JSONField)}
         self.proto = {f.attname: getattr(proto, f.attname) for f in self.fields}
         self.base = {f.attname: f.get_db_prep_save(f.pre_save(proto, True), connection) for f in self.fields}
+        if connection.vendor == "postgresql":  # COPY's text: the prototype's JSON as orjson's text, once
+            import orjson
+
+            self.base.update({name: orjson.dumps(self.proto[name]).decode() for name in self.json
+                              if self.proto[name] is not None})
         self.prepared: dict[int, Any] = {}  # a value shared by every copy (a date), prepared once
         table, quote = self.model._meta.db_table, connection.ops.quote_name
         self.sql = (f"INSERT INTO {quote(table)} ({', '.join(quote(f.column) for f in self.fields)}) "
                     f"VALUES ({', '.join(['%s'] * len(self.fields))})")
         self.table = quote(table)
+        self.copy_sql = f"COPY {quote(table)} ({', '.join(quote(f.column) for f in self.fields)}) FROM STDIN"
 
     def row(self, **values: Any) -> Any:
         import orjson
 
-        if self.connection.vendor != "sqlite":
+        if self.connection.vendor not in ("sqlite", "postgresql"):
             return self.model(**{**self.proto, **values})
         out = dict(self.base)
         for name, value in values.items():
@@ -332,14 +343,21 @@ class Rows:
 
     def insert(self, rows: list[Any]) -> list[int]:
         """Write the rows (in one transaction, the caller's) and return their ids in order."""
-        if self.connection.vendor != "sqlite":
+        if self.connection.vendor not in ("sqlite", "postgresql"):
             return [o.pk for o in self.model.objects.bulk_create(rows, batch_size=500)]
         with self.connection.cursor() as cursor:
             cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {self.table}")
             last = cursor.fetchone()[0]
-            cursor.executemany(self.sql, rows)
+            if self.connection.vendor == "sqlite":
+                cursor.executemany(self.sql, rows)
+            else:
+                with cursor.cursor.copy(self.copy_sql) as copy:  # psycopg's cursor under Django's wrapper
+                    for row in rows:
+                        copy.write_row(row)
             cursor.execute(f"SELECT id FROM {self.table} WHERE id > %s ORDER BY id", [last])
-            return [r[0] for r in cursor.fetchall()]
+            ids = [r[0] for r in cursor.fetchall()]
+        assert len(ids) == len(rows), (len(ids), len(rows))
+        return ids
 
 
 WORKER = """
@@ -428,7 +446,37 @@ def refresh_parts() -> Iterator[dict[str, float]]:
             setattr(module, name, saved[part])
 
 
-def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile: str = "") -> dict[str, float]:
+@contextlib.contextmanager
+def statements(top: int) -> Iterator[None]:
+    """With ``top``: each SQL statement run on this thread's connection inside the block timed (wall time of its
+    execute, the database's work and the wait for it, which on PostgreSQL the thread's CPU leaves out), then the
+    ``top`` costliest statement texts printed with their count and total time."""
+    if not top:
+        yield
+        return
+    from django.db import connection
+
+    spent: dict[str, list[float]] = {}
+
+    def timed(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            got = spent.setdefault(sql, [0, 0.0])
+            got[0] += 1
+            got[1] += time.perf_counter() - t
+
+    with connection.execute_wrapper(timed):
+        yield
+    total = sum(t for _, t in spent.values())
+    print(f"  SQL: {sum(n for n, _ in spent.values())} statements, {total:.3f} s wall in their execute; the costliest:")
+    for sql, (n, t) in sorted(spent.items(), key=lambda x: -x[1][1])[:top]:
+        print(f"    {t:7.3f} s {n:>5}x  {' '.join(sql.split())[:400]}")
+
+
+def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile: str = "",
+                  queries: int = 0) -> dict[str, float]:
     """The worker's cost of a change: the board's refresh task after one unpublish (wall and CPU time), then after
     ``burst`` unpublishes within ``within`` seconds, each sending its message as on commit to one worker (a thread
     of this process draining a queue in order, as a Celery worker with concurrency 1 does, each message run once
@@ -437,7 +485,10 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
     current). SQLite runs in this process, so the worker thread's CPU time is the refresh's whole work. The
     submissions are published again afterwards and the board rebuilt (not measured). ``profile``: a path where the
     one-change refresh's cProfile statistics are written (the figures then include the profiler's overhead), and
-    its 25 costliest functions by cumulative time are printed; the burst's worker runs likewise, to ``profile``.burst."""
+    its 25 costliest functions by cumulative time are printed; the burst's worker runs likewise, to ``profile``.burst.
+    On PostgreSQL the worker's CPU leaves out the server's: the CPU time of the connection's backend process is
+    read from /proc and printed beside it (``backend_cpu``). ``queries``: the one-change refresh's costliest SQL
+    statements by wall time are printed, this many (``statements``)."""
     import cProfile
     import pstats
     import queue
@@ -455,7 +506,7 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
     out: dict[str, float] = {}
     submission_set_public(submission=subs[0], public=False)
     profiler = cProfile.Profile() if profile else None
-    with refresh_parts() as parts:
+    with refresh_parts() as parts, backend_cpu() as server, statements(queries):
         t, c = time.perf_counter(), time.thread_time()
         if profiler is not None:
             profiler.enable()
@@ -463,11 +514,14 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
         if profiler is not None:
             profiler.disable()
         out["one_wall_s"], out["one_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
+    if server["s"] is not None:
+        out["one_server_cpu_s"] = server["s"]
     if profiler is not None:
         profiler.dump_stats(profile)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
-    print(f"refresh after one change (the task): {out['one_wall_s']:.2f} s wall, {out['one_cpu_s']:.2f} s CPU; "
-          f"{load_average()}", flush=True)
+    print(f"refresh after one change (the task): {out['one_wall_s']:.2f} s wall, {out['one_cpu_s']:.2f} s CPU"
+          + (f" (+ the PostgreSQL backend's {server['s']:.2f} s)" if server["s"] is not None else "")
+          + f"; {load_average()}", flush=True)
     parts["rest"] = out["one_cpu_s"] - sum(parts.values())
     print("  by part, CPU (s): " + ", ".join(f"{k} {v:.3f}" for k, v in parts.items()), flush=True)
     out.update({f"one_{k}_cpu_s": v for k, v in parts.items()})
@@ -475,7 +529,7 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
     board_refresh.run(benchmark.pk)
 
     messages: queue.Queue = queue.Queue()
-    spent = {"cpu": 0.0, "builds": 0, "runs": 0}
+    spent: dict[str, Any] = {"cpu": 0.0, "builds": 0, "runs": 0, "server": 0.0}
 
     def worker() -> None:
         while (message := messages.get()) is not None:
@@ -483,12 +537,14 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
             time.sleep(max(0.0, due - time.monotonic()))
             before = derived_read(benchmark, "board", payload=False).built_at
             c = time.thread_time()
-            if burst_profiler is not None:
-                burst_profiler.enable()
-            board_refresh.run(pk)
-            if burst_profiler is not None:
-                burst_profiler.disable()
+            with backend_cpu() as server:
+                if burst_profiler is not None:
+                    burst_profiler.enable()
+                board_refresh.run(pk)
+                if burst_profiler is not None:
+                    burst_profiler.disable()
             spent["cpu"] += time.thread_time() - c
+            spent["server"] = None if server["s"] is None or spent["server"] is None else spent["server"] + server["s"]
             spent["runs"] += 1
             spent["builds"] += derived_read(benchmark, "board", payload=False).built_at != before
         connections.close_all()
@@ -506,8 +562,12 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
         messages.put(None)
         thread.join()
     out.update(burst_cpu_s=spent["cpu"], burst_wall_s=time.perf_counter() - t, burst_builds=spent["builds"])
+    if spent["server"] is not None:
+        out["burst_server_cpu_s"] = spent["server"]
     print(f"refresh after a burst of {len(subs)} changes ({changes_s:.2f} s to make them): worker CPU "
-          f"{spent['cpu']:.2f} s over {spent['runs']} runs, of which {spent['builds']} built; drained "
+          f"{spent['cpu']:.2f} s"
+          + (f" (+ the PostgreSQL backend's {spent['server']:.2f} s)" if spent["server"] is not None else "")
+          + f" over {spent['runs']} runs, of which {spent['builds']} built; drained "
           f"{out['burst_wall_s']:.2f} s after the first change; {load_average()}", flush=True)
     if burst_profiler is not None:
         burst_profiler.dump_stats(profile + ".burst")
@@ -554,16 +614,22 @@ def tab_figures(benchmark, runs: int) -> dict[str, list[float]]:  # noqa: ANN001
         if tab.slug == "overview":
             continue
         url = tab_url(benchmark, tab.slug)
-        times = []
-        for _ in range(runs):
-            cache.clear()
-            start = time.perf_counter()
-            response = client.get(url)
-            times.append((time.perf_counter() - start) * 1000)
-            assert response.status_code == 200, (url, response.status_code)
-        out[tab.slug] = [float(len(response.content)), statistics.median(times)]
+        times, cpu = [], []
+        with backend_cpu() as server:
+            for _ in range(runs):
+                cache.clear()
+                start, c = time.perf_counter(), time.process_time()
+                response = client.get(url)
+                times.append((time.perf_counter() - start) * 1000)
+                cpu.append((time.process_time() - c) * 1000)
+                assert response.status_code == 200, (url, response.status_code)
+        out[tab.slug] = [float(len(response.content)), statistics.median(times), statistics.median(cpu)]
+        served = ""
+        if server["s"] is not None:  # the server's CPU, a mean: /proc counts it in 10 ms ticks
+            out[tab.slug].append(1000 * server["s"] / runs)
+            served = f", PostgreSQL backend's CPU mean {out[tab.slug][3]:6.1f} ms"
         print(f"  {tab.slug:16} page 1: {len(response.content):>10,} bytes, uncached median {out[tab.slug][1]:8.1f} ms "
-              f"over {runs}; {load_average()}", flush=True)
+              f"over {runs} (CPU median {out[tab.slug][2]:6.1f} ms{served}); {load_average()}", flush=True)
     return out
 
 
@@ -617,6 +683,47 @@ def wide_tab_pages(benchmark, runs: int) -> None:  # noqa: ANN001
 
 def load_average() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def vacuum(why: str) -> None:
+    """On PostgreSQL, ``VACUUM ANALYZE`` of the bench's database, timed: this machine's server runs with autovacuum
+    off (/etc/postgresql/15/main/conf.d/90-ci.conf, a CI setting), so without it the planner has no statistics of
+    the bulk-written tables and every UPDATE's dead rows stay in the tables and their indexes; a deployment's
+    autovacuum would have done it within a minute of the writes. Nothing on SQLite."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    t = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    print(f"VACUUM ANALYZE ({why}): {time.perf_counter() - t:.1f} s; {load_average()}", flush=True)
+
+
+def backend_pid() -> int | None:
+    """The PostgreSQL backend process serving this thread's connection (the server runs on this machine), or None
+    on SQLite (it runs in this process, in the thread's own CPU time)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+@contextlib.contextmanager
+def backend_cpu() -> Iterator[dict[str, float | None]]:
+    """{"s": the CPU time (user + system, from /proc, 10 ms ticks) the PostgreSQL backend of this thread's connection
+    spent inside the block}: the server's share of the work, which the thread's CPU time leaves out. None on SQLite,
+    or when the block's connection was closed (another backend after it)."""
+    pid = backend_pid()
+    out: dict[str, float | None] = {"s": None}
+    before = cpu_seconds([pid]) if pid is not None else 0.0
+    yield out
+    if pid is not None and backend_pid() == pid:
+        out["s"] = cpu_seconds([pid]) - before
+
 
 
 def free_port() -> int:
@@ -817,8 +924,12 @@ def main() -> None:
                         "have their submission, results and board entry only")
     parser.add_argument("--profile", default="", help="with refresh: write the one-change refresh's cProfile "
                         "statistics to this path and print its costliest functions")
+    parser.add_argument("--queries", type=int, default=0, help="with refresh: print this many of the one-change "
+                        "refresh's costliest SQL statements (wall time of each execute, summed by statement text)")
     parser.add_argument("--database-url", default=None, help="run against this database (postgres://...) instead "
                         "of VAR_DIR's SQLite file; reused as the SQLite file is (one size per database)")
+    parser.add_argument("--no-vacuum", action="store_true", help="on PostgreSQL, no VACUUM ANALYZE after the build "
+                        "and before the measurements (this machine's server runs without autovacuum: ``vacuum``)")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from annotation.models import Benchmark
@@ -833,6 +944,8 @@ def main() -> None:
     t = time.perf_counter()
     build(args.submissions, args.prediction_rows)
     print(f"built {args.submissions} submissions in {time.perf_counter() - t:.1f} s")
+    if not args.no_vacuum:
+        vacuum("after the bulk build")
     benchmark = Benchmark.objects.get(slug="adaptmm-demo")
     t = time.perf_counter()
     board_refresh(benchmark_id=benchmark.pk)
@@ -845,6 +958,8 @@ def main() -> None:
     board_refresh(benchmark_id=benchmark.pk)
     rebuild_s = time.perf_counter() - t
     print(f"board rebuilt after a change (the task's work per finish, entries aside): {rebuild_s:.2f} s")
+    if not args.no_vacuum:
+        vacuum("after the board's build, before the measurements")
     print(f"Python {sys.version.split()[0]}, {load_average()}")
     parts = set(args.only.split(",")) if args.only else {"overview", "after-change", "refresh", "tabs", "throughput"}
     if "refresh-tab" in parts and args.without_tab:
@@ -855,11 +970,15 @@ def main() -> None:
     if "overview" in parts:
         uncached, cached = [], []
         for run in range(args.repeat):
-            uncached.append(median_ms(client, 31, uncached=True))
+            c = time.process_time()
+            with backend_cpu() as server:
+                uncached.append(median_ms(client, 31, uncached=True))
+            cpu_ms = 1000 * (time.process_time() - c) / 31
+            served = "" if server["s"] is None else f" + the PostgreSQL backend's {1000 * server['s'] / 31:.1f} ms"
             client.get(URL)
             cached.append(median_ms(client, 301, uncached=False))
-            print(f"  run {run + 1}: uncached median {uncached[-1]:.1f} ms over 31 requests, cached median "
-                  f"{cached[-1]:.2f} ms over 301; {load_average()}")
+            print(f"  run {run + 1}: uncached median {uncached[-1]:.1f} ms over 31 requests (CPU mean {cpu_ms:.1f} ms"
+                  f"{served}), cached median {cached[-1]:.2f} ms over 301; {load_average()}")
         print(f"overview, uncached: median {statistics.median(uncached):.1f} ms (runs {min(uncached):.1f}-"
               f"{max(uncached):.1f})")
         print(f"overview, cached:   median {statistics.median(cached):.2f} ms (runs {min(cached):.2f}-{max(cached):.2f})")
@@ -875,7 +994,7 @@ def main() -> None:
         print("  refresh beside it, each read (ms): " + " ".join(f"{x:.1f}" for x in after_busy))
     refresh: dict[str, float] = {}
     if "refresh" in parts:
-        refresh = refresh_costs(benchmark, profile=args.profile)
+        refresh = refresh_costs(benchmark, profile=args.profile, queries=args.queries)
     tabs: dict[str, list[float]] = {}
     if "tabs" in parts:
         from config.celery import task_by_name
