@@ -235,8 +235,11 @@ class EntryRank(models.Model):
     its stored ones moved by the shifts recorded after it (``leaderboard.rank_read``), so that a change does not
     rewrite every row below it. The shared rank is the position of the group's first entry (``starts_group``)."""
 
-    submission = models.ForeignKey("evaluation.Submission", on_delete=models.CASCADE, related_name="+")
-    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+")
+    # No index of their own: the unique (submission, metric) and the (benchmark, metric, ...) indexes serve both
+    # keys, and each index is one more write per row a refresh writes (on PostgreSQL, each row's new version).
+    submission = models.ForeignKey("evaluation.Submission", on_delete=models.CASCADE, related_name="+",
+                                   db_index=False)
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="+", db_index=False)
     metric = models.CharField(max_length=8)  # text | adaptive | oracle (accuracy) | mcc
     # The entry's place in the order (value descending, then finished, then id): its value and finish as ranked.
     value = models.FloatField(null=True)
