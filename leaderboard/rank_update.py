@@ -99,6 +99,8 @@ class _Ordering:
         when they are read (``rank_read``). All reads are done before the first write."""
         if self.rows.filter(stat_low__isnull=True).exists():
             raise _Unsure  # an entry without its own interval: the full build decides the board's length
+        if self.rows.filter(value__isnull=True).exists():
+            raise _Unsure  # a row without its place (one migrated from an entry that had none): built whole
         taken = {r["submission_id"]: r for r in self.rows.filter(submission_id__in=changed).values(*ROW_FIELDS)}
         kept = self.rows.exclude(submission_id__in=changed)
         if new:
