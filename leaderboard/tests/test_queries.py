@@ -50,7 +50,9 @@ def test_query_counts_do_not_grow_with_the_number_of_submissions(base) -> None:
     columns = len([f for f in BoardEntry._meta.concrete_fields if not f.primary_key])
     assert with_100.pop("first sync") - with_10.pop("first sync") <= -(-90 // (999 // columns))
     assert with_100 == with_10
-    assert with_10["overview"] <= 6
+    # the page's rows, their stored ranks and the ranks' shifts recorded since the build (rank_read: one small
+    # query, in place of a change rewriting every row below it), the reported rows, the counts
+    assert with_10["overview"] <= 7
 
 
 def test_pages_make_as_many_queries_with_100_submissions_as_with_10(client, base) -> None:
