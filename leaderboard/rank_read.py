@@ -177,16 +177,11 @@ def nearest(benchmark: Benchmark | int, metric: str, value: float, finished: dat
             same += " OR finished_at IS NULL"
     order = ("value DESC, finished_at ASC, submission_id ASC" if forward
              else "value ASC, finished_at DESC, submission_id DESC")
-    base = f"SELECT {', '.join(PLACE_FIELDS)} FROM {EntryRank._meta.db_table} WHERE {' AND '.join(where)}"
-    with connection.cursor() as cursor:
-        for part, part_params in ((f"value = %s AND ({same})", [value, *same_params]), (f"value {sign} %s", [value])):
-            cursor.execute(f"{base} AND {part} ORDER BY {order} LIMIT 1", [*params, *part_params])
-            got = cursor.fetchone()
-            if got is not None:
-                row = dict(zip(PLACE_FIELDS, got))
-                row["starts_group"] = bool(row["starts_group"])
-                row["finished_at"] = _aware(row["finished_at"])
-                return row
+    base = " AND ".join(where)
+    for part, part_params in ((f"value = %s AND ({same})", [value, *same_params]), (f"value {sign} %s", [value])):
+        got = rows_of(f"{base} AND {part} ORDER BY {order} LIMIT 1", [*params, *part_params])
+        if got:
+            return got[0]
     return None
 
 
