@@ -362,6 +362,9 @@ class Page:
     number: int
     pages: int
     total: int
+    # What the page shows now beyond the build's page it was made from (``selectors.overview_now``: the submissions'
+    # columns read again): with the build and the query, a cache key for the page as shown, far cheaper than its repr.
+    now: str = field(default="", compare=False)
 
 
 def paginate(rows: Sequence[Row], page: int, size: int = PAGE_SIZE) -> Page:

@@ -129,11 +129,12 @@ def board_rows(benchmark: Benchmark) -> list[board.Row]:
     return rows + [_reported_row(r) for r in ReportedResult.objects.filter(benchmark=benchmark)]
 
 
-def standings(benchmark: Benchmark, metric: str | None = None,
-              submission_ids: list[int] | None = None) -> dict[str, dict[int, board.Standing]]:
+def standings(benchmark: Benchmark, metric: str | None = None, submission_ids: list[int] | None = None,
+              shifts: dict[str, list[rank_read.Shift]] | None = None) -> dict[str, dict[int, board.Standing]]:
     """The stored whole-board ranks ({metric: {submission id: Standing}}), of one ordering and some submissions, or
     all: those of the board's last build, as moved by the changes since (``rank_read``; the rows and the shifts, two
-    queries, and a group's first entry where a row's is not among them)."""
+    queries, and a group's first entry where a row's is not among them). ``shifts``: the orderings', if read already
+    (the overview's page has read its ordering's)."""
     # by (submission, metric), the unique index, when the rows are named: the page's 50 of 10,000
     if submission_ids is not None:
         if not submission_ids:
@@ -145,8 +146,9 @@ def standings(benchmark: Benchmark, metric: str | None = None,
         where, params = f"{where} AND metric = %s", [*params, metric]
     rows = rank_read.rows_of(where, params, rank_read.ROW_FIELDS)
     out: dict[str, dict[int, board.Standing]] = {}
-    for (metric_, sid), now in rank_read.ranks_now(benchmark, rows, rank_read.shifts_of(
-            benchmark, [metric] if metric is not None else None)).items():
+    if shifts is None:
+        shifts = rank_read.shifts_of(benchmark, [metric] if metric is not None else None)
+    for (metric_, sid), now in rank_read.ranks_now(benchmark, rows, shifts).items():
         out.setdefault(metric_, {})[sid] = board.Standing(now.shared_rank, now.rank_low, now.rank_high, now.above,
                                                           now.p_above, now.significant_above)
     return out
@@ -251,9 +253,10 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     cond = _entry_filter(query)
     fixed = (benchmark.cost_min, benchmark.cost_max) if benchmark.cost_min and benchmark.cost_max else None
     built = _overview_built(benchmark, query, known)
+    shifts: dict[str, list[rank_read.Shift]] | None = None  # the ranks' shifts, where the page has read them
 
     if built is not None:  # the unfiltered view of a ranked column: the build's counts, order and bounds
-        total, before_known, bounds, fetch = built
+        total, before_known, bounds, fetch, shifts = built
         bounds = fixed or bounds
     elif query.sort in SORT_EXPRESSIONS:
         keyed = public.annotate(sort_key=SORT_EXPRESSIONS[query.sort])
@@ -307,7 +310,7 @@ def overview(benchmark: Benchmark, query: board.Query) -> board.Page:
     # tested here, on vectors read just for them.
     ids = [r.submission_id for r in rows if r.submission_id is not None]
     # The stored ranks are today's board's: a board as of a past date has its neighbours tested here.
-    stored = standings(benchmark, query.sort, ids).get(query.sort, {}) if query.as_of is None else {}
+    stored = standings(benchmark, query.sort, ids, shifts).get(query.sort, {}) if query.as_of is None else {}
     return board.Page(board.annotate_neighbours(rows, query.sort, lambda: board_vectors(ids), stored),
                       number, pages, count)
 
@@ -318,8 +321,9 @@ def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.
     refresh stored (``figures_present``), the page's entries by their stored position (``EntryRank``: entries
     with a value, in the overview's order; those without follow, by finish and id), a reported row's place by
     the position of the first entry below it. The page is the build's, as the overview's cached pages are:
-    what must hold at once is applied when it is shown (``overview_now``). None where it does not apply (a
-    filter, another column or order, a board built before the counts were stored)."""
+    what must hold at once is applied when it is shown (``overview_now``). Returns (count, the reported rows'
+    places, cost bounds, ``fetch(offset, limit)``, the ordering's shifts as ``standings`` takes them); None where it
+    does not apply (a filter, another column or order, a board built before the counts were stored)."""
     from leaderboard.rank_update import RANKED
 
     field_name = RANKED.get(query.sort)
@@ -350,7 +354,7 @@ def _overview_built(benchmark: Benchmark, query: board.Query, known: list[board.
         return _entries_by_id(ids, ENTRY_FIELDS, on_board=True)  # a row that left since the build is not shown
 
     bounds = (present["cost_min"], present["cost_max"]) if present["cost_min"] is not None else None
-    return total, before_known, bounds, fetch
+    return total, before_known, bounds, fetch, {query.sort: shifts}
 
 
 # The submission's own columns an overview row shows or is filtered by (ENTRY_FIELDS' ``submission__`` ones), by
@@ -382,7 +386,10 @@ def overview_now(page: board.Page, query: board.Query) -> board.Page:
             rows.append(row)
         elif row.submission_id in now:
             rows.append(replace(row, **{SUBMISSION_ROW_FIELDS[k]: v for k, v in now[row.submission_id].items()}))
-    return board.Page(board.filter_rows(rows, query), page.number, page.pages, page.total)
+    # The rows as read now, by primary key (``now``'s order is the database's): the page shown is the build's page
+    # (named by the build and the query) with these, so they key its HTML (views.board) in place of its 50 rows' repr.
+    shown = repr(sorted((pk, tuple(v.values())) for pk, v in now.items()))
+    return board.Page(board.filter_rows(rows, query), page.number, page.pages, page.total, now=shown)
 
 
 def figures_present_built(benchmark: Benchmark) -> dict[str, int]:

@@ -93,8 +93,10 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
     shown: list[BoardPage] = []  # the overview's page as it reads now (overview_shown), once computed
 
     def build() -> str:
-        context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "updating": cache.updating(benchmark, kind),
-                   "built_at": derived_read(benchmark, kind, payload=False).built_at,
+        updating = cache.updating(benchmark, kind)
+        context = {"benchmark": benchmark, "tab": TAB_BY_SLUG[tab], "updating": updating,
+                   # shown only while the build is behind ("Updating: these figures are as of ...")
+                   "built_at": derived_read(benchmark, kind, payload=False).built_at if updating else None,
                    "tabs": [(t, tab_url(benchmark, t.slug)) for t in tabs],
                    **tab_context(benchmark, tab, params, overview=shown[0] if shown else None)}
         return render_to_string("leaderboard/_board.html", context)
@@ -114,8 +116,9 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
         def by_shown() -> str:
             if not shown:
                 shown.append(overview_shown(benchmark, params))
-            # the builds (in the parts), whether the board's is behind (the "Updating" notice), the rows as shown
-            return cache.cached(benchmark, (*parts, cache.updating(benchmark, "board"), shown[0]), render,
+            # the builds (in the parts: the build's page for these parameters), whether the board's is behind (the
+            # "Updating" notice), the submissions' columns as read now (``Page.now``: what overview_now changed of it)
+            return cache.cached(benchmark, (*parts, cache.updating(benchmark, "board"), shown[0].now), render,
                                 versioned=False)
 
         return cache.cached(benchmark, parts, by_shown)
