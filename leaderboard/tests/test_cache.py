@@ -149,6 +149,18 @@ def test_a_bump_drops_the_cached_pages(client, hand) -> None:
     assert "Beta renamed" in client.get("/b/hand/").content.decode()
 
 
+def test_each_rename_while_the_build_is_behind_shows_at_once(client, hand) -> None:
+    """While the board's build is behind (no refresh runs here), each change's first read takes the build's page
+    with its rows read again: the second rename shows as the first did, the "Updating" notice both times. Fails if
+    the page's HTML is keyed by the build and the notice alone, without the rows as read now (``Page.now``)."""
+    client.get("/b/hand/")
+    for name in ("Beta renamed once", "Beta renamed twice"):
+        Submission.objects.filter(pk=hand.beta.pk).update(model_name=name)
+        benchmark_results_bump(benchmark_id=hand.benchmark.pk)
+        html = client.get("/b/hand/").content.decode()
+        assert name in html and 'id="board-updating"' in html
+
+
 def test_the_page_around_the_cached_fragment_is_per_visitor(client, hand, django_user_model) -> None:
     client.get("/b/hand/")
     django_user_model.objects.create_user("ada", password="pw-ada-1")
