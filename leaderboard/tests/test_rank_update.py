@@ -141,10 +141,11 @@ def test_the_staff_command_rebuilds_the_ranks_whole(tmp_path) -> None:
 
 def test_pages_positions_and_tie_groups_read_with_shifts_equal_the_whole_build(tmp_path, monkeypatch) -> None:
     """What pages read while shifts are recorded (none folded in): every page of each order by position
-    (``rank_read.page_ids``, the overview's stored path), each entry's position, the ranks of scattered rows (a
+    (``rank_read.page_ids``, the overview's stored path, and the overview's page itself with its rows' ranks), each
+    entry's position, the ranks of scattered rows (a
     filtered view: their groups' starts read apart) and the model page's tie-group sizes equal the whole build's.
     Then a submission deleted outright: the update declines."""
-    from leaderboard import model_page, selectors
+    from leaderboard import board, model_page, selectors
 
     monkeypatch.setattr(rank_update, "COMPACT_AFTER", 10**6)
     rng = random.Random(5)
@@ -170,6 +171,13 @@ def test_pages_positions_and_tie_groups_read_with_shifts_equal_the_whole_build(t
             assert rank_read.page_ids(benchmark, metric, offset, 7) == order[offset:offset + 7], (metric, offset)
         for i, sid in enumerate(order):
             assert rank_read.position_now(benchmark, metric, sid) == i + 1
+        if metric != "mcc":  # the overview's default page of the column (the stored path), its rows' ranks now
+            page = selectors.overview(benchmark, board.Query.parse({"sort": metric}))
+            assert [r.submission_id for r in page.rows] == order, metric
+            for r in page.rows:
+                want = dict(zip(FIELDS, built[(r.submission_id, metric)]))
+                assert (r.shared_rank, r.rank_low, r.rank_high) == (
+                    want["shared_rank"], want["rank_low"], want["rank_high"]), (metric, r.submission_id)
         scattered = rng.sample(order, len(order) // 3)
         got = selectors.standings(benchmark, metric, scattered)[metric]
         for sid in scattered:
