@@ -14,6 +14,7 @@ from typing import Any
 from evaluation.metrics import mcnemar_exact, paired_bootstrap_mcc
 from evaluation.metrics.mode_selection import cell
 from evaluation.metrics.stats import PairedTest
+from evaluation.metrics.types import fast_replace, fast_state
 from leaderboard.figures import NONE, Fig, p_text
 
 PAGE_SIZE = 50
@@ -70,6 +71,11 @@ class Row:
     @property
     def headline(self) -> Fig:
         return getattr(self, self.headline_mode) if self.headline_mode in ("text", "adaptive", "oracle") else NONE
+
+
+# A page's rows are copied (numbered, annotated, read again) and pickled into the cache a few times a page: both
+# without dataclasses' per-call ``fields()`` (evaluation.metrics.types).
+row_replace = fast_replace(fast_state(Row))
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +234,7 @@ def sort_rows(rows: Sequence[Row], sort: str, desc: bool) -> list[Row]:
 
 def ranked(rows: Sequence[Row], start: int = 1) -> list[Row]:
     """Rows numbered from ``start`` (only the rows shown are copied: the overview shows 50 of 1,000)."""
-    return [replace(r, rank=i) for i, r in enumerate(rows, start)]
+    return [row_replace(r, rank=i) for i, r in enumerate(rows, start)]
 
 
 # In a stored correctness string (services.entry_fields): a row no rule decided, which only an LLM judge may
@@ -352,7 +358,7 @@ def annotate_neighbours(rows: Sequence[Row], sort: str, vectors: dict[int, Vecto
                 note, sig = paired_note(sort, vecs()[a.submission_id], vecs()[b.submission_id])
         s = standings.get(lower.submission_id) if lower.submission_id is not None else None
         ranks = {"shared_rank": s.shared_rank, "rank_low": s.rank_low, "rank_high": s.rank_high} if s else {}
-        out.append(replace(lower, note=note, significant=sig, **ranks) if (upper or ranks) else lower)
+        out.append(row_replace(lower, note=note, significant=sig, **ranks) if (upper or ranks) else lower)
     return out
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from evaluation.metrics import bootstrap_rate
 from evaluation.metrics.profiles import undecided_reason
+from evaluation.metrics.types import fast_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,7 @@ class Fig:
         return out
 
 
+fast_state(Fig)  # pickled with every cached page's rows (evaluation.metrics.types)
 NONE = Fig(None)
 
 

@@ -8,7 +8,7 @@ them with 10 and with 100). Overview rows come from the derived ``BoardEntry`` t
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -385,7 +385,8 @@ def overview_now(page: board.Page, query: board.Query) -> board.Page:
         if row.submission_id is None:  # the authors' reported rows: no submission to leave the board
             rows.append(row)
         elif row.submission_id in now:
-            rows.append(replace(row, **{SUBMISSION_ROW_FIELDS[k]: v for k, v in now[row.submission_id].items()}))
+            read = now[row.submission_id]
+            rows.append(board.row_replace(row, **{SUBMISSION_ROW_FIELDS[k]: v for k, v in read.items()}))
     # The rows as read now, by primary key (``now``'s order is the database's): the page shown is the build's page
     # (named by the build and the query) with these, so they key its HTML (views.board) in place of its 50 rows' repr.
     shown = repr(sorted((pk, tuple(v.values())) for pk, v in now.items()))
