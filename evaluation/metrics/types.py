@@ -210,8 +210,8 @@ def fast_state(cls: type[T]) -> type[T]:
         for set_, value in zip(setters, state):
             set_(self, value)
 
-    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
-    cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
+    setattr(cls, "__getstate__", __getstate__)  # noqa: B010 - replacing the generated methods on the class
+    setattr(cls, "__setstate__", __setstate__)  # noqa: B010
     return cls
 
 
