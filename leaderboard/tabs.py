@@ -24,7 +24,7 @@ from evaluation.metrics.types import BOARD_MODES as MODES
 from leaderboard.templatetags.leaderboard_tags import overview_body
 from leaderboard.tools_tab import SORT_PARAMS as TOOLS_PARAMS, headers as tools_headers
 from leaderboard.wide_tabs import INDEXED, table_page
-from routers.selectors import router_board
+from routers.selectors import router_board_shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +90,7 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
         if slug == "guessability":
             return bool(guessability_context(benchmark)["audited"])
         if slug == "routers":
-            found = router_board(benchmark)
-            return bool(found.rows or found.reported)
+            return router_board_shows(benchmark)
         if slug == "agentx":
             return entries or n.get("reported_agentx", 0) > 0
         return True

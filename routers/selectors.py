@@ -10,13 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Max, Q
+import orjson
+from django.db.models import Count, Exists, Max, OuterRef, Q, TextField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from annotation.models import Benchmark
 from evaluation.derived import derived_read
 from evaluation.metrics import routing
 from evaluation.metrics.cost import Point, pareto_frontier
-from evaluation.models import Submission
+from evaluation.models import DerivedState, Submission
 from routers.models import RouterReported, RouterStatus, RouterSubmission
 from routers.services import REFERENCE_NAME, REFERENCE_STATES  # noqa: F401 - the names pages and tests read
 
@@ -101,6 +104,27 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
     board.rows.sort(key=lambda r: (-(r.figures["rank_score"] or 0), r.name))
     board.reported = list(RouterReported.objects.filter(benchmark=benchmark))
     return board
+
+
+def router_board_shows(benchmark: Benchmark) -> bool:
+    """Whether ``router_board`` would show a row (its ``rows`` or ``reported``), as the tabs offered ask, without
+    building it: one query for the paper's rows and the shown public routers, one for the pool build's members and
+    rows alone (not its payload: 0.5 s to decode at 1,000 pool models), one for the members' standing where it has
+    some. A member gone from the board withholds every row but the paper's, as there."""
+    shown = (RouterStatus.DONE, RouterStatus.QUEUED, RouterStatus.SCORING)
+    found = Benchmark.objects.filter(pk=benchmark.pk).values(
+        reported=Exists(RouterReported.objects.filter(benchmark=OuterRef("pk"))),
+        routers=Exists(RouterSubmission.objects.filter(benchmark=OuterRef("pk"), is_public=True, status__in=shown,
+                                                       results__isnull=False))).first() or {}
+    if found.get("reported"):
+        return True
+    parts = DerivedState.objects.filter(benchmark_id=benchmark.pk, kind="routers").values_list(
+        Cast(KT("payload__members"), TextField()), Cast(KT("payload__rows"), TextField())).first()
+    members, rows = (orjson.loads(p) if p is not None else None for p in parts or (None, None))
+    wanted = {sid for sid in (members or {}).values() if sid is not None}
+    if wanted and Submission.objects.on_board().filter(pk__in=wanted).count() < len(wanted):
+        return False  # departed: router_board withholds the pool's rows and the routers until the rebuild
+    return bool(found.get("routers") or rows)
 
 
 def routers_stamp(benchmark: Benchmark) -> tuple:
