@@ -100,3 +100,35 @@ def test_the_pool_build_lists_only_the_picked_models_in_a_rows_shares(benchmark)
         assert all(set(shares) == {name} for shares in figures["share_by_domain"].values())
     oracle = next(r["figures"] for r in rows if r["name"] == "Oracle")
     assert oracle["share"] and all(v > 0 for v in oracle["share"].values())
+
+
+def test_the_tabs_offered_ask_what_the_router_board_shows(benchmark, tmp_path) -> None:
+    """``router_board_shows`` (the tabs offered) answers as ``router_board`` has a row, through each state that
+    decides it: no pool built, a pool built, a public router, a pool model unpublished since the build (every row but
+    the paper's withheld), then a paper's reported row. Fails where it reads the routers of a departed pool, or
+    ignores the stored rows or the reported ones."""
+    from evaluation.models import Submission
+    from evaluation.services import submission_set_public
+    from routers.models import RouterReported
+    from routers.selectors import router_board_shows
+
+    def shows(b) -> bool:  # noqa: ANN001
+        board = router_board(b)
+        want = bool(board.rows or board.reported)
+        assert router_board_shows(b) == want
+        return want
+
+    assert shows(helpers.make_benchmark(tmp_path / "empty", slug="no-pool")) is False
+    assert shows(benchmark) is True  # the pool's baselines and candidate models
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(f'{{"sample_id": "{u}", "model": "Mid"}}' for u in TEST))
+    with path.open("rb") as fh:
+        from django.core.files import File
+        sub = router_submission_create(benchmark=benchmark, owner=helpers.user(), file=File(fh, name="r.jsonl"),
+                                       name="All Mid", is_public=True, enqueue=False)
+    router_submission_score(submission_id=sub.pk)
+    assert shows(benchmark) is True
+    submission_set_public(submission=Submission.objects.get(model_name="Mid"), public=False)  # no refresh runs
+    assert shows(benchmark) is False  # departed: the routers and the pool's rows wait for the rebuild
+    RouterReported.objects.create(benchmark=benchmark, name="Paper's router", source="paper", citation="A paper")
+    assert shows(benchmark) is True
