@@ -36,6 +36,12 @@ class AccuracyRow:
     kept_reason: str = ""
 
 
+def guessability_audited(benchmark: Benchmark) -> int:
+    """``guessability_context``'s "audited" count from the build's shares alone (the tabs offered ask it on every
+    uncached page: not the rows' payload)."""
+    return sum(s["audited"] for s in derived_read(benchmark, "guessability", part="shares").payload or [])
+
+
 def guessability_context(benchmark: Benchmark) -> dict:
     build = derived_read(benchmark, "guessability")
     stored = build.payload or {}

@@ -15,7 +15,7 @@ from leaderboard import board, cache, selectors
 from leaderboard.agentx_tab import agentx_context, shows_agentx
 from leaderboard.figures import plot_text
 from leaderboard.paging import page_number, page_rows, page_window
-from leaderboard.guessable import guessability_context
+from leaderboard.guessable import guessability_audited, guessability_context
 from leaderboard.pareto import UNITS, ParetoView, figure as pareto_figure, pareto_view, stored_page
 from leaderboard.progress import GROUP_LABELS, progress_figure
 from leaderboard.progress_store import progress_rows_now
@@ -88,7 +88,7 @@ def tabs_with_data(benchmark: Benchmark) -> list[Tab]:
         if slug == "progress":  # reported rows carry no date
             return entries
         if slug == "guessability":
-            return bool(guessability_context(benchmark)["audited"])
+            return guessability_audited(benchmark) > 0
         if slug == "routers":
             return router_board_shows(benchmark)
         if slug == "agentx":

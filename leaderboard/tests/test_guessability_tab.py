@@ -34,6 +34,16 @@ def cells(html: str, row_attr: str) -> list[str]:
     return re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
 
 
+def offered(benchmark) -> list[str]:  # noqa: ANN001
+    """The tabs offered, computed (the cache holds them by the builds): the audited count read from the shares
+    alone equals the tab's own."""
+    from leaderboard.guessable import guessability_audited, guessability_context
+    from leaderboard.tabs import tabs_with_data
+
+    assert guessability_audited(benchmark) == guessability_context(benchmark)["audited"]
+    return [t.slug for t in tabs_with_data(benchmark)]
+
+
 def test_the_tab_shows_shares_per_domain_and_accuracy_without_guessable_samples(client, bench) -> None:
     alpha = bench.submit_for_test(ALPHA)
     for spec in BLIND[:2]:
@@ -42,6 +52,7 @@ def test_the_tab_shows_shares_per_domain_and_accuracy_without_guessable_samples(
     assert "Not audited yet: fewer than 3 public blind submissions." in html
     bench.submit_for_test(ModelSpec("Private blind", {"blind": ("s6", "s7")}), public=False)
     assert "Not audited yet" in client.get(f"/b/{bench.slug}/guessability/").content.decode()  # private: not counted
+    assert "guessability" not in offered(bench)  # the navigation offers it once there is an audit
 
     bench.submit_for_test(BLIND[2])
     html = client.get(f"/b/{bench.slug}/guessability/").content.decode()
@@ -55,6 +66,7 @@ def test_the_tab_shows_shares_per_domain_and_accuracy_without_guessable_samples(
     blind_a = re.search(r'data-submission="(\d+)" data-mode="blind"><th scope="row">Blind A<', html)
     assert blind_a and cells(html, f'data-submission="{blind_a.group(1)}" data-mode="blind"') == ["37.5", "0.0"]
     assert "Private blind" not in html
+    assert "guessability" in offered(bench)
 
 
 def test_the_model_page_of_a_blind_submission_has_a_blind_column(client, bench) -> None:
