@@ -26,6 +26,11 @@ def scorable_benchmarks() -> QuerySet[Benchmark]:
     return Benchmark.objects.filter(Exists(Sample.objects.filter(benchmark=OuterRef("pk")))).order_by("name")
 
 
+def benchmark_scorable(benchmark: Benchmark) -> bool:
+    """Whether ``benchmark`` is among ``scorable_benchmarks``: it has a sample (one indexed lookup)."""
+    return Sample.objects.filter(benchmark_id=benchmark.pk).exists()
+
+
 def approved_annotations_for_export(benchmark: Benchmark, splits: Collection[str] | None = None) -> dict[int, Annotation]:
     """Each sample's approved annotation with its regions, key steps and toolchain, by sample id;
     only the samples of ``splits`` when given (a reviewer's export holds the dev split alone)."""

@@ -27,7 +27,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Benchmark
-from annotation.selectors import scorable_benchmarks
+from annotation.selectors import benchmark_scorable
 from evaluation import queueing, services
 from evaluation.harness import HARNESS_VERSION, MODES
 from evaluation.harness.cache import SqliteRequestCache
@@ -131,7 +131,7 @@ def run_create(*, benchmark: Benchmark, owner: Any, endpoint: str, model: str, a
                modes: list[str], split: str = "all", details: dict[str, Any] | None = None,
                options: dict[str, Any] | None = None, keep_endpoint: bool = False) -> HostedRun:
     """A queued run, its key encrypted, its estimate stored, sent to the runs queue on commit."""
-    if not scorable_benchmarks().filter(pk=benchmark.pk).exists():
+    if not benchmark_scorable(benchmark):
         raise RunRejected(services.results_only_message(benchmark))
     run = _unsaved(benchmark=benchmark, endpoint=endpoint, model=model, modes=modes, split=split,
                    details=details or {}, options=options or {})

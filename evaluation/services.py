@@ -24,7 +24,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Benchmark
-from annotation.selectors import scorable_benchmarks
+from annotation.selectors import benchmark_scorable
 from evaluation import selectors
 from evaluation.derived import derived_behind
 from evaluation.models import (ACTIVE_STATUSES, FINAL_STATUSES, Provenance, ResultsChange, Submission, SubmissionStatus,
@@ -151,7 +151,7 @@ def submission_create(
     unknown = set(metadata) - set(METADATA_FIELDS)
     if unknown:
         raise TypeError(f"unknown metadata: {sorted(unknown)}")
-    if not scorable_benchmarks().filter(pk=benchmark.pk).exists():
+    if not benchmark_scorable(benchmark):
         raise SubmissionRejected(results_only_message(benchmark))
     if enforce_limits:
         submission_limits_check(owner=owner, benchmark=benchmark, size=file.size)

@@ -24,7 +24,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from annotation.models import Benchmark
-from annotation.selectors import scorable_benchmarks
+from annotation.selectors import benchmark_scorable
 from evaluation.derived import derived_read
 from evaluation.metrics import PROFILE_NOTES
 from config.csvw import CONTENT_TYPE as CSVW_CONTENT_TYPE, link_header
@@ -146,7 +146,7 @@ def board(request: HttpRequest, slug: str, tab: str = "overview") -> HttpRespons
 
 def _submit_url(benchmark: Benchmark) -> str | None:
     """The upload form with this benchmark chosen; none for a results-only entry (nothing to score on)."""
-    if not scorable_benchmarks().filter(pk=benchmark.pk).exists():
+    if not benchmark_scorable(benchmark):
         return None
     return f"{reverse('evaluation:new')}?{urlencode({'benchmark': benchmark.slug})}"
 
