@@ -24,6 +24,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, TypeVar
 
+import orjson
 from django.core.cache import cache
 from django.db import connections, router
 
@@ -37,12 +38,16 @@ T = TypeVar("T")
 
 @lru_cache(maxsize=1)
 def _benchmark_sql() -> str:
-    """The benchmark's columns, then each derived kind's last build (version, built_at), in one statement."""
+    """The benchmark's columns, then each derived kind's last build (version, built_at), then the board build's
+    counts, in one statement."""
+    from leaderboard.models import BoardCounts
+
     cols = ", ".join(f'b."{f.column}"' for f in Benchmark._meta.concrete_fields)
     state = DerivedState._meta.db_table
     builds = ", ".join(f'(SELECT "{c}" FROM "{state}" WHERE "benchmark_id" = b."id" AND "kind" = \'{kind}\')'
                        for kind in KINDS for c in ("version", "built_at"))
-    return f'SELECT {cols}, {builds} FROM "{Benchmark._meta.db_table}" b WHERE b."slug" = %s'
+    counts = f'(SELECT "counts" FROM "{BoardCounts._meta.db_table}" WHERE "benchmark_id" = b."id")'
+    return f'SELECT {cols}, {builds}, {counts} FROM "{Benchmark._meta.db_table}" b WHERE b."slug" = %s'
 
 
 _converters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -63,7 +68,9 @@ def _benchmark_converters(conn: Any) -> list[tuple[Any, list]]:
 
 def benchmark_for_page(slug: str) -> Benchmark | None:
     """The benchmark by its slug, with its ``results_version`` and, as ``page_builds``, each derived kind's
-    last build as {kind: (version, built_at as the database gives it)}: the one query of a cached request.
+    last build as {kind: (version, built_at as the database gives it)}: the one query of a cached request. With
+    them, as ``board_counts``, the board build's counts (``BoardCounts``; None if none), which an uncached page
+    reads twice (the tabs offered, the overview's stored page: ``selectors.figures_present_built``).
 
     Read with a cursor and ``Model.from_db``: a QuerySet's per-query set-up cost as much as the
     query on this path, which every cached request takes.
@@ -83,6 +90,8 @@ def benchmark_for_page(slug: str) -> Benchmark | None:
     benchmark = Benchmark.from_db(conn.alias, [f.attname for f in fields], values)
     rest = row[len(fields):]
     benchmark.page_builds = {kind: (rest[2 * i], rest[2 * i + 1]) for i, kind in enumerate(KINDS)}
+    counts = rest[2 * len(KINDS)]  # JSON as text on SQLite, decoded by the driver on PostgreSQL
+    benchmark.board_counts = orjson.loads(counts) if isinstance(counts, str | bytes) else counts
     return benchmark
 
 

@@ -397,7 +397,10 @@ def figures_present_built(benchmark: Benchmark) -> dict[str, int]:
     """``figures_present`` as the board's last build counted it (services.board_refresh: ``BoardCounts``, read by
     its key, the one copy); counted here only for a board not built since the counts were stored (a read either
     way)."""
-    counts = BoardCounts.objects.filter(benchmark_id=benchmark.pk).values_list("counts", flat=True).first()
+    if hasattr(benchmark, "board_counts"):  # read with the benchmark (cache.benchmark_for_page: a page's request)
+        counts = benchmark.board_counts
+    else:
+        counts = BoardCounts.objects.filter(benchmark_id=benchmark.pk).values_list("counts", flat=True).first()
     return counts if isinstance(counts, dict) else figures_present(benchmark)
 
 
