@@ -269,7 +269,12 @@ def ranks_compact(benchmark: Benchmark) -> int:
                        | (rows[:, 6] != 0))
             changes = [(int(p), int(lo), int(hi), int(pk)) for p, lo, hi, pk in zip(
                 position[changed], rank_low[changed], rank_high[changed], rows[changed, 0])]
-            if changes:
+            if changes and connection.vendor == "postgresql":  # one statement over the arrays, not a row each
+                cursor.execute(f"UPDATE {table} AS r SET position = c.position, rank_low = c.rank_low, "
+                               "rank_high = c.rank_high, seq = 0 FROM unnest(%s::integer[], %s::integer[], "
+                               "%s::integer[], %s::bigint[]) AS c(position, rank_low, rank_high, id) WHERE r.id = c.id",
+                               [list(column) for column in zip(*changes)])
+            elif changes:
                 cursor.executemany(f"UPDATE {table} SET position = %s, rank_low = %s, rank_high = %s, seq = 0 "
                                    "WHERE id = %s", changes)
             written += len(changes)
