@@ -13,8 +13,11 @@ with a value put back at their new places, at once:
   the gap against its new neighbour), which sets whether a tie group starts at each;
 - every entry taken out or put in is recorded as a shift (its place, its bounds, +1 or -1, the change's ``seq``):
   the kept rows are not written, their positions and rank-interval ends are moved by the later shifts when read;
-- past ``COMPACT_AFTER`` shifts in an ordering the shifts are folded into the rows (``ranks_compact``: positions
-  counted again from the stored places, rank-interval ends from the stored bounds, one pass without bootstrap).
+- past ``COMPACT_AFTER`` shifts in an ordering the sweeper folds the shifts into the rows (``ranks_fold_due``,
+  ``ranks_compact``: positions counted again from the stored places, rank-interval ends from the stored bounds, one
+  pass without bootstrap), off the refresh's way: a fold can write most of the board (a re-score's new bounds move
+  the rank intervals of every entry whose bounds they cross). A refresh folds only past ``FOLD_IN_REFRESH_AFTER``
+  (no sweeper running).
 
 So a change writes its own rows, the row below each gap and its shifts; the reads are a few indexed queries per
 changed entry, whatever the board's size.
@@ -200,7 +203,8 @@ def ranks_update(benchmark: Benchmark, changed: set[int]) -> bool:
     added or dropped since the last build (``changed``; every other entry as the last build ranked it). False,
     having written nothing: it cannot be done exactly from the stored rows, or more than a quarter of the board (and
     more than ``WHOLE_ABOVE`` entries) changed at once, and the caller builds the whole board. When more than
-    ``COMPACT_AFTER`` shifts of an ordering are recorded, they are folded into its rows (``ranks_compact``)."""
+    ``FOLD_IN_REFRESH_AFTER`` shifts of an ordering are recorded (the sweeper, which folds them past
+    ``COMPACT_AFTER``, is not running), they are folded into its rows here (``ranks_compact``)."""
     if len(changed) > WHOLE_ABOVE and len(changed) * 4 > BoardEntry.objects.filter(benchmark=benchmark).count():
         # Each changed entry costs a few indexed queries, each excluding the changed ones: a bulk change (an
         # import, a thousand clones) is cheaper built whole (90 s against 13 s for 1,000 at once on PostgreSQL).
@@ -230,14 +234,37 @@ def ranks_update(benchmark: Benchmark, changed: set[int]) -> bool:
                 ordering.check()
     except _Unsure:
         return False
-    if any(len(sh) >= COMPACT_AFTER for sh in shifts_of(benchmark).values()):
+    if any(len(sh) >= FOLD_IN_REFRESH_AFTER for sh in shifts_of(benchmark).values()):
         ranks_compact(benchmark)
     return True
 
 
-# Shifts of one ordering recorded at most before they are folded into its rows: each read moves a row by them, and a
-# page reads the rows within that many places of it; folding them rewrites the ordering's rows once.
+# Shifts of one ordering past which the sweeper folds them into its rows (``ranks_fold_due``): each read moves a row
+# by them, and a page reads the rows within that many places of it; folding them rewrites the ordering's rows once.
 COMPACT_AFTER = 64
+# Past this many, the refresh folds them itself: the sweeper is not running (a page then reads up to 2 x 256 rows
+# more than its 50).
+FOLD_IN_REFRESH_AFTER = 4 * COMPACT_AFTER
+
+
+def ranks_fold_due() -> dict[int, int]:
+    """The sweeper's fold: each benchmark with an ordering of at least ``COMPACT_AFTER`` recorded shifts has them
+    folded into its rows, under its board build's lock (the refresh's: a change is not recorded meanwhile). Returns
+    {benchmark id: rows written}."""
+    from django.db.models import Count
+
+    from evaluation.models import DerivedState
+
+    due = sorted({b for b, in RankShift.objects.values("benchmark_id", "metric").annotate(n=Count("pk")).filter(
+        n__gte=COMPACT_AFTER).values_list("benchmark_id")})
+    written = {}
+    for benchmark in Benchmark.objects.filter(pk__in=due):
+        with transaction.atomic():
+            list(DerivedState.objects.select_for_update().filter(benchmark_id=benchmark.pk, kind="board").values_list(
+                "pk", flat=True))  # held until the fold commits: a refresh of this board waits (derived_refresh)
+            if any(len(sh) >= COMPACT_AFTER for sh in shifts_of(benchmark).values()):  # not folded meanwhile
+                written[benchmark.pk] = ranks_compact(benchmark)
+    return written
 
 
 def ranks_compact(benchmark: Benchmark) -> int:

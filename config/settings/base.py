@@ -365,6 +365,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SUBMISSION_SWEEP_SECONDS),
         "options": {"queue": SUBMISSIONS_SWEEP_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
     },
+    "ranks-fold": {  # the boards' rank shifts folded into their rows, off the refresh's way: docs/architecture.md
+        "task": "leaderboard.tasks.ranks_fold",
+        "schedule": float(SUBMISSION_SWEEP_SECONDS),
+        "options": {"queue": SUBMISSIONS_SWEEP_QUEUE, "expires": float(SUBMISSION_SWEEP_SECONDS)},
+    },
 }
 # SQLite (the default, local runs and tests): scoring a large file writes ~100k rows in one
 # transaction, for seconds. In WAL mode, pages reading a submission's status are not blocked by
