@@ -64,8 +64,8 @@ def test_ranks_updated_by_what_changed_equal_ranks_built_whole(tmp_path, monkeyp
     """One to three entries changed at a time, the shifts never folded into the rows (the full build written back
     twice early on); then bursts of 5 to 12 (a worker behind: several places of the order changed at
     once, next to each other or apart, entries moving up and down past each other), the shifts folded in after 30
-    per ordering (``ranks_compact``)."""
-    monkeypatch.setattr(rank_update, "COMPACT_AFTER", compact_after)
+    per ordering by the refresh itself (``ranks_compact``, as when no sweeper runs)."""
+    monkeypatch.setattr(rank_update, "FOLD_IN_REFRESH_AFTER", compact_after)
     rng = random.Random(seed)
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
@@ -147,7 +147,7 @@ def test_pages_positions_and_tie_groups_read_with_shifts_equal_the_whole_build(t
     Then a submission deleted outright: the update declines."""
     from leaderboard import board, model_page, selectors
 
-    monkeypatch.setattr(rank_update, "COMPACT_AFTER", 10**6)
+    monkeypatch.setattr(rank_update, "FOLD_IN_REFRESH_AFTER", 10**6)
     rng = random.Random(5)
     benchmark = helpers.make_benchmark(tmp_path / "bench")
     spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
@@ -198,3 +198,95 @@ def test_pages_positions_and_tie_groups_read_with_shifts_equal_the_whole_build(t
     Submission.objects.filter(pk=second).delete()
     assert not EntryRank.objects.filter(submission_id=second).exists()  # gone with it
     assert not rank_update.ranks_update(benchmark, {second})
+
+
+def _shifted_board(tmp_path, monkeypatch, changes: int):  # noqa: ANN001, ANN202
+    """A board of 20 entries with ``changes`` single re-scores recorded as shifts, none folded by the refresh."""
+    monkeypatch.setattr(rank_update, "FOLD_IN_REFRESH_AFTER", 10**6)
+    rng = random.Random(3)
+    benchmark = helpers.make_benchmark(tmp_path / "bench")
+    spec = helpers.ModelSpec("Template", dict.fromkeys(("text", "adaptive", "oracle"), helpers.UIDS[:4]))
+    template = helpers.submit(benchmark, spec, refresh=False)
+    subs = [template, *helpers.clone(template, 19)]
+    board_refresh(benchmark_id=benchmark.pk)
+    for s in subs:
+        BoardEntry.objects.filter(submission_id=s.pk).update(**_figures(rng))
+    _write_whole(benchmark)
+    for _ in range(changes):
+        sid = rng.choice(subs).pk
+        BoardEntry.objects.filter(submission_id=sid).update(**_figures(rng))
+        assert rank_update.ranks_update(benchmark, {sid})
+    return benchmark
+
+
+def test_the_sweeper_folds_the_shifts_the_refresh_left(tmp_path, monkeypatch) -> None:
+    """Past ``COMPACT_AFTER`` shifts of an ordering the refresh leaves them (a fold can write most of the board); the
+    sweeper's task, on its schedule, folds them: none left, the ranks as the whole build. A board with fewer is left
+    alone. Fails if the task is not scheduled on the sweeper's queue, or folds nothing."""
+    from django.conf import settings
+
+    from config.celery import app
+    from leaderboard import tasks
+
+    monkeypatch.setattr(rank_update, "COMPACT_AFTER", 8)
+    benchmark = _shifted_board(tmp_path, monkeypatch, 6)  # each re-score: a shift out and in, per ordering
+    assert RankShift.objects.filter(benchmark=benchmark, metric="text").count() == 12
+    scheduled = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == "leaderboard.tasks.ranks_fold"]
+    assert scheduled and scheduled[0]["options"]["queue"] == settings.SUBMISSIONS_SWEEP_QUEUE
+    assert "leaderboard.tasks.ranks_fold" in app.tasks  # registered by the name the schedule sends
+    tasks.ranks_fold()
+    assert not RankShift.objects.filter(benchmark=benchmark).exists()
+    stored, built = _stored(benchmark), _built(benchmark)
+    assert stored == built
+    monkeypatch.setattr(rank_update, "COMPACT_AFTER", 64)
+    BoardEntry.objects.filter(submission_id=EntryRank.objects.filter(benchmark=benchmark).first().submission_id).update(
+        **_figures(random.Random(9)))
+    assert rank_update.ranks_update(benchmark, {EntryRank.objects.filter(benchmark=benchmark).first().submission_id})
+    shifts = RankShift.objects.filter(benchmark=benchmark).count()
+    assert rank_update.ranks_fold_due() == {} and RankShift.objects.filter(benchmark=benchmark).count() == shifts
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sweepers_fold_waits_for_a_refresh_in_progress(tmp_path, monkeypatch) -> None:
+    """A refresh holds its board build's lock while it records a change (``derived_refresh``); the sweeper's fold
+    started meanwhile waits for it, then folds. Fails on PostgreSQL without the fold's lock (a fold that deleted the
+    shifts a refresh was recording would lose them); SQLite's writers take turns anyway."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    from evaluation.models import DerivedState
+
+    monkeypatch.setattr(rank_update, "COMPACT_AFTER", 8)
+    benchmark = _shifted_board(tmp_path, monkeypatch, 6)
+    locked, release = threading.Event(), threading.Event()
+    done: list[dict] = []
+
+    def refresh() -> None:
+        try:
+            with transaction.atomic():
+                list(DerivedState.objects.select_for_update().filter(benchmark_id=benchmark.pk, kind="board"))
+                locked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    def sweeper() -> None:
+        try:
+            done.append(rank_update.ranks_fold_due())
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=refresh)
+    holder.start()
+    assert locked.wait(30)
+    folding = threading.Thread(target=sweeper)
+    folding.start()
+    time.sleep(1.5)
+    waited = folding.is_alive() and RankShift.objects.filter(benchmark=benchmark).exists()
+    release.set()
+    holder.join(30)
+    folding.join(60)
+    assert waited, "the fold ran while the refresh held the board's lock"
+    assert done == [{benchmark.pk: done[0][benchmark.pk]}] and not RankShift.objects.filter(benchmark=benchmark).exists()
