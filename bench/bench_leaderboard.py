@@ -578,7 +578,7 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
     for sub in subs:
         submission_set_public(submission=sub, public=True)
     board_refresh.run(benchmark.pk)
-    # What a refresh pays once every COMPACT_AFTER shifts of an ordering: the shifts folded into the rows.
+    # What the sweeper pays once every COMPACT_AFTER shifts of an ordering: the shifts folded into the rows.
     from leaderboard.models import RankShift
     from leaderboard.rank_update import COMPACT_AFTER, ranks_compact
 
@@ -586,7 +586,7 @@ def refresh_costs(benchmark: Any, burst: int = 20, within: float = 1.0, profile:
     t, c = time.perf_counter(), time.thread_time()
     written = ranks_compact(benchmark)
     out["compact_wall_s"], out["compact_cpu_s"] = time.perf_counter() - t, time.thread_time() - c
-    print(f"the ranks' {shifts} recorded shifts folded into the rows (ranks_compact; a refresh does it when an "
+    print(f"the ranks' {shifts} recorded shifts folded into the rows (ranks_compact; the sweeper does it when an "
           f"ordering has {COMPACT_AFTER}): {written:,} rows written, {out['compact_wall_s']:.2f} s wall, "
           f"{out['compact_cpu_s']:.2f} s CPU; {load_average()}", flush=True)
     return out
