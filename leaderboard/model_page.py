@@ -54,10 +54,10 @@ def standing_rows(benchmark: Benchmark, submission: Submission) -> list[Standing
     """The submission's stored whole-board ranks per tested ordering (services.ranks_build) as of the board's
     last build, moved by the changes since (``rank_read``): its rows, the shifts, per ordering the entries ranked
     and its tie group's ends (indexed queries)."""
+    shifts = rank_read.shifts_of(benchmark)  # before the rows (rank_update.ranks_compact: a read straddling a fold)
     rows = list(EntryRank.objects.filter(submission=submission).values(*rank_read.ROW_FIELDS))
     if not rows:
         return []
-    shifts = rank_read.shifts_of(benchmark)
     now = rank_read.ranks_now(benchmark, rows, shifts)
     out = []
     for m in TESTED:

@@ -249,7 +249,8 @@ def ranks_now(benchmark: Benchmark | int, rows: Iterable[dict[str, Any]],
 
 def board_ranks_now(benchmark: Benchmark | int) -> dict[tuple[str, int], Now]:
     """Every stored row's figures now (the tests compare them with a whole build's; the compaction writes them)."""
-    return ranks_now(benchmark, EntryRank.objects.filter(benchmark=benchmark).values(*ROW_FIELDS))
+    shifts = shifts_of(benchmark)  # before the rows (``rank_update.ranks_compact``: a read straddling a fold)
+    return ranks_now(benchmark, EntryRank.objects.filter(benchmark=benchmark).values(*ROW_FIELDS), shifts)
 
 
 def page_ids(benchmark: Benchmark | int, metric: str, offset: int, limit: int,

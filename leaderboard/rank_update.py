@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Max
 
 from annotation.models import Benchmark
 from evaluation.metrics import entry_bounds, entry_bounds_mcc, neighbour_mcnemar
@@ -225,7 +225,10 @@ def ranks_update(benchmark: Benchmark, changed: set[int]) -> bool:
     try:
         with transaction.atomic():
             shifts = shifts_of(benchmark)
-            seq = 1 + max((s.seq for sh in shifts.values() for s in sh), default=0)
+            last = max((s.seq for sh in shifts.values() for s in sh), default=None)
+            if last is None:  # none since the last fold or build: the rows' own (a fold writes its rows at its last)
+                last = EntryRank.objects.filter(benchmark=benchmark).aggregate(m=Max("seq"))["m"] or 0
+            seq = 1 + last  # always above every row's: a row ignores the shifts up to its own seq
             for metric, name in RANKED.items():
                 at = fields.index(name) + 1
                 new = {sid: (v[at], v[0]) for sid, v in sorted(values.items()) if v[at] is not None}
@@ -270,40 +273,47 @@ def ranks_fold_due() -> dict[int, int]:
 def ranks_compact(benchmark: Benchmark) -> int:
     """Fold the recorded shifts into the stored rows: every row's position counted again from the order of the
     stored places (the order index), its rank-interval ends from the stored bounds (what the shifts move them to;
-    the rule of ``intervals_from_bounds``, by sorting), written where they differ, then the shifts deleted. Returns
-    the rows written. One pass over the board, no bootstrap, in SQL as written and NumPy (400,000 rows)."""
+    the rule of ``intervals_from_bounds``, by sorting), written where they differ at the last shift's ``seq``, then
+    the shifts up to it deleted. A reader that read the shifts before the fold and the rows after it applies none of
+    them to a row written here (a row ignores the shifts up to its own ``seq``), and those it applies to a row left
+    as it was move it by nothing: no read straddling a fold sees a rank twice moved. Returns the rows written. One
+    pass over the board, no bootstrap, in SQL as written and NumPy (400,000 rows)."""
     import numpy as np
 
     table = EntryRank._meta.db_table
     written = 0
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SELECT MAX(seq) FROM {RankShift._meta.db_table} WHERE benchmark_id = %s", [benchmark.pk])
+        last = cursor.fetchone()[0]
+        if last is None:
+            return 0  # nothing recorded since the last fold or build
         for metric in RANKED:
             cursor.execute(f"SELECT id, position, rank_low, rank_high, stat_low, stat_high, seq, value FROM {table} "
                            "WHERE benchmark_id = %s AND metric = %s ORDER BY value DESC, finished_at ASC, "
                            "submission_id ASC", [benchmark.pk, metric])
             got = cursor.fetchall()
-            if not got:
+            if not got:  # no entry left with a value: nothing for its shifts to move
+                RankShift.objects.filter(benchmark=benchmark, metric=metric, seq__lte=last).delete()
                 continue
             rows = np.array(got, dtype=np.float64)  # NULL -> nan
             if np.isnan(rows[:, [2, 3, 4, 5, 7]]).any():
-                continue  # a row without its place or interval (an older build's): the next full build writes it
+                continue  # a row without its place or interval (an older build's): its shifts kept for the full build
             n = len(rows)
             lows, highs = rows[:, 4], rows[:, 5]
             rank_low = 1 + n - np.searchsorted(np.sort(lows), highs, side="right")  # lower bounds above its upper
             rank_high = n - np.searchsorted(np.sort(highs), lows, side="left")  # upper bounds not below its lower
             position = np.arange(1, n + 1)
-            changed = ((rows[:, 1] != position) | (rows[:, 2] != rank_low) | (rows[:, 3] != rank_high)
-                       | (rows[:, 6] != 0))
+            changed = (rows[:, 1] != position) | (rows[:, 2] != rank_low) | (rows[:, 3] != rank_high)
             changes = [(int(p), int(lo), int(hi), int(pk)) for p, lo, hi, pk in zip(
                 position[changed], rank_low[changed], rank_high[changed], rows[changed, 0])]
             if changes and connection.vendor == "postgresql":  # one statement over the arrays, not a row each
                 cursor.execute(f"UPDATE {table} AS r SET position = c.position, rank_low = c.rank_low, "
-                               "rank_high = c.rank_high, seq = 0 FROM unnest(%s::integer[], %s::integer[], "
+                               "rank_high = c.rank_high, seq = %s FROM unnest(%s::integer[], %s::integer[], "
                                "%s::integer[], %s::bigint[]) AS c(position, rank_low, rank_high, id) WHERE r.id = c.id",
-                               [list(column) for column in zip(*changes)])
+                               [last, *[list(column) for column in zip(*changes)]])
             elif changes:
-                cursor.executemany(f"UPDATE {table} SET position = %s, rank_low = %s, rank_high = %s, seq = 0 "
-                                   "WHERE id = %s", changes)
+                cursor.executemany(f"UPDATE {table} SET position = %s, rank_low = %s, rank_high = %s, seq = %s "
+                                   "WHERE id = %s", [(p, lo, hi, last, pk) for p, lo, hi, pk in changes])
             written += len(changes)
-        RankShift.objects.filter(benchmark=benchmark).delete()
+            RankShift.objects.filter(benchmark=benchmark, metric=metric, seq__lte=last).delete()
     return written

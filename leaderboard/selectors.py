@@ -144,10 +144,10 @@ def standings(benchmark: Benchmark, metric: str | None = None, submission_ids: l
         where, params = "benchmark_id = %s", [getattr(benchmark, "pk", benchmark)]
     if metric is not None:
         where, params = f"{where} AND metric = %s", [*params, metric]
+    if shifts is None:  # read before the rows (``rank_update.ranks_compact``: a read straddling a fold)
+        shifts = rank_read.shifts_of(benchmark, [metric] if metric is not None else None)
     rows = rank_read.rows_of(where, params, rank_read.ROW_FIELDS)
     out: dict[str, dict[int, board.Standing]] = {}
-    if shifts is None:
-        shifts = rank_read.shifts_of(benchmark, [metric] if metric is not None else None)
     for (metric_, sid), now in rank_read.ranks_now(benchmark, rows, shifts).items():
         out.setdefault(metric_, {})[sid] = board.Standing(now.shared_rank, now.rank_low, now.rank_high, now.above,
                                                           now.p_above, now.significant_above)

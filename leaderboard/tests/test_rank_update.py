@@ -234,14 +234,21 @@ def test_the_sweeper_folds_the_shifts_the_refresh_left(tmp_path, monkeypatch) ->
     scheduled = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == "leaderboard.tasks.ranks_fold"]
     assert scheduled and scheduled[0]["options"]["queue"] == settings.SUBMISSIONS_SWEEP_QUEUE
     assert "leaderboard.tasks.ranks_fold" in app.tasks  # registered by the name the schedule sends
+    before = rank_read.shifts_of(benchmark)  # a page that read the shifts just before the fold, its rows just after
     tasks.ranks_fold()
     assert not RankShift.objects.filter(benchmark=benchmark).exists()
-    stored, built = _stored(benchmark), _built(benchmark)
-    assert stored == built
+    built = _built(benchmark)
+    assert _stored(benchmark) == built
+    straddling = rank_read.ranks_now(benchmark, EntryRank.objects.filter(benchmark=benchmark).values(
+        *rank_read.ROW_FIELDS), before)
+    assert {(sid, m): [getattr(now, f) for f in FIELDS] for (m, sid), now in straddling.items()} == built
+    # the changes after a fold are recorded above the folded rows' seq: each moves them
     monkeypatch.setattr(rank_update, "COMPACT_AFTER", 64)
-    BoardEntry.objects.filter(submission_id=EntryRank.objects.filter(benchmark=benchmark).first().submission_id).update(
-        **_figures(random.Random(9)))
-    assert rank_update.ranks_update(benchmark, {EntryRank.objects.filter(benchmark=benchmark).first().submission_id})
+    rng = random.Random(9)
+    for sid in rng.sample(sorted({r.submission_id for r in EntryRank.objects.filter(benchmark=benchmark)}), 3):
+        BoardEntry.objects.filter(submission_id=sid).update(**_figures(rng))
+        assert rank_update.ranks_update(benchmark, {sid})
+        assert _stored(benchmark) == _built(benchmark)
     shifts = RankShift.objects.filter(benchmark=benchmark).count()
     assert rank_update.ranks_fold_due() == {} and RankShift.objects.filter(benchmark=benchmark).count() == shifts
 
