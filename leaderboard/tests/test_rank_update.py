@@ -221,8 +221,10 @@ def _shifted_board(tmp_path, monkeypatch, changes: int):  # noqa: ANN001, ANN202
 
 def test_the_sweeper_folds_the_shifts_the_refresh_left(tmp_path, monkeypatch) -> None:
     """Past ``COMPACT_AFTER`` shifts of an ordering the refresh leaves them (a fold can write most of the board); the
-    sweeper's task, on its schedule, folds them: none left, the ranks as the whole build. A board with fewer is left
-    alone. Fails if the task is not scheduled on the sweeper's queue, or folds nothing."""
+    sweeper's task, on its schedule, folds them: none left, the ranks as the whole build, also for a read that took
+    the shifts before the fold and the rows after it; each change after the fold moves the folded rows. A board with
+    fewer is left alone. Fails if the task is not scheduled on the sweeper's queue, folds nothing, writes its rows at
+    ``seq`` 0 (the straddling read moves them twice), or the next change counts its ``seq`` from 1 again."""
     from django.conf import settings
 
     from config.celery import app
