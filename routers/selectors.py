@@ -63,6 +63,10 @@ class RouterBoard:
     reported: list[RouterReported] = field(default_factory=list)  # a paper's rows, on the paper's own pool
 
 
+# The public routers the board shows: scored, or being scored again on the current pool (their old figures, marked).
+SHOWN = (RouterStatus.DONE, RouterStatus.QUEUED, RouterStatus.SCORING)
+
+
 def router_board(benchmark: Benchmark) -> RouterBoard:
     """The router board from the pool's last build (services.pool_build, the derived kind "routers") and the
     public routers as they are now: reads only. A router scored on another pool than the build's shows its
@@ -87,8 +91,7 @@ def router_board(benchmark: Benchmark) -> RouterBoard:
         board.models = [m for m in board.models if m not in board.departed]
         board.reported = list(RouterReported.objects.filter(benchmark=benchmark))
         return board
-    shown = (RouterStatus.DONE, RouterStatus.QUEUED, RouterStatus.SCORING)
-    for sub in (RouterSubmission.objects.filter(benchmark=benchmark, is_public=True, status__in=shown,
+    for sub in (RouterSubmission.objects.filter(benchmark=benchmark, is_public=True, status__in=SHOWN,
                                                 results__isnull=False)
                 .select_related("owner", "pool_version").order_by("created_at", "id")):
         board.rows.append(BoardRow("router", sub.name, sub.results, router_id=sub.pk, owner=sub.owner.username,
@@ -111,10 +114,9 @@ def router_board_shows(benchmark: Benchmark) -> bool:
     building it: one query for the paper's rows and the shown public routers, one for the pool build's members and
     rows alone (not its payload: 0.5 s to decode at 1,000 pool models), one for the members' standing where it has
     some. A member gone from the board withholds every row but the paper's, as there."""
-    shown = (RouterStatus.DONE, RouterStatus.QUEUED, RouterStatus.SCORING)
     found = Benchmark.objects.filter(pk=benchmark.pk).values(
         reported=Exists(RouterReported.objects.filter(benchmark=OuterRef("pk"))),
-        routers=Exists(RouterSubmission.objects.filter(benchmark=OuterRef("pk"), is_public=True, status__in=shown,
+        routers=Exists(RouterSubmission.objects.filter(benchmark=OuterRef("pk"), is_public=True, status__in=SHOWN,
                                                        results__isnull=False))).first() or {}
     if found.get("reported"):
         return True
